@@ -1,0 +1,29 @@
+#pragma once
+// The one entry point through which received update payloads reach a parameter buffer.
+// The frame reader (frames/) validates the frame header and hands the payload here; the
+// codecs validate the payload itself against the target.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "strom/compute/result.hpp"
+
+namespace strom::compute {
+
+/// How an update payload is encoded. The values are stable: they travel in frames.
+enum class encoding : std::uint8_t {
+  threshold = 0,   ///< sparse signed 1-based int32 indices, each +/- threshold
+  bitmap = 1,      ///< 2 bits per element: 0, +threshold, -threshold, half-threshold state
+  two_bit = 2,     ///< MXNet 2-bit: 16 values per 32-bit word, +/- threshold or 0
+  dense_fp32 = 3,  ///< every element as a float
+  dense_fp16 = 4,  ///< every element as an IEEE half
+};
+
+/// Decodes `payload` (little-endian, 4-byte aligned) and adds it into `target`, whose size is
+/// the number of elements the payload covers. Refuses, without touching `target`, any
+/// payload whose length, indices or values do not fit `target` or the encoding.
+result<void> decode_add(encoding enc, float threshold, std::span<const std::byte> payload,
+                        std::span<float> target);
+
+} // namespace strom::compute

@@ -1,0 +1,217 @@
+@0xcb52b65ea6dedb14;
+# A training job. The same schema is the job-file format (Cap'n Proto text format, e.g.
+# examples/fashion_mlp.job), the job that a client submits over the wire, and the job that a
+# checkpoint records. Defaults follow Deeplearning4j / PyTorch where they agree.
+
+using Cxx = import "/capnp/c++.capnp";
+$Cxx.namespace("strom::schema");
+
+struct Job {
+  name @0 :Text;
+  network @1 :Network;
+  data @2 :DataSpec;
+  training @3 :Training;
+  distributed @4 :Distributed;
+}
+
+# -- network ---------------------------------------------------------------------------------
+
+struct Network {
+  input @0 :InputShape;
+  layers @1 :List(Layer);
+  weightInit @2 :WeightInit = xavier;  # for layers whose own weightInit is `networkDefault`
+}
+
+struct InputShape {
+  channels @0 :UInt32 = 1;
+  height @1 :UInt32 = 1;
+  width @2 :UInt32 = 1;
+}
+
+enum Activation {
+  identity @0;
+  relu @1;
+  leakyRelu @2;
+  tanh @3;
+  sigmoid @4;
+}
+
+enum WeightInit {
+  networkDefault @0;
+  xavier @1;         # Glorot normal: stddev sqrt(2 / (fanIn + fanOut))
+  xavierUniform @2;  # Glorot uniform: limit sqrt(6 / (fanIn + fanOut))
+  he @3;             # He normal: stddev sqrt(2 / fanIn)
+  heUniform @4;      # He uniform: limit sqrt(6 / fanIn)
+}
+
+struct Layer {
+  union {
+    dense @0 :Dense;
+    convolution @1 :Convolution;
+    maxPooling @2 :Pooling;
+    averagePooling @3 :Pooling;
+    relu @4 :Void;
+    leakyRelu @5 :LeakyRelu;
+    tanh @6 :Void;
+    sigmoid @7 :Void;
+    dropout @8 :Dropout;
+    batchNormalization @9 :BatchNormalization;
+    output @10 :Output;  # must be the last layer
+  }
+}
+
+struct Dense {
+  units @0 :UInt32;
+  activation @1 :Activation = identity;
+  weightInit @2 :WeightInit = networkDefault;
+}
+
+struct Convolution {
+  filters @0 :UInt32;
+  kernel @1 :UInt32 = 3;   # square kernel, kernel x kernel
+  stride @2 :UInt32 = 1;
+  padding @3 :UInt32 = 0;  # zero padding on every side
+  activation @4 :Activation = identity;
+  weightInit @5 :WeightInit = networkDefault;
+}
+
+struct Pooling {
+  kernel @0 :UInt32 = 2;
+  stride @1 :UInt32 = 0;   # 0 means: equal to kernel
+  padding @2 :UInt32 = 0;
+}
+
+struct LeakyRelu {
+  alpha @0 :Float32 = 0.01;
+}
+
+struct Dropout {
+  rate @0 :Float32 = 0.5;  # probability of dropping an activation during training
+}
+
+struct BatchNormalization {
+  momentum @0 :Float32 = 0.9;  # running = momentum * running + (1 - momentum) * batch
+  epsilon @1 :Float32 = 1e-5;
+}
+
+struct Output {
+  units @0 :UInt32;        # number of classes
+  loss @1 :Loss = softmaxCrossEntropy;
+  weightInit @2 :WeightInit = networkDefault;
+}
+
+enum Loss {
+  softmaxCrossEntropy @0;
+}
+
+# -- data ------------------------------------------------------------------------------------
+
+struct DataSpec {
+  train @0 :DataSource;
+  test @1 :DataSource;
+  preprocessing @2 :Preprocessing;
+  shuffle @3 :Bool = true;  # reshuffle the training partition every epoch (seeded)
+}
+
+struct DataSource {
+  union {
+    none @0 :Void;
+    idx @1 :IdxSource;
+    csv @2 :CsvSource;
+  }
+}
+
+struct IdxSource {
+  images @0 :Text;  # IDX file, plain or gzip
+  labels @1 :Text;
+}
+
+struct CsvSource {
+  path @0 :Text;
+  labelColumn @1 :UInt32 = 0;
+  header @2 :Bool = false;  # skip the first line
+  delimiter @3 :Text = ",";
+}
+
+struct Preprocessing {
+  scale @0 :Float32 = 1.0;  # every feature is multiplied by this first (1/255 for pixels)
+  standardize @1 :Standardize = none;
+}
+
+enum Standardize {
+  none @0;
+  global @1;      # subtract the training set's mean, divide by its standard deviation
+  perFeature @2;  # the same, feature by feature
+}
+
+# -- training --------------------------------------------------------------------------------
+
+struct Training {
+  epochs @0 :UInt32 = 1;
+  batchSize @1 :UInt32 = 32;  # per worker
+  seed @2 :UInt64 = 42;
+  updater @3 :Updater;
+  l2 @4 :Float32 = 0;         # L2 regularisation coefficient on weights (not biases)
+  computeThreads @5 :UInt32 = 1;  # BLAS threads per worker
+}
+
+struct Updater {
+  learningRate @0 :Float32 = 0.01;
+  schedule @1 :Schedule;
+  union {
+    sgd @2 :Void;
+    momentum @3 :Momentum;
+    nesterov @4 :Momentum;
+    adam @5 :Adam;
+    rmsProp @6 :RmsProp;
+    adaGrad @7 :AdaGrad;
+  }
+}
+
+struct Momentum {
+  momentum @0 :Float32 = 0.9;
+}
+
+struct Adam {
+  beta1 @0 :Float32 = 0.9;
+  beta2 @1 :Float32 = 0.999;
+  epsilon @2 :Float32 = 1e-8;
+}
+
+struct RmsProp {
+  decay @0 :Float32 = 0.95;  # Deeplearning4j's default
+  epsilon @1 :Float32 = 1e-8;
+}
+
+struct AdaGrad {
+  epsilon @0 :Float32 = 1e-6;
+}
+
+struct Schedule {
+  unit @0 :ScheduleUnit = iteration;
+  union {
+    fixed @1 :Void;
+    step @2 :StepSchedule;                # rate * decay ^ floor(t / every)
+    exponential @3 :ExponentialSchedule;  # rate * gamma ^ t
+  }
+}
+
+enum ScheduleUnit {
+  iteration @0;
+  epoch @1;
+}
+
+struct StepSchedule {
+  decay @0 :Float32 = 0.1;
+  every @1 :UInt32 = 1;
+}
+
+struct ExponentialSchedule {
+  gamma @0 :Float32 = 0.99;
+}
+
+# -- distribution (filled in by the actor runtime) --------------------------------------------
+
+struct Distributed {
+  workersPerNode @0 :UInt32 = 1;
+}
