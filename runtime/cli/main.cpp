@@ -1,1 +1,56 @@
-int main() { return 0; }
+// strom: train, evaluate and inspect from the command line.
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <string_view>
+
+#include "commands.hpp"
+#include "strom/log.hpp"
+
+namespace {
+
+constexpr std::string_view top_help = R"(usage: strom [--log-level LEVEL] COMMAND [ARGS]
+
+strom, a distributed deep-learning training runtime.
+
+commands:
+  train JOB        train a job file (Cap'n Proto text, see examples/*.job)
+  eval CHECKPOINT  evaluate a saved checkpoint on its job's test set
+  frame inspect F  print an update frame's header and payload statistics
+
+global options:
+  --log-level LEVEL  trace, debug, info (default), warning, error or off
+  --help             this text; 'strom COMMAND --help' describes a command's options
+)";
+
+} // namespace
+
+int main(int argc, char** argv) {
+  using namespace strom;
+  int first = 1;
+  if (first < argc && std::strcmp(argv[first], "--log-level") == 0) {
+    log::level lvl{};
+    if (first + 1 >= argc || !log::parse_level(argv[first + 1], lvl)) {
+      fmt::print(stderr, "strom: --log-level needs one of trace, debug, info, warning, error, off\n");
+      return cli::exit_usage;
+    }
+    log::set_threshold(lvl);
+    first += 2;
+  }
+  if (first >= argc || std::strcmp(argv[first], "--help") == 0 || std::strcmp(argv[first], "-h") == 0) {
+    fmt::print(first >= argc ? stderr : stdout, "{}", top_help);
+    return first >= argc ? cli::exit_usage : cli::exit_ok;
+  }
+  const std::string_view command = argv[first];
+  const int rest = argc - first - 1;
+  char** rest_argv = argv + first + 1;
+  if (command == "train")
+    return cli::run_train(rest, rest_argv);
+  if (command == "eval")
+    return cli::run_eval(rest, rest_argv);
+  if (command == "frame")
+    return cli::run_frame(rest, rest_argv);
+  fmt::print(stderr, "strom: unknown command '{}'\n\n{}", command, top_help);
+  return cli::exit_usage;
+}

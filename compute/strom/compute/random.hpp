@@ -46,7 +46,8 @@ public:
   /// Uniform integer in [0, bound), bound > 0 (Lemire's multiply-shift; the tiny bias is
   /// irrelevant for shuffling and dropout).
   std::uint64_t below(std::uint64_t bound) noexcept {
-    return static_cast<std::uint64_t>((static_cast<unsigned __int128>(next()) * bound) >> 64);
+    __extension__ using wide = unsigned __int128;  // g++ and clang extension, quiet under -Wpedantic
+    return static_cast<std::uint64_t>((static_cast<wide>(next()) * bound) >> 64);
   }
 
   /// Standard normal sample (Box-Muller).

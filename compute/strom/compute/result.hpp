@@ -32,6 +32,7 @@ public:
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
+  T&& operator*() && { return std::move(*this).value(); }
   const T& operator*() const& { return value(); }
 
   /// The error; only valid when !ok().

@@ -14,7 +14,10 @@ namespace strom::compute {
 /// How an update payload is encoded. The values are stable: they travel in frames.
 enum class encoding : std::uint8_t {
   threshold = 0,   ///< sparse signed 1-based int32 indices, each +/- threshold
-  bitmap = 1,      ///< 2 bits per element: 0, +threshold, -threshold, half-threshold state
+  /// 2 bits per element, 16 per word (libnd4j encodeBitmap): element 16w+e has its step bit
+  /// at bit e and its sign bit at bit e+16 of word w. step,sign = 0,0: no change; 1,0:
+  /// +threshold; 1,1: -threshold; 0,1: -threshold/2 (the half-threshold state). Padding 0.
+  bitmap = 1,
   two_bit = 2,     ///< MXNet 2-bit: 16 values per 32-bit word, +/- threshold or 0
   dense_fp32 = 3,  ///< every element as a float
   dense_fp16 = 4,  ///< every element as an IEEE half

@@ -1,6 +1,11 @@
 #include "strom/compute/updaters/updater.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "strom/compute/updaters/state_size_check.hpp"
 
 namespace strom::compute {
 
@@ -14,6 +19,12 @@ void apply_update(std::span<float> parameters, std::span<const float> update) {
   const float* u = update.data();
   for (std::size_t i = 0; i < n; ++i)
     p[i] -= u[i];
+}
+
+void require_state_size(std::string_view updater_name, std::size_t expected, std::size_t actual) {
+  if (actual != expected)
+    throw std::invalid_argument(fmt::format("{} updater: state has {} floats, expected {}",
+                                            updater_name, actual, expected));
 }
 
 } // namespace strom::compute

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs what strom needs from Debian (only the packages that are missing), builds it,
+# then runs the main job (`train`) or the whole test suite (`test`).
+#   bash .ci/setup.sh train   # Fashion-MNIST training from the command line
+#   bash .ci/setup.sh test    # every test suite except the soak label
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode=${1:-train}
+case "$mode" in
+  train|test) ;;
+  *) echo "usage: bash .ci/setup.sh train|test" >&2; exit 2 ;;
+esac
+
+packages=(
+  g++ cmake ninja-build pkg-config
+  libcaf-dev capnproto libcapnp-dev libssl-dev liblz4-dev libfmt-dev zlib1g-dev
+  libopenblas-dev libboost-test-dev
+  dataset-fashion-mnist
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+build=${STROM_BUILD_DIR:-build}
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake --build "$build" -j "$(nproc)"
+
+if [ "$mode" = train ]; then
+  "$build/runtime/strom" train examples/fashion_mlp.job \
+    --metrics-out "$build/fashion_mlp.metrics.json" --checkpoint-dir "$build/checkpoints"
+  cat "$build/fashion_mlp.metrics.json"
+else
+  # The soak label marks long runs that CI skips (ctest -L soak runs them).
+  ctest --test-dir "$build" --output-on-failure --label-exclude soak -j "$(nproc)"
+fi

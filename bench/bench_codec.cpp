@@ -1,0 +1,210 @@
+// Update codec throughput: one JSON object per line, each with the codec, the operation, the
+// buffer size and density, gbps (float bytes of the buffer per second) and memcpy_gbps (a
+// memcpy of the same float buffer in the same run), so that figures compare across machines.
+//
+//   bench_codec [--quick] [--max-elements N]
+//
+// --quick stops at 1M elements; the default runs 1M, 10M and 100M.
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "strom/compute/codecs/bitmap_codec.hpp"
+#include "strom/compute/codecs/dense_codec.hpp"
+#include "strom/compute/codecs/threshold_encoder.hpp"
+#include "strom/compute/codecs/two_bit_encoder.hpp"
+#include "strom/compute/random.hpp"
+
+using namespace strom::compute;
+
+namespace {
+
+constexpr std::size_t default_sizes[] = {1'000'000, 10'000'000, 100'000'000};
+constexpr std::size_t quick_max_elements = 1'000'000;
+constexpr double densities[] = {1e-4, 1e-3, 1e-2, 1e-1};
+constexpr float encode_threshold = 0.5f;
+// Background values far below the threshold, so that repetitions stay at the chosen density.
+constexpr float background = 1e-7f;
+constexpr std::uint64_t bench_seed = 42;
+
+using clock_type = std::chrono::steady_clock;
+
+std::size_t repetitions(std::size_t elements) {
+  return elements >= 100'000'000 ? 3 : elements >= 10'000'000 ? 7 : 25;
+}
+
+// Best time over the repetitions: the least disturbed run on a shared machine.
+template <class Body>
+double best_seconds(std::size_t reps, Body body) {
+  double best = 1e30;
+  for (std::size_t r = 0; r < reps; ++r) {
+    const auto start = clock_type::now();
+    body();
+    best = std::min(best, std::chrono::duration<double>(clock_type::now() - start).count());
+  }
+  return best;
+}
+
+double gbps(std::size_t elements, double seconds) {
+  return static_cast<double>(elements * sizeof(float)) / seconds / 1e9;
+}
+
+struct line {
+  const char* codec;
+  const char* op;
+  std::size_t elements;
+  double density;
+  const char* encoding_used;
+  std::size_t values;
+  std::size_t payload_bytes;
+  double seconds;
+  double memcpy_gbps;
+};
+
+const char* encoding_label(encoding enc) {
+  switch (enc) {
+    case encoding::threshold: return "threshold";
+    case encoding::bitmap: return "bitmap";
+    case encoding::two_bit: return "two_bit";
+    case encoding::dense_fp32: return "dense_fp32";
+    case encoding::dense_fp16: return "dense_fp16";
+  }
+  return "none";
+}
+
+void print(const line& l) {
+  std::printf("{\"codec\":\"%s\",\"op\":\"%s\",\"elements\":%zu,\"density\":%g,\"encoding\":\"%s\","
+              "\"values\":%zu,\"payload_bytes\":%zu,\"seconds\":%.6g,\"ns_per_value\":%.3g,"
+              "\"gbps\":%.3f,\"memcpy_gbps\":%.3f}\n",
+              l.codec, l.op, l.elements, l.density, l.encoding_used, l.values, l.payload_bytes,
+              l.seconds, l.values > 0 ? l.seconds * 1e9 / static_cast<double>(l.values) : 0.0,
+              gbps(l.elements, l.seconds), l.memcpy_gbps);
+  std::fflush(stdout);
+}
+
+// A gradient-like update: `density` of the elements at +/-1 (above the threshold), the rest
+// tiny values that stay in the residual.
+std::vector<float> make_update(std::size_t n, double density) {
+  rng random(bench_seed);
+  std::vector<float> update(n);
+  for (float& u : update) {
+    const bool hit = random.uniform() < density;
+    const bool negative = (random.next() & 1u) != 0;
+    const float magnitude = hit ? 1.0f : background;
+    u = negative ? -magnitude : magnitude;
+  }
+  return update;
+}
+
+void bench_threshold(std::size_t n, double density, const std::vector<float>& update,
+                     double memcpy_gbps) {
+  threshold_encoder_options options;
+  options.policy = threshold_policy(fixed_threshold_options{encode_threshold});
+  options.clip_every = 0;
+  threshold_encoder encoder(n, options);
+  std::optional<encoded_update> message;
+  const std::size_t reps = repetitions(n);
+  const double encode_s = best_seconds(reps, [&] { message = encoder.encode(update); });
+  if (!message) return;
+  print({"threshold", "encode", n, density, encoding_label(message->enc), message->values,
+         message->payload.size(), encode_s, memcpy_gbps});
+  std::vector<float> target(n, 0.0f);
+  const double decode_s = best_seconds(reps, [&] {
+    if (!decode_add(message->enc, message->threshold, message->payload, target).ok()) std::abort();
+  });
+  print({"threshold", "decode", n, density, encoding_label(message->enc), message->values,
+         message->payload.size(), decode_s, memcpy_gbps});
+}
+
+void bench_bitmap(std::size_t n, double density, const std::vector<float>& update,
+                  double memcpy_gbps) {
+  // The kernel is branch-free, so its time does not depend on what earlier passes left.
+  std::vector<float> residual(update);
+  std::vector<std::uint32_t> words(bitmap_words(n));
+  std::size_t values = 0;
+  const std::size_t reps = repetitions(n);
+  const double encode_s = best_seconds(reps, [&] { bitmap_encode(residual, encode_threshold, words); });
+  // Decode a bitmap of the first pass, not the emptied one the repetitions leave behind.
+  residual = update;
+  values = bitmap_encode(residual, encode_threshold, words);
+  print({"bitmap", "encode", n, density, "bitmap", values, words.size() * 4, encode_s, memcpy_gbps});
+  std::vector<float> target(n, 0.0f);
+  const auto payload = std::as_bytes(std::span<const std::uint32_t>(words));
+  const double decode_s = best_seconds(reps, [&] {
+    if (!decode_add(encoding::bitmap, encode_threshold, payload, target).ok()) std::abort();
+  });
+  print({"bitmap", "decode", n, density, "bitmap", values, payload.size(), decode_s, memcpy_gbps});
+}
+
+void bench_two_bit(std::size_t n, double density, const std::vector<float>& update,
+                   double memcpy_gbps) {
+  two_bit_encoder encoder(n, two_bit_encoder_options{encode_threshold});
+  encoded_update message;
+  const std::size_t reps = repetitions(n);
+  const double encode_s = best_seconds(reps, [&] { message = encoder.encode(update); });
+  print({"two_bit", "encode", n, density, "two_bit", message.values, message.payload.size(),
+         encode_s, memcpy_gbps});
+  std::vector<float> target(n, 0.0f);
+  const double decode_s = best_seconds(reps, [&] {
+    if (!decode_add(message.enc, message.threshold, message.payload, target).ok()) std::abort();
+  });
+  print({"two_bit", "decode", n, density, "two_bit", message.values, message.payload.size(),
+         decode_s, memcpy_gbps});
+}
+
+void bench_dense(std::size_t n, const std::vector<float>& update, double memcpy_gbps) {
+  const std::size_t reps = repetitions(n);
+  std::vector<float> target(n, 0.0f);
+  const auto fp32 = dense_fp32_update(update);
+  const double fp32_s = best_seconds(reps, [&] {
+    if (!decode_add(fp32.enc, fp32.threshold, fp32.payload, target).ok()) std::abort();
+  });
+  print({"dense_fp32", "decode", n, 1.0, "dense_fp32", n, fp32.payload.size(), fp32_s, memcpy_gbps});
+  fp16_encoder encoder(n);
+  encoded_update fp16;
+  const double encode_s = best_seconds(reps, [&] { fp16 = encoder.encode(update); });
+  print({"dense_fp16", "encode", n, 1.0, "dense_fp16", n, fp16.payload.size(), encode_s, memcpy_gbps});
+  const double decode_s = best_seconds(reps, [&] {
+    if (!decode_add(fp16.enc, fp16.threshold, fp16.payload, target).ok()) std::abort();
+  });
+  print({"dense_fp16", "decode", n, 1.0, "dense_fp16", n, fp16.payload.size(), decode_s, memcpy_gbps});
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  std::size_t max_elements = default_sizes[std::size(default_sizes) - 1];
+  for (int a = 1; a < argc; ++a) {
+    const std::string arg = argv[a];
+    if (arg == "--quick") {
+      max_elements = quick_max_elements;
+    } else if (arg == "--max-elements" && a + 1 < argc) {
+      max_elements = std::strtoull(argv[++a], nullptr, 10);
+    } else {
+      std::fprintf(stderr, "usage: %s [--quick] [--max-elements N]\n", argv[0]);
+      return 2;
+    }
+  }
+  for (const std::size_t n : default_sizes) {
+    if (n > max_elements) break;
+    std::vector<float> source(n, 1.0f);
+    std::vector<float> copy(n, 0.0f);
+    const double memcpy_gbps = gbps(n, best_seconds(repetitions(n), [&] {
+      std::memcpy(copy.data(), source.data(), n * sizeof(float));
+    }));
+    for (const double density : densities) {
+      const auto update = make_update(n, density);
+      bench_threshold(n, density, update, memcpy_gbps);
+      bench_bitmap(n, density, update, memcpy_gbps);
+      bench_two_bit(n, density, update, memcpy_gbps);
+    }
+    bench_dense(n, make_update(n, 0.0), memcpy_gbps);
+  }
+  return 0;
+}

@@ -1,0 +1,150 @@
+#include "strom/compute/codecs/decode.hpp"
+
+#include <bit>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fmt/format.h>
+
+#include "strom/compute/codecs/bitmap_codec.hpp"
+#include "strom/compute/codecs/dense_codec.hpp"
+#include "strom/compute/codecs/little_endian.hpp"
+#include "strom/compute/codecs/threshold_codec.hpp"
+#include "strom/compute/codecs/two_bit_codec.hpp"
+
+namespace strom::compute {
+
+namespace {
+
+constexpr std::size_t word_bytes = 4;
+
+const char* encoding_name(encoding enc) {
+  switch (enc) {
+    case encoding::threshold: return "threshold";
+    case encoding::bitmap: return "bitmap";
+    case encoding::two_bit: return "two_bit";
+    case encoding::dense_fp32: return "dense_fp32";
+    case encoding::dense_fp16: return "dense_fp16";
+  }
+  return "unknown";
+}
+
+result<void> expect_words(encoding enc, std::size_t payload_bytes, std::size_t words,
+                          std::size_t elements) {
+  if (payload_bytes != words * word_bytes)
+    return error{fmt::format("{} payload for {} elements: expected {} bytes, found {}",
+                             encoding_name(enc), elements, words * word_bytes, payload_bytes)};
+  return success();
+}
+
+result<void> expect_threshold(encoding enc, float threshold) {
+  if (!std::isfinite(threshold) || threshold <= 0.0f)
+    return error{fmt::format("{} payload: threshold must be finite and > 0, found {}",
+                             encoding_name(enc), threshold)};
+  return success();
+}
+
+result<void> validate_sixteen_per_word(encoding enc, float threshold,
+                                       std::span<const std::byte> payload, std::size_t n) {
+  if (auto ok = expect_threshold(enc, threshold); !ok) return ok;
+  const std::size_t words = (n + 15) / 16;
+  if (auto ok = expect_words(enc, payload.size(), words, n); !ok) return ok;
+  if (words > 0) {
+    const std::uint32_t last = load_word(payload.data() + (words - 1) * word_bytes);
+    const std::uint32_t padding =
+        enc == encoding::bitmap ? bitmap_padding_bits(n) : two_bit_padding_bits(n);
+    if ((last & padding) != 0)
+      return error{fmt::format("{} payload for {} elements: padding bits set in last word {:#010x}",
+                               encoding_name(enc), n, last)};
+  }
+  if (enc == encoding::two_bit) {
+    constexpr std::uint32_t low_bits = 0x55555555u;
+    for (std::size_t w = 0; w < words; ++w) {
+      const std::uint32_t word = load_word(payload.data() + w * word_bytes);
+      // Code 01 (low bit without high bit) is never produced by the encoder.
+      if ((word & low_bits & ~(word >> 1)) != 0)
+        return error{fmt::format("two_bit payload: word {} ({:#010x}) holds the undefined code 01",
+                                 w, word)};
+    }
+  }
+  return success();
+}
+
+result<void> validate_threshold(float threshold, std::span<const std::byte> payload,
+                                std::size_t n) {
+  if (auto ok = expect_threshold(encoding::threshold, threshold); !ok) return ok;
+  if (payload.size() % word_bytes != 0)
+    return error{fmt::format("threshold payload: length {} is not a multiple of 4", payload.size())};
+  const std::size_t count = payload.size() / word_bytes;
+  for (std::size_t k = 0; k < count; ++k) {
+    const auto index = static_cast<std::int32_t>(load_word(payload.data() + k * word_bytes));
+    const auto magnitude = static_cast<std::uint64_t>(std::llabs(static_cast<long long>(index)));
+    if (index == 0 || magnitude > n)
+      return error{fmt::format("threshold payload: index {} at entry {} is outside [1, {}]",
+                               index, k, n)};
+  }
+  return success();
+}
+
+result<void> validate_fp32(std::span<const std::byte> payload, std::size_t n) {
+  if (auto ok = expect_words(encoding::dense_fp32, payload.size(), n, n); !ok) return ok;
+  for (std::size_t i = 0; i < n; ++i) {
+    float value;
+    std::memcpy(&value, payload.data() + i * word_bytes, sizeof value);
+    if (!std::isfinite(value))
+      return error{fmt::format("dense_fp32 payload: value {} at element {} is not finite", value, i)};
+  }
+  return success();
+}
+
+result<void> validate_fp16(std::span<const std::byte> payload, std::size_t n) {
+  if (auto ok = expect_words(encoding::dense_fp16, payload.size(), fp16_words(n), n); !ok)
+    return ok;
+  constexpr std::uint16_t half_exponent = 0x7c00u;
+  for (std::size_t i = 0; i < 2 * fp16_words(n); ++i) {
+    const std::uint32_t word = load_word(payload.data() + (i / 2) * word_bytes);
+    const auto half = static_cast<std::uint16_t>(i % 2 == 0 ? word : word >> 16);
+    if (i >= n) {
+      if (half != 0)
+        return error{fmt::format("dense_fp16 payload for {} elements: padding half is {:#06x}",
+                                 n, half)};
+    } else if ((half & half_exponent) == half_exponent) {
+      return error{fmt::format("dense_fp16 payload: half {:#06x} at element {} is not finite",
+                               half, i)};
+    }
+  }
+  return success();
+}
+
+} // namespace
+
+result<void> decode_add(encoding enc, float threshold, std::span<const std::byte> payload,
+                        std::span<float> target) {
+  const std::size_t n = target.size();
+  switch (enc) {
+    case encoding::threshold:
+      if (auto ok = validate_threshold(threshold, payload, n); !ok) return ok;
+      threshold_decode_add(payload, threshold, target);
+      return success();
+    case encoding::bitmap:
+      if (auto ok = validate_sixteen_per_word(enc, threshold, payload, n); !ok) return ok;
+      bitmap_decode_add(payload, threshold, target);
+      return success();
+    case encoding::two_bit:
+      if (auto ok = validate_sixteen_per_word(enc, threshold, payload, n); !ok) return ok;
+      two_bit_decode_add(payload, threshold, target);
+      return success();
+    case encoding::dense_fp32:
+      if (auto ok = validate_fp32(payload, n); !ok) return ok;
+      fp32_decode_add(payload, target);
+      return success();
+    case encoding::dense_fp16:
+      if (auto ok = validate_fp16(payload, n); !ok) return ok;
+      fp16_decode_add(payload, target);
+      return success();
+  }
+  return error{fmt::format("update payload: unknown encoding value {}",
+                           static_cast<unsigned>(enc))};
+}
+
+} // namespace strom::compute

@@ -1,0 +1,28 @@
+#pragma once
+// Strom 2015 / Deeplearning4j threshold encoding: sparse signed 1-based int32 indices, each
+// standing for +/- threshold. The raw kernels; threshold_encoder holds the state around them.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace strom::compute {
+
+/// Adds `update` into `residual` and records, while `indices` has room, the signed 1-based
+/// index of every element whose residual reaches +/- `threshold`. Returns how many elements
+/// reached it, which may exceed indices.size(). The residual keeps the full values: the
+/// caller commits the sparse steps or switches to the bitmap.
+std::size_t threshold_scan(std::span<float> residual, std::span<const float> update,
+                           float threshold, std::span<std::int32_t> indices);
+
+/// Takes the sent steps out of the residual: -threshold at each positive index, +threshold
+/// at each negative one.
+void threshold_commit(std::span<float> residual, std::span<const std::int32_t> indices,
+                      float threshold);
+
+/// Adds +/- `threshold` at each index of the little-endian int32 `payload`. Preconditions
+/// (checked by decode_add): every index non-zero with |index| <= target.size().
+void threshold_decode_add(std::span<const std::byte> payload, float threshold,
+                          std::span<float> target);
+
+} // namespace strom::compute

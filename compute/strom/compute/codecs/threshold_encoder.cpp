@@ -1,0 +1,107 @@
+#include "strom/compute/codecs/threshold_encoder.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "strom/compute/codecs/bitmap_codec.hpp"
+#include "strom/compute/codecs/threshold_codec.hpp"
+
+namespace strom::compute {
+
+namespace {
+
+// A message of one value costs more in framing than it carries (DL4J sends none either).
+constexpr std::size_t min_message_values = 2;
+
+// The sparse entries are written as int32 over the bitmap's word workspace.
+static_assert(sizeof(std::int32_t) == sizeof(std::uint32_t));
+
+std::span<std::int32_t> as_indices(std::vector<std::uint32_t>& words, std::size_t count) {
+  return {reinterpret_cast<std::int32_t*>(words.data()), count};
+}
+
+} // namespace
+
+threshold_encoder::threshold_encoder(std::size_t elements, threshold_encoder_options options)
+  : options_(std::move(options)),
+    residual_(elements, 0.0f),
+    workspace_(bitmap_words(elements), 0u),
+    sparse_capacity_(elements / 16) {
+  if (elements > static_cast<std::size_t>(INT32_MAX))
+    throw std::invalid_argument("threshold_encoder: " + std::to_string(elements) +
+                                " elements do not fit signed 32-bit indices");
+  if (options_.clip_every > 0 && !(options_.clip_factor > 0.0f))
+    throw std::invalid_argument("threshold_encoder: clip factor must be > 0, got " +
+                                std::to_string(options_.clip_factor));
+  if (options_.switch_back_divisor == 0)
+    throw std::invalid_argument("threshold_encoder: switch-back divisor must be > 0");
+  if (options_.shake_up_every > 0 && !(options_.shake_up_divisor >= 1.0f))
+    throw std::invalid_argument("threshold_encoder: shake-up divisor must be >= 1, got " +
+                                std::to_string(options_.shake_up_divisor));
+}
+
+std::optional<encoded_update> threshold_encoder::encode(std::span<const float> update) {
+  if (update.size() != residual_.size())
+    throw std::invalid_argument("threshold_encoder: update of " + std::to_string(update.size()) +
+                                " elements for a buffer of " + std::to_string(residual_.size()));
+  ++iteration_;
+  const bool shake_up =
+    options_.shake_up_every > 0 && iteration_ % options_.shake_up_every == 0;
+  const float threshold = options_.policy.threshold();
+  std::optional<encoded_update> message;
+  if (shake_up) {
+    // A bitmap at a fraction of the threshold flushes the small values that would otherwise
+    // sit in the residual for a long time; the scan only counts and adds the update.
+    const float shake_threshold = threshold / options_.shake_up_divisor;
+    const std::size_t hits = threshold_scan(residual_, update, shake_threshold, {});
+    if (hits >= min_message_values) message = bitmap_message(shake_threshold);
+    last_density_ = static_cast<double>(message ? message->values : hits) /
+                    static_cast<double>(residual_.size());
+  } else {
+    const std::size_t hits =
+      threshold_scan(residual_, update, threshold, as_indices(workspace_, sparse_capacity_));
+    const bool stay_bitmap = last_encoding_ == encoding::bitmap &&
+                             hits >= sparse_capacity_ / options_.switch_back_divisor;
+    if (hits < min_message_values)
+      message = std::nullopt;
+    else if (hits > sparse_capacity_ || stay_bitmap)
+      message = bitmap_message(threshold);
+    else
+      message = sparse_message(hits, threshold);
+    last_density_ = static_cast<double>(message ? message->values : hits) /
+                    static_cast<double>(residual_.size());
+    options_.policy.observe(last_density_);
+  }
+  if (message) last_encoding_ = message->enc;
+  if (options_.clip_every > 0 && iteration_ % options_.clip_every == 0) clip_residual(threshold);
+  return message;
+}
+
+encoded_update threshold_encoder::sparse_message(std::size_t values, float threshold) {
+  const auto indices = as_indices(workspace_, values);
+  threshold_commit(residual_, indices, threshold);
+  return {encoding::threshold, threshold, residual_.size(), values,
+          std::as_bytes(std::span<const std::int32_t>(indices))};
+}
+
+encoded_update threshold_encoder::bitmap_message(float threshold) {
+  const std::size_t values = bitmap_encode(residual_, threshold, workspace_);
+  return {encoding::bitmap, threshold, residual_.size(), values,
+          std::as_bytes(std::span<const std::uint32_t>(workspace_))};
+}
+
+void threshold_encoder::clip_residual(float threshold) {
+  const float bound = options_.clip_factor * threshold;
+  double removed = 0.0;
+  for (float& r : residual_) {
+    const float kept = std::clamp(r, -bound, bound);
+    removed += static_cast<double>(r - kept);
+    r = kept;
+  }
+  clipped_ += removed;
+}
+
+} // namespace strom::compute

@@ -1,0 +1,84 @@
+#pragma once
+// The stateful threshold encoder of one flat buffer (Deeplearning4j EncodingHandler): it owns
+// the residual, asks the policy for the threshold, chooses sparse or bitmap encoding, clips
+// the residual and sends the occasional shake-up. Nothing is lost, only delayed: what was
+// added in equals what was sent plus the residual plus what clipping discarded.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "strom/compute/codecs/encoded_update.hpp"
+#include "strom/compute/codecs/threshold_policy.hpp"
+
+namespace strom::compute {
+
+/// How a threshold_encoder behaves.
+struct threshold_encoder_options {
+  /// DL4J ResidualClippingPostProcessor defaults: clip to 5x the threshold every 5 iterations.
+  static constexpr float default_clip_factor = 5.0f;
+  static constexpr std::size_t default_clip_every = 5;
+  /// Bitmap mode ends once a sparse message would carry fewer than (N/16) / 5 values
+  /// (DL4J EncodingHandler), so that a density near N/16 does not flip every iteration.
+  static constexpr std::size_t default_switch_back_divisor = 5;
+  /// A shake-up sends at a third of the threshold (DL4J EncodingHandler shake-up).
+  static constexpr float default_shake_up_divisor = 3.0f;
+
+  threshold_policy policy{adaptive_threshold_options{}};  ///< picks each threshold
+  float clip_factor = default_clip_factor;      ///< residual bound, in thresholds
+  std::size_t clip_every = default_clip_every;  ///< clip every this many iterations; 0: never
+  std::size_t switch_back_divisor = default_switch_back_divisor;  ///< bitmap hysteresis
+  std::size_t shake_up_every = 0;  ///< bitmap at threshold / shake_up_divisor every k; 0: never
+  float shake_up_divisor = default_shake_up_divisor;  ///< shake-up threshold divisor
+};
+
+/// Threshold-encodes successive updates of one flat buffer of `elements` floats.
+class threshold_encoder {
+public:
+  /// An encoder with a zero residual; throws std::invalid_argument on bad options.
+  threshold_encoder(std::size_t elements, threshold_encoder_options options);
+
+  // -- encoding ------------------------------------------------------------------------------
+
+  /// Adds `update` (elements() floats) into the residual and encodes what reached the
+  /// threshold; nullopt when fewer than 2 values would be sent. The payload is valid until
+  /// the next encode call.
+  std::optional<encoded_update> encode(std::span<const float> update);
+
+  // -- properties ----------------------------------------------------------------------------
+
+  /// Elements of the buffer.
+  std::size_t elements() const noexcept { return residual_.size(); }
+  /// What was added in but not yet sent.
+  std::span<const float> residual() const noexcept { return residual_; }
+  /// The threshold the next (non-shake-up) encoding uses.
+  float threshold() const noexcept { return options_.policy.threshold(); }
+  /// Encode calls so far.
+  std::size_t iteration() const noexcept { return iteration_; }
+  /// Values sent / elements for the last encode call (including one that sent nothing).
+  double last_density() const noexcept { return last_density_; }
+  /// Encoding of the last message sent (threshold before the first).
+  encoding last_encoding() const noexcept { return last_encoding_; }
+  /// Sum of everything residual clipping removed so far (signed).
+  double clipped() const noexcept { return clipped_; }
+  /// Most entries a sparse message may carry: N/16, the size of a bitmap.
+  std::size_t sparse_capacity() const noexcept { return sparse_capacity_; }
+
+private:
+  encoded_update sparse_message(std::size_t values, float threshold);
+  encoded_update bitmap_message(float threshold);
+  void clip_residual(float threshold);
+
+  threshold_encoder_options options_;
+  std::vector<float> residual_;
+  std::vector<std::uint32_t> workspace_;  // ceil(N/16) words: the bitmap or N/16 indices
+  std::size_t sparse_capacity_;
+  std::size_t iteration_ = 0;
+  double last_density_ = 0.0;
+  encoding last_encoding_ = encoding::threshold;
+  double clipped_ = 0.0;
+};
+
+} // namespace strom::compute

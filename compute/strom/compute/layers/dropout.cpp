@@ -1,0 +1,61 @@
+#include "strom/compute/layers/dropout.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <stdexcept>
+
+namespace strom::compute {
+
+dropout::dropout(shape input, float rate, std::uint64_t seed)
+  : shape_(input), rate_(rate), gen_(seed) {
+  if (!(rate >= 0.0f && rate < 1.0f))
+    throw std::invalid_argument(fmt::format("dropout: rate {} is outside [0, 1)", rate));
+}
+
+std::string dropout::kind() const {
+  return "dropout";
+}
+
+shape dropout::output_shape() const {
+  return shape_;
+}
+
+void dropout::reserve(std::size_t max_batch) {
+  mask_.reserve(shape_.size(), max_batch);
+}
+
+void dropout::forward(std::span<const float> input, std::span<float> output, std::size_t batch,
+                      pass mode) {
+  const std::size_t n = batch * shape_.size();
+  assert(input.size() >= n && output.size() >= n);
+  if (mode == pass::inference) {
+    std::copy(input.begin(), input.begin() + static_cast<std::ptrdiff_t>(n), output.begin());
+    return;
+  }
+  float* mask = mask_.for_batch(batch).data();
+  const float keep_scale = 1.0f / (1.0f - rate_);
+  const double rate = rate_;
+  // The draws fill the mask first so that the multiply below stays a plain vector loop.
+  for (std::size_t i = 0; i < n; ++i)
+    mask[i] = gen_.uniform() < rate ? 0.0f : keep_scale;
+  const float* in = input.data();
+  float* out = output.data();
+  for (std::size_t i = 0; i < n; ++i)
+    out[i] = in[i] * mask[i];
+}
+
+void dropout::backward(std::span<const float> input, std::span<const float> output,
+                       std::span<const float> output_gradient, std::span<float> input_gradient,
+                       std::size_t batch) {
+  if (input_gradient.empty())
+    return;
+  const std::size_t n = batch * shape_.size();
+  assert(output_gradient.size() >= n && input_gradient.size() >= n);
+  const float* mask = mask_.for_batch(batch).data();
+  const float* dout = output_gradient.data();
+  float* din = input_gradient.data();
+  for (std::size_t i = 0; i < n; ++i)
+    din[i] = dout[i] * mask[i];
+}
+
+} // namespace strom::compute

@@ -1,0 +1,45 @@
+#pragma once
+// Inverted dropout: training zeroes each activation with probability `rate` and scales the
+// kept ones by 1 / (1 - rate), so inference is the identity with no rescaling.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "strom/compute/layer.hpp"
+#include "strom/compute/layers/workspace.hpp"
+
+namespace strom::compute {
+
+/// Inverted dropout with its own generator, so masks repeat from the seed alone.
+class dropout final : public layer {
+public:
+  /// Drops with probability `rate` in [0, 1); throws std::invalid_argument otherwise.
+  dropout(shape input, float rate, std::uint64_t seed);
+
+  /// "dropout".
+  std::string kind() const override;
+  /// The input shape.
+  shape output_shape() const override;
+  /// The probability of dropping an activation.
+  float rate() const noexcept { return rate_; }
+
+  /// Sizes the mask for max_batch samples.
+  void reserve(std::size_t max_batch) override;
+  /// Training: out = in * mask with a fresh mask of 0 and 1 / (1 - rate); inference: a copy.
+  void forward(std::span<const float> input, std::span<float> output, std::size_t batch,
+               pass mode) override;
+  /// din = dout * mask of the last training forward.
+  void backward(std::span<const float> input, std::span<const float> output,
+                std::span<const float> output_gradient, std::span<float> input_gradient,
+                std::size_t batch) override;
+
+private:
+  shape shape_;
+  float rate_;
+  rng gen_;
+  workspace<float> mask_;
+};
+
+} // namespace strom::compute

@@ -1,0 +1,103 @@
+#include "strom/compute/model.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "strom/compute/layers/softmax_cross_entropy.hpp"
+
+namespace strom::compute {
+
+model::model(shape input, std::vector<std::unique_ptr<layer>> layers, std::size_t classes)
+  : input_(input), classes_(classes), layers_(std::move(layers)) {
+  if (layers_.empty() || layers_.back()->output_shape().size() != classes_)
+    throw std::invalid_argument("model: the last layer must produce one logit per class");
+  std::size_t parameter_offset = 0;
+  std::size_t state_offset = 0;
+  for (const auto& l : layers_) {
+    layer_slice slice{parameter_offset, l->parameter_count(), state_offset, l->state_count()};
+    auto range = l->regularized_range();
+    if (range.end > range.begin)
+      regularized_.push_back({parameter_offset + range.begin, parameter_offset + range.end});
+    parameter_offset += slice.parameter_count;
+    state_offset += slice.state_count;
+    slices_.push_back(slice);
+  }
+  parameters_.assign(parameter_offset, 0.0f);
+  gradients_.assign(parameter_offset, 0.0f);
+  state_.assign(state_offset, 0.0f);
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    const auto& s = slices_[i];
+    layers_[i]->bind(std::span{parameters_}.subspan(s.parameter_offset, s.parameter_count),
+                     std::span{gradients_}.subspan(s.parameter_offset, s.parameter_count),
+                     std::span{state_}.subspan(s.state_offset, s.state_count));
+  }
+}
+
+void model::initialize(std::uint64_t seed) {
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    // One stream per layer: inserting a layer does not reshuffle the others' initial values.
+    rng gen{derive_seed(seed, i)};
+    const auto& s = slices_[i];
+    layers_[i]->initialize(std::span{parameters_}.subspan(s.parameter_offset, s.parameter_count),
+                           std::span{state_}.subspan(s.state_offset, s.state_count), gen);
+  }
+}
+
+void model::reserve(std::size_t max_batch) {
+  if (max_batch <= max_batch_)
+    return;
+  max_batch_ = max_batch;
+  activations_.resize(layers_.size());
+  std::size_t widest = input_.size();
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    const auto out = layers_[i]->output_shape().size();
+    widest = std::max(widest, out);
+    activations_[i].assign(out * max_batch, 0.0f);
+    layers_[i]->reserve(max_batch);
+  }
+  delta_a_.assign(widest * max_batch, 0.0f);
+  delta_b_.assign(widest * max_batch, 0.0f);
+}
+
+std::span<const float> model::forward(std::span<const float> features, std::size_t batch,
+                                      pass mode) {
+  if (batch > max_batch_)
+    throw std::invalid_argument("model: batch larger than the reserved maximum");
+  std::span<const float> input = features.first(batch * input_.size());
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    auto output = std::span{activations_[i]}.first(batch * layers_[i]->output_shape().size());
+    layers_[i]->forward(input, output, batch, mode);
+    input = output;
+  }
+  return input;
+}
+
+float model::compute_gradients(std::span<const float> features,
+                               std::span<const std::int32_t> labels, std::size_t batch) {
+  auto logits = forward(features, batch, pass::training);
+  auto delta = std::span{delta_a_}.first(batch * classes_);
+  const float loss = softmax_cross_entropy(logits, labels.first(batch), batch, classes_, delta);
+  auto spare = std::span{delta_b_};
+  for (std::size_t i = layers_.size(); i-- > 0;) {
+    std::span<const float> input =
+      i == 0 ? features.first(batch * input_.size())
+             : std::span<const float>{activations_[i - 1]}.first(
+                 batch * layers_[i - 1]->output_shape().size());
+    std::span<float> input_gradient =
+      i == 0 ? std::span<float>{} : spare.first(batch * layers_[i - 1]->output_shape().size());
+    std::span<const float> output =
+      std::span<const float>{activations_[i]}.first(batch * layers_[i]->output_shape().size());
+    layers_[i]->backward(input, output, delta, input_gradient, batch);
+    // The gradient just written becomes the next layer's output gradient; the old one is free.
+    auto used = std::span<float>{delta.data() == delta_a_.data() ? delta_a_ : delta_b_};
+    delta = input_gradient;
+    spare = used;
+  }
+  return loss;
+}
+
+std::span<const float> model::predict(std::span<const float> features, std::size_t batch) {
+  return forward(features, batch, pass::inference);
+}
+
+} // namespace strom::compute

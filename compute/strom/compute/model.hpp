@@ -1,0 +1,88 @@
+#pragma once
+// A feed-forward model: a sequence of layers over three flat buffers (parameters, gradients,
+// non-trainable state). The flat layout is what codecs, averaging, sharding and snapshots
+// work on; layers only ever see their own slices.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "strom/compute/layer.hpp"
+
+namespace strom::compute {
+
+/// Where one layer's slices lie in the model's flat buffers.
+struct layer_slice {
+  std::size_t parameter_offset = 0;
+  std::size_t parameter_count = 0;
+  std::size_t state_offset = 0;
+  std::size_t state_count = 0;
+};
+
+/// A sequential network whose last layer produces the logits of `classes` classes.
+class model {
+public:
+  model(shape input, std::vector<std::unique_ptr<layer>> layers, std::size_t classes);
+  model(const model&) = delete;
+  model& operator=(const model&) = delete;
+
+  // -- properties --------------------------------------------------------------------------
+
+  /// Shape of one input sample.
+  shape input_shape() const noexcept { return input_; }
+  /// Number of output classes (width of the logits).
+  std::size_t classes() const noexcept { return classes_; }
+  /// The layers, first to last.
+  std::span<const std::unique_ptr<layer>> layers() const noexcept { return layers_; }
+  /// Each layer's place in the flat buffers.
+  std::span<const layer_slice> slices() const noexcept { return slices_; }
+  /// Ranges of the parameter buffer that L2 regularisation applies to.
+  std::span<const float_range> regularized_ranges() const noexcept { return regularized_; }
+
+  /// The flat trainable parameters.
+  std::span<float> parameters() noexcept { return parameters_; }
+  std::span<const float> parameters() const noexcept { return parameters_; }
+  /// The flat gradients of the last compute_gradients call, laid out like parameters().
+  std::span<float> gradients() noexcept { return gradients_; }
+  /// The flat non-trainable state (batch-norm running statistics).
+  std::span<float> state() noexcept { return state_; }
+  std::span<const float> state() const noexcept { return state_; }
+
+  // -- set-up ------------------------------------------------------------------------------
+
+  /// Fills parameters and state from `seed`; equal seeds give equal models on every machine.
+  void initialize(std::uint64_t seed);
+  /// Sizes every workspace for batches of up to max_batch samples (allocation happens here).
+  void reserve(std::size_t max_batch);
+  /// The largest batch reserve() prepared for.
+  std::size_t max_batch() const noexcept { return max_batch_; }
+
+  // -- computation (no allocation once reserved) -------------------------------------------
+
+  /// Forward, softmax cross-entropy and backward on one batch; the gradients land in
+  /// gradients(). Returns the batch's mean loss.
+  float compute_gradients(std::span<const float> features, std::span<const std::int32_t> labels,
+                          std::size_t batch);
+  /// Inference forward pass; returns the logits [batch][classes], valid until the next call.
+  std::span<const float> predict(std::span<const float> features, std::size_t batch);
+
+private:
+  std::span<const float> forward(std::span<const float> features, std::size_t batch, pass mode);
+
+  shape input_;
+  std::size_t classes_;
+  std::vector<std::unique_ptr<layer>> layers_;
+  std::vector<layer_slice> slices_;
+  std::vector<float_range> regularized_;
+  std::vector<float> parameters_;
+  std::vector<float> gradients_;
+  std::vector<float> state_;
+  std::size_t max_batch_ = 0;
+  std::vector<std::vector<float>> activations_;  // output of each layer
+  std::vector<float> delta_a_;                   // ping-pong buffers for dL/d(activation)
+  std::vector<float> delta_b_;
+};
+
+} // namespace strom::compute

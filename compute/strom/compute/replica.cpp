@@ -1,0 +1,46 @@
+#include "strom/compute/replica.hpp"
+
+#include <stdexcept>
+
+#include "strom/compute/updaters/l2_regularization.hpp"
+
+namespace strom::compute {
+
+replica::replica(std::unique_ptr<compute::model> net, replica_options options)
+  : model_(std::move(net)), options_(std::move(options)) {
+  updater_state_.resize(options_.update_rule->state_size(model_->parameters().size()));
+  options_.update_rule->initialize_state(updater_state_);
+}
+
+float replica::compute_update(std::span<const float> features,
+                              std::span<const std::int32_t> labels, std::size_t batch) {
+  const float loss = model_->compute_gradients(features, labels, batch);
+  auto gradients = model_->gradients();
+  if (options_.l2 != 0.0f)
+    add_l2(model_->parameters(), gradients, model_->regularized_ranges(), options_.l2);
+  step_context step{iteration_, epoch_, learning_rate()};
+  options_.update_rule->compute_update(gradients, updater_state_, step);
+  ++iteration_;
+  return loss;
+}
+
+void replica::apply(std::span<const float> update, std::size_t offset) {
+  auto parameters = model_->parameters();
+  if (offset > parameters.size() || update.size() > parameters.size() - offset)
+    throw std::out_of_range("replica::apply: update slice outside the parameters");
+  apply_update(parameters.subspan(offset, update.size()), update);
+}
+
+float replica::train_step(std::span<const float> features, std::span<const std::int32_t> labels,
+                          std::size_t batch) {
+  const float loss = compute_update(features, labels, batch);
+  apply(update());
+  return loss;
+}
+
+void replica::set_progress(std::uint64_t iteration, std::uint32_t epoch) noexcept {
+  iteration_ = iteration;
+  epoch_ = epoch;
+}
+
+} // namespace strom::compute

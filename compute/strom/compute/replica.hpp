@@ -1,0 +1,70 @@
+#pragma once
+// One data-parallel model replica: the model, its updater and the updater's flat state.
+// A step is split in two (compute the update, apply an update) because under gradient
+// sharing the update that is applied is not the one that was computed: it is the sum of
+// what arrives from every worker.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "strom/compute/model.hpp"
+#include "strom/compute/updaters/learning_rate_schedule.hpp"
+#include "strom/compute/updaters/updater.hpp"
+
+namespace strom::compute {
+
+/// What the replica needs besides its model.
+struct replica_options {
+  std::unique_ptr<updater> update_rule;
+  learning_rate_schedule schedule;
+  float l2 = 0.0f;
+};
+
+/// A model with its optimiser: the unit of data parallelism.
+class replica {
+public:
+  replica(std::unique_ptr<model> net, replica_options options);
+
+  // -- properties --------------------------------------------------------------------------
+
+  compute::model& net() noexcept { return *model_; }
+  const compute::model& net() const noexcept { return *model_; }
+  /// The updater's flat state (e.g. Adam's moments), laid out m[n] then v[n] and so on.
+  std::span<float> updater_state() noexcept { return updater_state_; }
+  std::span<const float> updater_state() const noexcept { return updater_state_; }
+  /// Updater steps taken.
+  std::uint64_t iteration() const noexcept { return iteration_; }
+  /// Epochs completed.
+  std::uint32_t epoch() const noexcept { return epoch_; }
+  /// Learning rate the next step will use.
+  float learning_rate() const noexcept { return options_.schedule.rate_at(iteration_, epoch_); }
+
+  // -- training ----------------------------------------------------------------------------
+
+  /// Forward, backward, L2 and updater on one batch; returns the loss. The update to subtract
+  /// is left in update() (the gradient buffer, transformed in place) and not yet applied.
+  float compute_update(std::span<const float> features, std::span<const std::int32_t> labels,
+                       std::size_t batch);
+  /// The update computed by the last compute_update.
+  std::span<const float> update() noexcept { return model_->gradients(); }
+  /// parameters -= update, over the whole model or a slice starting at `offset`.
+  void apply(std::span<const float> update, std::size_t offset = 0);
+  /// compute_update then apply it: plain single-worker training.
+  float train_step(std::span<const float> features, std::span<const std::int32_t> labels,
+                   std::size_t batch);
+  /// Marks an epoch as completed (epoch-based schedules move on).
+  void finish_epoch() noexcept { ++epoch_; }
+  /// Restores the progress counters (from a checkpoint).
+  void set_progress(std::uint64_t iteration, std::uint32_t epoch) noexcept;
+
+private:
+  std::unique_ptr<compute::model> model_;
+  replica_options options_;
+  std::vector<float> updater_state_;
+  std::uint64_t iteration_ = 0;
+  std::uint32_t epoch_ = 0;
+};
+
+} // namespace strom::compute

@@ -1,0 +1,85 @@
+#include "arguments.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+
+namespace strom::cli {
+
+std::optional<std::string> arguments::get(const std::string& name) const {
+  auto it = values_.find(name);
+  if (it == values_.end())
+    return std::nullopt;
+  return it->second;
+}
+
+result<std::optional<std::uint64_t>> arguments::get_uint(const std::string& name, std::uint64_t min,
+                                                         std::uint64_t max) const {
+  auto text = get(name);
+  if (!text)
+    return std::optional<std::uint64_t>{};
+  std::uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), value);
+  if (ec != std::errc{} || end != text->data() + text->size())
+    return error{fmt::format("--{}: '{}' is not a non-negative integer", name, *text)};
+  if (value < min || value > max)
+    return error{fmt::format("--{}: {} is outside [{}, {}]", name, value, min, max)};
+  return std::optional<std::uint64_t>{value};
+}
+
+result<arguments> parse_arguments(const command_spec& spec, int argc, char** argv) {
+  arguments parsed;
+  for (int i = 0; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word == "--help" || word == "-h") {
+      parsed.values_["help"] = "";
+      return parsed;
+    }
+    if (word.rfind("--", 0) != 0 || word.size() == 2) {
+      parsed.positionals_.push_back(word);
+      continue;
+    }
+    std::string name = word.substr(2);
+    std::optional<std::string> inline_value;
+    if (auto eq = name.find('='); eq != std::string::npos) {
+      inline_value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+    }
+    auto it = std::find_if(spec.options.begin(), spec.options.end(),
+                           [&](const option_spec& o) { return o.name == name; });
+    if (it == spec.options.end())
+      return error{fmt::format("unknown option --{} (see '{} --help')", name,
+                               spec.usage.substr(0, spec.usage.find(' ', 6)))};
+    if (it->value_name.empty()) {
+      if (inline_value)
+        return error{fmt::format("--{} takes no value", name)};
+      parsed.values_[name] = "";
+    } else if (inline_value) {
+      parsed.values_[name] = *inline_value;
+    } else if (i + 1 < argc) {
+      parsed.values_[name] = argv[++i];
+    } else {
+      return error{fmt::format("--{} needs a value ({})", name, it->value_name)};
+    }
+  }
+  if (parsed.positionals_.size() != spec.positionals)
+    return error{fmt::format("expected {} argument{}, got {}: usage: {}", spec.positionals,
+                             spec.positionals == 1 ? "" : "s", parsed.positionals_.size(),
+                             spec.usage)};
+  return parsed;
+}
+
+std::string help_text(const command_spec& spec) {
+  std::string text = fmt::format("usage: {}\n\n{}\n", spec.usage, spec.summary);
+  if (!spec.options.empty())
+    text += "\noptions:\n";
+  for (const auto& o : spec.options) {
+    auto flag = o.value_name.empty() ? fmt::format("--{}", o.name)
+                                     : fmt::format("--{} {}", o.name, o.value_name);
+    text += fmt::format("  {:<26} {}\n", flag, o.help);
+  }
+  return text;
+}
+
+} // namespace strom::cli

@@ -1,0 +1,52 @@
+#pragma once
+// A small command-line parser: each command declares its options with their help text,
+// so parsing, validation and --help come from one table.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "strom/compute/result.hpp"
+
+namespace strom::cli {
+
+/// One option a command accepts.
+struct option_spec {
+  std::string name;         ///< without dashes: "epochs"
+  std::string value_name;   ///< "N"; empty for a flag
+  std::string help;
+};
+
+/// A command's declaration.
+struct command_spec {
+  std::string usage;  ///< "strom train JOB [options]"
+  std::string summary;
+  std::vector<option_spec> options;
+  std::size_t positionals = 0;  ///< exact number of positional arguments
+};
+
+/// Parsed arguments.
+class arguments {
+public:
+  bool has(const std::string& name) const { return values_.contains(name); }
+  std::optional<std::string> get(const std::string& name) const;
+  /// The option as an unsigned integer in [min, max]; errors name the option and value.
+  result<std::optional<std::uint64_t>> get_uint(const std::string& name, std::uint64_t min,
+                                                std::uint64_t max) const;
+  const std::vector<std::string>& positionals() const noexcept { return positionals_; }
+
+private:
+  friend result<arguments> parse_arguments(const command_spec&, int, char**);
+  std::map<std::string, std::string> values_;
+  std::vector<std::string> positionals_;
+};
+
+/// Parses argv[first..]; "--help" yields an arguments object with has("help").
+result<arguments> parse_arguments(const command_spec& spec, int argc, char** argv);
+
+/// The help text for a command.
+std::string help_text(const command_spec& spec);
+
+} // namespace strom::cli

@@ -1,0 +1,84 @@
+#include <fmt/format.h>
+
+#include "arguments.hpp"
+#include "commands.hpp"
+#include "strom/log.hpp"
+#include "strom/runtime/local_training.hpp"
+#include "strom/runtime/progress_display.hpp"
+
+namespace strom::cli {
+
+namespace {
+
+const command_spec train_spec{
+  "strom train JOB [options]",
+  "Trains the job file JOB, evaluates it on the test set after every epoch and saves a\n"
+  "checkpoint of parameters, updater state and progress.",
+  {
+    {"epochs", "N", "override training.epochs"},
+    {"workers", "N", "workers in this process (1 until the actor runtime lands)"},
+    {"seed", "S", "override training.seed"},
+    {"metrics-out", "FILE", "write the run's metrics as one JSON object to FILE"},
+    {"checkpoint-dir", "DIR", "where to save JOBNAME.ckpt (default: checkpoints)"},
+  },
+  1,
+};
+
+/// Largest epoch count accepted on the command line; more is surely a typo.
+constexpr std::uint64_t max_epochs = 1'000'000;
+
+} // namespace
+
+int run_train(int argc, char** argv) {
+  auto args = parse_arguments(train_spec, argc, argv);
+  if (!args) {
+    fmt::print(stderr, "strom train: {}\n", args.err().message);
+    return exit_usage;
+  }
+  if (args->has("help")) {
+    fmt::print("{}", help_text(train_spec));
+    return exit_ok;
+  }
+  auto epochs = args->get_uint("epochs", 1, max_epochs);
+  auto workers = args->get_uint("workers", 1, 1);
+  auto seed = args->get_uint("seed", 0, UINT64_MAX);
+  for (const auto* parsed : {&epochs, &workers, &seed}) {
+    if (!parsed->ok()) {
+      fmt::print(stderr, "strom train: {}\n", parsed->err().message);
+      return exit_usage;
+    }
+  }
+
+  auto job = runtime::load_job_file(args->positionals()[0]);
+  if (!job) {
+    fmt::print(stderr, "strom train: {}\n", job.err().message);
+    return exit_failure;
+  }
+  runtime::progress_display display{stderr};
+  runtime::local_training_options options;
+  if (auto e = epochs.value())
+    options.epochs = static_cast<std::uint32_t>(*e);
+  options.seed = seed.value();
+  options.checkpoint_dir = args->get("checkpoint-dir").value_or("checkpoints");
+  options.observer = &display;
+  auto report = runtime::train_locally(*job, options);
+  if (!report) {
+    fmt::print(stderr, "strom train: {}\n", report.err().message);
+    return exit_failure;
+  }
+  if (auto path = args->get("metrics-out")) {
+    if (auto ok = runtime::write_metrics(*path, *report); !ok) {
+      fmt::print(stderr, "strom train: {}\n", ok.err().message);
+      return exit_failure;
+    }
+  }
+  fmt::print("{}: {} epochs in {:.1f} s ({:.0f} training samples/s on {} worker)\n"
+             "  test accuracy {:.2f}%, test loss {:.4f}, final training loss {:.4f}\n"
+             "  checkpoint: {}\n",
+             report->job, report->epochs, report->wall_seconds, report->train_samples_per_second,
+             report->workers, 100.0 * report->test_accuracy, report->test_loss, report->final_loss,
+             report->checkpoint);
+  return exit_ok;
+}
+
+} // namespace strom::cli

@@ -1,0 +1,42 @@
+#pragma once
+// A job spec: one Cap'n Proto Job message (schema/job.capnp), read from a job file written in
+// Cap'n Proto's text format. The same message travels to other nodes and into checkpoints.
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <capnp/message.h>
+
+#include "strom/compute/result.hpp"
+#include "strom/schema/job.capnp.h"
+
+namespace strom::runtime {
+
+/// An owned, mutable job message plus where it came from.
+class job_spec {
+public:
+  /// A copy of `job`; `source` names it in errors ("examples/fashion_mlp.job").
+  job_spec(schema::Job::Reader job, std::string source);
+
+  /// The job, for reading.
+  schema::Job::Reader reader() const;
+  /// The job, for overrides such as --epochs.
+  schema::Job::Builder builder();
+  /// The file (or other origin) the job came from.
+  const std::string& source() const noexcept { return source_; }
+
+private:
+  std::shared_ptr<capnp::MallocMessageBuilder> message_;
+  std::string source_;
+};
+
+/// Parses job text; errors read "SOURCE:LINE:COLUMN: problem" and quote the line. Relative
+/// data paths are made absolute against `base_dir`.
+result<job_spec> parse_job_text(std::string_view text, const std::string& source,
+                                const std::string& base_dir);
+
+/// Reads and parses a job file; relative data paths resolve against the file's folder.
+result<job_spec> load_job_file(const std::string& path);
+
+} // namespace strom::runtime

@@ -1,0 +1,161 @@
+#define BOOST_TEST_MODULE cli_strom_command
+#include <boost/test/unit_test.hpp>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+// End-to-end tests of the real `strom` program: real processes, real Fashion-MNIST.
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct outcome {
+  int status = -1;
+  std::string output;  // stdout and stderr together
+};
+
+outcome run(const std::string& arguments) {
+  const std::string command =
+    std::string{STROM_BINARY_DIR} + "/runtime/strom " + arguments + " 2>&1";
+  outcome result;
+  FILE* pipe = popen(command.c_str(), "r");
+  BOOST_REQUIRE(pipe != nullptr);
+  std::array<char, 4096> buffer{};
+  while (auto n = std::fread(buffer.data(), 1, buffer.size(), pipe))
+    result.output.append(buffer.data(), n);
+  const int raw = pclose(pipe);
+  result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return result;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in{path};
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// A JSON number field of the flat metrics object.
+double json_number(const std::string& json, const std::string& key) {
+  auto at = json.find("\"" + key + "\":");
+  BOOST_REQUIRE_MESSAGE(at != std::string::npos, key << " missing in " << json);
+  return std::stod(json.substr(at + key.size() + 3));
+}
+
+struct scratch {
+  fs::path dir = fs::temp_directory_path() / ("strom_cli_" + std::to_string(::getpid()));
+  scratch() { fs::create_directories(dir); }
+  ~scratch() { fs::remove_all(dir); }
+
+  fs::path write(const std::string& name, const std::string& text) {
+    auto path = dir / name;
+    std::ofstream{path} << text;
+    return path;
+  }
+};
+
+const std::string fashion = STROM_FASHION_MNIST_DIR;
+
+std::string small_mlp_job() {
+  return R"((name = "small_mlp",
+    network = (input = (height = 28, width = 28), weightInit = he, layers = [
+      (dense = (units = 64, activation = relu)), (output = (units = 10))]),
+    data = (
+      train = (idx = (images = ")" + fashion + R"(/train-images-idx3-ubyte.gz",
+                      labels = ")" + fashion + R"(/train-labels-idx1-ubyte.gz")),
+      test = (idx = (images = ")" + fashion + R"(/t10k-images-idx3-ubyte.gz",
+                     labels = ")" + fashion + R"(/t10k-labels-idx1-ubyte.gz")),
+      preprocessing = (scale = 0.00392156862745098)),
+    training = (epochs = 1, batchSize = 64, updater = (learningRate = 0.001, adam = ()))))";
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(help_describes_every_command_and_option) {
+  auto top = run("--help");
+  BOOST_TEST(top.status == 0);
+  for (const char* word : {"train", "eval", "frame inspect", "--log-level"})
+    BOOST_TEST(contains(top.output, word), word);
+  auto train = run("train --help");
+  BOOST_TEST(train.status == 0);
+  for (const char* word : {"--epochs", "--workers", "--seed", "--metrics-out", "--checkpoint-dir"})
+    BOOST_TEST(contains(train.output, word), word);
+}
+
+BOOST_AUTO_TEST_CASE(usage_errors_exit_with_status_2) {
+  BOOST_TEST(run("").status == 2);
+  BOOST_TEST(run("fly").status == 2);
+  auto unknown = run("train x.job --epoch 3");
+  BOOST_TEST(unknown.status == 2);
+  BOOST_TEST(contains(unknown.output, "--epoch"), unknown.output);
+  auto workers = run("train x.job --workers 2");
+  BOOST_TEST(workers.status == 2);
+  BOOST_TEST(contains(workers.output, "--workers: 2 is outside [1, 1]"), workers.output);
+  BOOST_TEST(run("train x.job --epochs many").status == 2);
+}
+
+BOOST_AUTO_TEST_CASE(malformed_job_file_fails_naming_file_and_line) {
+  scratch s;
+  auto job = s.write("broken.job", "(\n  name = \"b\",\n  training = (epochz = 1)\n)\n");
+  auto result = run("train " + job.string());
+  BOOST_TEST(result.status == 1);
+  BOOST_TEST(contains(result.output, "broken.job:3:"), result.output);
+  BOOST_TEST(contains(result.output, "epochz"), result.output);
+}
+
+BOOST_AUTO_TEST_CASE(corrupt_data_file_fails_naming_the_file) {
+  scratch s;
+  auto images = s.write("images.idx", "\x00\x00\x08\x03garbage");
+  auto job = s.write("corrupt.job", R"((network = (input = (height = 28, width = 28), layers = [
+      (output = (units = 10))]),
+    data = (train = (idx = (images = "images.idx", labels = "labels.idx"))),
+    training = (updater = (sgd = void))))");
+  auto result = run("train " + job.string());
+  BOOST_TEST(result.status == 1);
+  BOOST_TEST(contains(result.output, "images.idx"), result.output);
+}
+
+BOOST_AUTO_TEST_CASE(trains_fashion_mnist_writes_metrics_and_eval_agrees) {
+  scratch s;
+  auto job = s.write("small.job", small_mlp_job());
+  auto metrics = s.dir / "metrics.json";
+  auto result = run("train " + job.string() + " --metrics-out " + metrics.string()
+                    + " --checkpoint-dir " + (s.dir / "ckpt").string());
+  BOOST_REQUIRE_MESSAGE(result.status == 0, result.output);
+  auto json = read_file(metrics);
+  const double accuracy = json_number(json, "test_accuracy");
+  BOOST_TEST(accuracy >= 0.80, "one epoch of a small MLP: " << accuracy);
+  BOOST_TEST(json_number(json, "epochs") == 1.0);
+  BOOST_TEST(json_number(json, "workers") == 1.0);
+  BOOST_TEST(json_number(json, "nodes") == 1.0);
+  BOOST_TEST(json_number(json, "train_samples_per_second") > 0.0);
+  BOOST_TEST(json_number(json, "wall_seconds") > 0.0);
+  BOOST_TEST(json_number(json, "final_loss") < 1.0);
+
+  auto checkpoint = s.dir / "ckpt" / "small_mlp.ckpt";
+  BOOST_REQUIRE(fs::exists(checkpoint));
+  auto eval = run("eval " + checkpoint.string());
+  BOOST_REQUIRE_MESSAGE(eval.status == 0, eval.output);
+  // The evaluation of the saved model matches the one reported at the end of training.
+  char expected[32];
+  std::snprintf(expected, sizeof expected, "%.2f%%", 100.0 * accuracy);
+  BOOST_TEST(contains(eval.output, expected), eval.output << " expected " << expected);
+}
+
+BOOST_AUTO_TEST_CASE(eval_refuses_a_corrupt_checkpoint) {
+  scratch s;
+  auto bad = s.write("bad.ckpt", std::string(64, '\x7f'));
+  auto result = run("eval " + bad.string());
+  BOOST_TEST(result.status == 1);
+  BOOST_TEST(contains(result.output, "bad.ckpt"), result.output);
+}

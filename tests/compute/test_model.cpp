@@ -1,0 +1,139 @@
+#define BOOST_TEST_MODULE compute_model
+#include <boost/test/unit_test.hpp>
+
+#include <capnp/message.h>
+#include <capnp/serialize-text.h>
+
+#include <cmath>
+#include <vector>
+
+#include "strom/compute/model_from_spec.hpp"
+
+using namespace strom;
+using namespace strom::compute;
+
+namespace {
+
+/// A Network spec from Cap'n Proto text, as a job file would hold it.
+struct network_spec {
+  capnp::MallocMessageBuilder message;
+  schema::Network::Reader reader;
+  explicit network_spec(const char* text) {
+    auto root = message.initRoot<schema::Network>();
+    capnp::TextCodec{}.decode(text, capnp::toDynamic(root));
+    reader = root.asReader();
+  }
+};
+
+std::string build_error(const char* text) {
+  network_spec spec{text};
+  auto built = make_model(spec.reader, 1);
+  BOOST_REQUIRE(!built.ok());
+  return built.err().message;
+}
+
+// Average pooling: max pooling's kinks make finite differences through a whole network
+// unreliable; its own gradient is checked in tests/layers.
+constexpr const char* small_cnn = R"((
+  input = (channels = 2, height = 6, width = 6),
+  layers = [
+    (convolution = (filters = 3, kernel = 3, padding = 1, activation = tanh)),
+    (averagePooling = (kernel = 2)),
+    (batchNormalization = ()),
+    (dense = (units = 5, activation = sigmoid)),
+    (output = (units = 4))
+  ]))";
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(layers_get_consecutive_slices_of_one_flat_buffer) {
+  network_spec spec{small_cnn};
+  auto built = make_model(spec.reader, 1);
+  BOOST_REQUIRE(built.ok());
+  auto& net = **built;
+  std::size_t expected_offset = 0;
+  for (const auto& slice : net.slices()) {
+    BOOST_TEST(slice.parameter_offset == expected_offset);
+    expected_offset += slice.parameter_count;
+  }
+  // conv 3*2*3*3+3, batch norm 2*3, dense 5*27+5, output 4*5+4
+  BOOST_TEST(net.parameters().size() == 57u + 6u + 140u + 24u);
+  BOOST_TEST(net.parameters().size() == expected_offset);
+  BOOST_TEST(net.state().size() == 6u);  // running mean and variance of 3 channels
+  BOOST_TEST(net.classes() == 4u);
+}
+
+BOOST_AUTO_TEST_CASE(equal_seeds_give_equal_initial_parameters) {
+  network_spec spec{small_cnn};
+  auto a = make_model(spec.reader, 1);
+  auto b = make_model(spec.reader, 2);
+  BOOST_REQUIRE(a.ok() && b.ok());
+  (*a)->initialize(7);
+  (*b)->initialize(7);
+  auto pa = (*a)->parameters();
+  auto pb = (*b)->parameters();
+  BOOST_TEST(std::vector<float>(pa.begin(), pa.end()) == std::vector<float>(pb.begin(), pb.end()),
+             boost::test_tools::per_element());
+  (*b)->initialize(8);
+  BOOST_TEST(!std::equal(pa.begin(), pa.end(), (*b)->parameters().begin()));
+}
+
+BOOST_AUTO_TEST_CASE(whole_model_gradient_matches_finite_differences) {
+  network_spec spec{small_cnn};
+  auto built = make_model(spec.reader, 1);
+  BOOST_REQUIRE(built.ok());
+  auto& net = **built;
+  net.initialize(3);
+  constexpr std::size_t batch = 4;
+  net.reserve(batch);
+  rng gen{11};
+  std::vector<float> features(batch * net.input_shape().size());
+  for (auto& f : features)
+    f = gen.uniform(-1.0f, 1.0f);
+  const std::vector<std::int32_t> labels{0, 3, 1, 2};
+  net.compute_gradients(features, labels, batch);
+  const std::vector<float> analytic(net.gradients().begin(), net.gradients().end());
+
+  // Batch norm in training mode updates running statistics on each forward: they do not
+  // enter the loss, so re-running forward passes is harmless for the check.
+  auto params = net.parameters();
+  constexpr float eps = 1e-2f;
+  std::size_t checked = 0;
+  for (std::size_t i = 0; i < params.size(); i += 7) {
+    const float saved = params[i];
+    params[i] = saved + eps;
+    const double up = net.compute_gradients(features, labels, batch);
+    params[i] = saved - eps;
+    const double down = net.compute_gradients(features, labels, batch);
+    params[i] = saved;
+    const double numeric = (up - down) / (2.0 * eps);
+    BOOST_TEST(std::abs(numeric - analytic[i]) <= 2e-3 + 2e-2 * std::abs(numeric),
+               "parameter " << i << ": numeric " << numeric << " analytic " << analytic[i]);
+    ++checked;
+  }
+  BOOST_TEST(checked > 25u);
+}
+
+BOOST_AUTO_TEST_CASE(last_layer_must_be_output) {
+  auto message = build_error(R"((input = (width = 4), layers = [(dense = (units = 3))]))");
+  BOOST_TEST(message.find("network.layers[0]") != std::string::npos);
+  BOOST_TEST(message.find("output") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(kernel_larger_than_input_names_the_layer_and_sizes) {
+  auto message = build_error(R"((input = (height = 4, width = 4), layers = [
+      (convolution = (filters = 2, kernel = 7)), (output = (units = 3))]))");
+  BOOST_TEST(message.find("network.layers[0].convolution.kernel") != std::string::npos, message);
+  BOOST_TEST(message.find("4x4") != std::string::npos, message);
+}
+
+BOOST_AUTO_TEST_CASE(zero_units_and_bad_rates_are_refused) {
+  BOOST_TEST(build_error(R"((input = (width = 4), layers = [(dense = (units = 0)),
+      (output = (units = 3))]))").find("network.layers[0].dense.units") != std::string::npos);
+  BOOST_TEST(build_error(R"((input = (width = 4), layers = [(dropout = (rate = 1.5)),
+      (output = (units = 3))]))").find("dropout.rate: 1.5") != std::string::npos);
+  BOOST_TEST(build_error(R"((input = (width = 0), layers = [(output = (units = 3))]))")
+               .find("network.input") != std::string::npos);
+  BOOST_TEST(build_error(R"((input = (width = 4), layers = [(output = (units = 1))]))")
+               .find("output.units") != std::string::npos);
+}
