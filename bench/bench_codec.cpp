@@ -67,17 +67,6 @@ struct line {
   double memcpy_gbps;
 };
 
-const char* encoding_label(encoding enc) {
-  switch (enc) {
-    case encoding::threshold: return "threshold";
-    case encoding::bitmap: return "bitmap";
-    case encoding::two_bit: return "two_bit";
-    case encoding::dense_fp32: return "dense_fp32";
-    case encoding::dense_fp16: return "dense_fp16";
-  }
-  return "none";
-}
-
 void print(const line& l) {
   std::printf("{\"codec\":\"%s\",\"op\":\"%s\",\"elements\":%zu,\"density\":%g,\"encoding\":\"%s\","
               "\"values\":%zu,\"payload_bytes\":%zu,\"seconds\":%.6g,\"ns_per_value\":%.3g,"
@@ -112,13 +101,13 @@ void bench_threshold(std::size_t n, double density, const std::vector<float>& up
   const std::size_t reps = repetitions(n);
   const double encode_s = best_seconds(reps, [&] { message = encoder.encode(update); });
   if (!message) return;
-  print({"threshold", "encode", n, density, encoding_label(message->enc), message->values,
+  print({"threshold", "encode", n, density, to_string(message->enc), message->values,
          message->payload.size(), encode_s, memcpy_gbps});
   std::vector<float> target(n, 0.0f);
   const double decode_s = best_seconds(reps, [&] {
     if (!decode_add(message->enc, message->threshold, message->payload, target).ok()) std::abort();
   });
-  print({"threshold", "decode", n, density, encoding_label(message->enc), message->values,
+  print({"threshold", "decode", n, density, to_string(message->enc), message->values,
          message->payload.size(), decode_s, memcpy_gbps});
 }
 

@@ -4,6 +4,7 @@
 #include "commands.hpp"
 #include "strom/log.hpp"
 #include "strom/runtime/local_training.hpp"
+#include "strom/runtime/parallel_training.hpp"
 #include "strom/runtime/progress_display.hpp"
 
 namespace strom::cli {
@@ -16,7 +17,7 @@ const command_spec train_spec{
   "checkpoint of parameters, updater state and progress.",
   {
     {"epochs", "N", "override training.epochs"},
-    {"workers", "N", "workers in this process (1 until the actor runtime lands)"},
+    {"workers", "N", "trainers in this process sharing encoded updates (default 1)"},
     {"seed", "S", "override training.seed"},
     {"metrics-out", "FILE", "write the run's metrics as one JSON object to FILE"},
     {"checkpoint-dir", "DIR", "where to save JOBNAME.ckpt (default: checkpoints)"},
@@ -26,6 +27,8 @@ const command_spec train_spec{
 
 /// Largest epoch count accepted on the command line; more is surely a typo.
 constexpr std::uint64_t max_epochs = 1'000'000;
+/// Workers in one process; each holds a model replica, so far more than cores only wastes memory.
+constexpr std::uint64_t max_workers = 1024;
 
 } // namespace
 
@@ -40,7 +43,7 @@ int run_train(int argc, char** argv) {
     return exit_ok;
   }
   auto epochs = args->get_uint("epochs", 1, max_epochs);
-  auto workers = args->get_uint("workers", 1, 1);
+  auto workers = args->get_uint("workers", 1, max_workers);
   auto seed = args->get_uint("seed", 0, UINT64_MAX);
   for (const auto* parsed : {&epochs, &workers, &seed}) {
     if (!parsed->ok()) {
@@ -61,7 +64,9 @@ int run_train(int argc, char** argv) {
   options.seed = seed.value();
   options.checkpoint_dir = args->get("checkpoint-dir").value_or("checkpoints");
   options.observer = &display;
-  auto report = runtime::train_locally(*job, options);
+  const auto worker_count = static_cast<std::uint32_t>(workers.value().value_or(1));
+  auto report = worker_count == 1 ? runtime::train_locally(*job, options)
+                                  : runtime::train_in_process(*job, options, worker_count);
   if (!report) {
     fmt::print(stderr, "strom train: {}\n", report.err().message);
     return exit_failure;
@@ -72,12 +77,14 @@ int run_train(int argc, char** argv) {
       return exit_failure;
     }
   }
-  fmt::print("{}: {} epochs in {:.1f} s ({:.0f} training samples/s on {} worker)\n"
-             "  test accuracy {:.2f}%, test loss {:.4f}, final training loss {:.4f}\n"
-             "  checkpoint: {}\n",
+  const auto quality = report->test_accuracy < 0
+                         ? std::string{"no test set"}
+                         : fmt::format("test accuracy {:.2f}%, test loss {:.4f}",
+                                       100.0 * report->test_accuracy, report->test_loss);
+  fmt::print("{}: {} epochs in {:.1f} s ({:.0f} training samples/s on {} workers)\n"
+             "  {}, final training loss {:.4f}\n  checkpoint: {}\n",
              report->job, report->epochs, report->wall_seconds, report->train_samples_per_second,
-             report->workers, 100.0 * report->test_accuracy, report->test_loss, report->final_loss,
-             report->checkpoint);
+             report->workers, quality, report->final_loss, report->checkpoint);
   return exit_ok;
 }
 

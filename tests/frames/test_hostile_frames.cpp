@@ -200,9 +200,9 @@ BOOST_AUTO_TEST_CASE(payload_pointer_out_of_the_segment_is_refused) {
   // Word 1 of the frame is the root pointer, the struct's 8 data words follow, then its one
   // pointer: the payload's list pointer at word 10. Push its target far past the segment.
   std::uint64_t pointer;
-  std::memcpy(&pointer, &words[10], sizeof pointer);
+  std::memcpy(&pointer, static_cast<const void*>(&words[10]), sizeof pointer);
   pointer += std::uint64_t{1} << 20;  // offset field (bits 2..31) grows by 2^18 words
-  std::memcpy(&words[10], &pointer, sizeof pointer);
+  std::memcpy(static_cast<void*>(&words[10]), &pointer, sizeof pointer);
   auto f = frame::from_bytes(test::bytes_of(words));
   BOOST_TEST_REQUIRE(f.ok());
   expect_refused(*f, "malformed message");
@@ -214,9 +214,9 @@ BOOST_AUTO_TEST_CASE(root_pointer_of_the_wrong_kind_is_refused) {
     test::fill_honest(b, encoding::dense_fp32, 0, 8, payload);
   });
   std::uint64_t pointer;
-  std::memcpy(&pointer, &words[1], sizeof pointer);
+  std::memcpy(&pointer, static_cast<const void*>(&words[1]), sizeof pointer);
   pointer |= 1;  // struct pointer becomes a list pointer
-  std::memcpy(&words[1], &pointer, sizeof pointer);
+  std::memcpy(static_cast<void*>(&words[1]), &pointer, sizeof pointer);
   auto f = frame::from_bytes(test::bytes_of(words));
   BOOST_TEST_REQUIRE(f.ok());
   expect_refused(*f, "malformed message");

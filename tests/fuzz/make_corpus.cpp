@@ -29,17 +29,6 @@ using bytes = std::vector<std::byte>;
 /// not a multiple of 16 so that padding is exercised.
 constexpr std::size_t sample_elements = 999;
 
-const char* encoding_label(encoding enc) {
-  switch (enc) {
-    case encoding::threshold: return "threshold";
-    case encoding::bitmap: return "bitmap";
-    case encoding::two_bit: return "two_bit";
-    case encoding::dense_fp32: return "dense_fp32";
-    case encoding::dense_fp16: return "dense_fp16";
-  }
-  return "unknown";
-}
-
 void write(const fs::path& folder, const std::string& name, const bytes& content) {
   fs::create_directories(folder);
   std::FILE* file = std::fopen((folder / name).c_str(), "wb");
@@ -96,7 +85,7 @@ void write_update_frame_corpus(const fs::path& folder) {
         std::exit(1);
       }
       const bool lz4 = policy == lz4_policy::when_smaller;
-      write(folder, std::string("valid_") + encoding_label(enc) + (lz4 ? "_lz4" : ""),
+      write(folder, std::string("valid_") + to_string(enc) + (lz4 ? "_lz4" : ""),
             frame_bytes(*f));
       if (enc == encoding::bitmap && !lz4)
         valid_bitmap = *f;
@@ -198,6 +187,6 @@ int main(int argc, char** argv) {
   const fs::path root = argv[1];
   write_update_frame_corpus(root / "update_frame");
   for (const encoding enc : test::all_encodings)
-    write_decoder_corpus(root / encoding_label(enc), enc);
+    write_decoder_corpus(root / to_string(enc), enc);
   return 0;
 }

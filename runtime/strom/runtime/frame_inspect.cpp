@@ -15,17 +15,6 @@ namespace {
 
 using namespace strom::compute;
 
-const char* encoding_label(encoding enc) {
-  switch (enc) {
-    case encoding::threshold: return "threshold";
-    case encoding::bitmap: return "bitmap";
-    case encoding::two_bit: return "two_bit";
-    case encoding::dense_fp32: return "dense_fp32";
-    case encoding::dense_fp16: return "dense_fp16";
-  }
-  return "unknown";
-}
-
 int refuse(std::FILE* err, const std::string& path, const std::string& problem) {
   fmt::print(err, "strom frame inspect: {}: {}\n", path, problem);
   return 1;
@@ -69,7 +58,7 @@ int inspect_frame_file(const std::string& path, std::FILE* out, std::FILE* err) 
   fmt::print(out, "  sequence         {}\n", v.header.sequence);
   fmt::print(out, "  iteration        {}\n", v.header.iteration);
   fmt::print(out, "  epoch            {}\n", v.header.epoch);
-  fmt::print(out, "  encoding         {}\n", encoding_label(v.enc));
+  fmt::print(out, "  encoding         {}\n", to_string(v.enc));
   fmt::print(out, "  threshold        {}\n", v.threshold);
   fmt::print(out, "  offset           {}\n", v.header.offset);
   fmt::print(out, "  elements         {}\n", v.elements);

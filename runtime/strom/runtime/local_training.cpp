@@ -2,52 +2,24 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
-#include <filesystem>
 
-#include "strom/compute/cpu/blas.hpp"
 #include "strom/compute/data/batch_loader.hpp"
-#include "strom/compute/data/dataset_from_spec.hpp"
 #include "strom/compute/data/partition.hpp"
 #include "strom/compute/evaluation.hpp"
 #include "strom/compute/replica_from_spec.hpp"
 #include "strom/log.hpp"
 #include "strom/runtime/checkpoint.hpp"
+#include "strom/runtime/training_setup.hpp"
 
 namespace strom::runtime {
 
-namespace {
-
-using clock = std::chrono::steady_clock;
-
-double seconds_since(clock::time_point start) {
-  return std::chrono::duration<double>(clock::now() - start).count();
-}
-
-/// Zero compute threads is a mistake in the job file, not a request for a default.
-result<void> set_threads(std::uint32_t threads) {
-  if (threads == 0)
-    return error{"training.computeThreads: must be at least 1"};
-  compute::set_compute_threads(static_cast<int>(threads));
-  return success();
-}
-
-} // namespace
-
 result<training_report> train_locally(job_spec& job, const local_training_options& options) {
-  const auto run_start = clock::now();
-  auto training = job.builder().getTraining();
-  if (options.epochs)
-    training.setEpochs(*options.epochs);
-  if (options.seed)
-    training.setSeed(*options.seed);
+  const auto run_start = training_clock::now();
+  if (auto ok = prepare_run(job, options); !ok)
+    return ok.err();
   auto spec = job.reader();
   const auto epochs = spec.getTraining().getEpochs();
   const auto batch_size = spec.getTraining().getBatchSize();
-  if (epochs == 0)
-    return error{fmt::format("{}: training.epochs: must be at least 1", job.source())};
-  if (auto ok = set_threads(spec.getTraining().getComputeThreads()); !ok)
-    return error{fmt::format("{}: {}", job.source(), ok.err().message)};
 
   auto built = compute::make_replica(spec, 0);
   if (!built)
@@ -55,19 +27,10 @@ result<training_report> train_locally(job_spec& job, const local_training_option
   auto& trainer = **built;
   auto& net = trainer.net();
 
-  log::info("{}: loading data", job.source());
-  auto data = compute::load_data(spec.getData(), ".");
+  auto data = load_training_data(job, net);
   if (!data)
-    return error{fmt::format("{}: {}", job.source(), data.err().message)};
+    return data.err();
   auto& train_set = data->train;
-  if (train_set.size() == 0)
-    return error{fmt::format("{}: data.train: the training set is empty", job.source())};
-  if (train_set.sample_shape.size() != net.input_shape().size())
-    return error{fmt::format("{}: network.input: {} floats per sample, but the training data has {}",
-                             job.source(), net.input_shape().size(), train_set.sample_shape.size())};
-  if (train_set.classes > net.classes())
-    return error{fmt::format("{}: the data has labels up to {}, but the output layer has {} units",
-                             job.source(), train_set.classes - 1, net.classes())};
   log::info("{}: {} training and {} test samples, {} parameters", job.source(), train_set.size(),
             data->test.size(), net.parameters().size());
 
@@ -78,17 +41,14 @@ result<training_report> train_locally(job_spec& job, const local_training_option
   const std::size_t batches_per_epoch = (train_set.size() + batch_size - 1) / batch_size;
   const std::uint64_t seed = spec.getTraining().getSeed();
   const bool shuffle = spec.getData().getShuffle();
-  const std::string checkpoint_path =
-    options.checkpoint_dir.empty()
-      ? std::string{}
-      : (std::filesystem::path{options.checkpoint_dir} / fmt::format("{}.ckpt", report.job)).string();
+  const std::string checkpoint = checkpoint_path(options, report.job);
   training_observer silent;
   training_observer& observer = options.observer ? *options.observer : silent;
 
   for (std::uint32_t epoch = 0; epoch < epochs; ++epoch) {
     compute::batch_loader loader{train_set, compute::epoch_order(everything, seed, epoch, shuffle),
                                  batch_size};
-    const auto epoch_start = clock::now();
+    const auto epoch_start = training_clock::now();
     double loss_sum = 0.0;
     std::size_t samples = 0;
     std::size_t batches = 0;
@@ -117,16 +77,16 @@ result<training_report> train_locally(job_spec& job, const local_training_option
       summary.test_accuracy = report.test_accuracy = quality.accuracy;
     }
     observer.on_epoch(summary);
-    if (!checkpoint_path.empty()) {
+    if (!checkpoint.empty()) {
       checkpoint_progress progress{epoch + 1, trainer.iteration(), report.train_samples,
                                    static_cast<float>(report.test_accuracy),
                                    static_cast<float>(report.test_loss)};
-      if (auto ok = save_checkpoint(checkpoint_path, job, trainer, progress); !ok)
+      if (auto ok = save_checkpoint(checkpoint, job, trainer, progress); !ok)
         return ok.err();
     }
   }
   report.iterations = trainer.iteration();
-  report.checkpoint = checkpoint_path;
+  report.checkpoint = checkpoint;
   report.train_samples_per_second = report.train_samples / std::max(report.train_seconds, 1e-9);
   report.wall_seconds = seconds_since(run_start);
   return report;

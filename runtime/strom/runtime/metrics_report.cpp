@@ -40,11 +40,17 @@ std::string to_json(const training_report& r) {
   return fmt::format(
     "{{\"job\":{},\"test_accuracy\":{},\"test_loss\":{},\"final_loss\":{},\"epochs\":{},"
     "\"workers\":{},\"nodes\":{},\"wall_seconds\":{},\"train_seconds\":{},\"train_samples\":{},"
-    "\"train_samples_per_second\":{},\"iterations\":{},\"checkpoint\":{}}}",
-    json_string(r.job), json_number(r.test_accuracy), json_number(r.test_loss),
+    "\"train_samples_per_second\":{},\"iterations\":{},\"checkpoint\":{},\"bytes_sent\":{},"
+    "\"dense_bytes_equivalent\":{},\"updates_applied\":{},\"duplicate_updates_dropped\":{},"
+    "\"duplicate_updates_applied\":{},\"frames_rejected\":{},\"mean_density\":{},"
+    "\"final_threshold\":{}}}",
+    json_string(r.job), r.test_accuracy < 0 ? "null" : json_number(r.test_accuracy),
+    r.test_accuracy < 0 ? "null" : json_number(r.test_loss),
     json_number(r.final_loss), r.epochs, r.workers, r.nodes, json_number(r.wall_seconds),
     json_number(r.train_seconds), r.train_samples, json_number(r.train_samples_per_second),
-    r.iterations, json_string(r.checkpoint));
+    r.iterations, json_string(r.checkpoint), r.bytes_sent, r.dense_bytes_equivalent,
+    r.updates_applied, r.duplicate_updates_dropped, r.duplicate_updates_applied, r.frames_rejected,
+    json_number(r.mean_density), json_number(r.final_threshold));
 }
 
 result<void> write_metrics(const std::string& path, const training_report& report) {

@@ -53,11 +53,12 @@ void progress_display::on_epoch(const epoch_summary& s) {
     fmt::print(out_, "\n");
     bar_drawn_ = false;
   }
-  const auto accuracy = s.test_accuracy < 0 ? std::string{"n/a"}
-                                            : fmt::format("{:.2f}%", 100.0 * s.test_accuracy);
-  log::info("epoch {}/{} done in {}: train loss {:.4f}, test loss {:.4f}, test accuracy {}, "
-            "{:.0f} samples/s", s.epoch, s.epochs, format_duration(s.seconds), s.train_loss,
-            s.test_loss, accuracy, s.samples_per_second);
+  const auto quality = s.test_accuracy < 0
+                         ? std::string{"no test set"}
+                         : fmt::format("test loss {:.4f}, test accuracy {:.2f}%", s.test_loss,
+                                       100.0 * s.test_accuracy);
+  log::info("epoch {}/{} done in {}: train loss {:.4f}, {}, {:.0f} samples/s", s.epoch, s.epochs,
+            format_duration(s.seconds), s.train_loss, quality, s.samples_per_second);
 }
 
 } // namespace strom::runtime

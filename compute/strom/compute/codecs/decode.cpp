@@ -18,29 +18,18 @@ namespace {
 
 constexpr std::size_t word_bytes = 4;
 
-const char* encoding_name(encoding enc) {
-  switch (enc) {
-    case encoding::threshold: return "threshold";
-    case encoding::bitmap: return "bitmap";
-    case encoding::two_bit: return "two_bit";
-    case encoding::dense_fp32: return "dense_fp32";
-    case encoding::dense_fp16: return "dense_fp16";
-  }
-  return "unknown";
-}
-
 result<void> expect_words(encoding enc, std::size_t payload_bytes, std::size_t words,
                           std::size_t elements) {
   if (payload_bytes != words * word_bytes)
     return error{fmt::format("{} payload for {} elements: expected {} bytes, found {}",
-                             encoding_name(enc), elements, words * word_bytes, payload_bytes)};
+                             to_string(enc), elements, words * word_bytes, payload_bytes)};
   return success();
 }
 
 result<void> expect_threshold(encoding enc, float threshold) {
   if (!std::isfinite(threshold) || threshold <= 0.0f)
     return error{fmt::format("{} payload: threshold must be finite and > 0, found {}",
-                             encoding_name(enc), threshold)};
+                             to_string(enc), threshold)};
   return success();
 }
 
@@ -55,7 +44,7 @@ result<void> validate_sixteen_per_word(encoding enc, float threshold,
         enc == encoding::bitmap ? bitmap_padding_bits(n) : two_bit_padding_bits(n);
     if ((last & padding) != 0)
       return error{fmt::format("{} payload for {} elements: padding bits set in last word {:#010x}",
-                               encoding_name(enc), n, last)};
+                               to_string(enc), n, last)};
   }
   if (enc == encoding::two_bit) {
     constexpr std::uint32_t low_bits = 0x55555555u;
@@ -117,6 +106,17 @@ result<void> validate_fp16(std::span<const std::byte> payload, std::size_t n) {
 }
 
 } // namespace
+
+const char* to_string(encoding enc) noexcept {
+  switch (enc) {
+    case encoding::threshold: return "threshold";
+    case encoding::bitmap: return "bitmap";
+    case encoding::two_bit: return "two_bit";
+    case encoding::dense_fp32: return "dense_fp32";
+    case encoding::dense_fp16: return "dense_fp16";
+  }
+  return "unknown";
+}
 
 result<void> decode_add(encoding enc, float threshold, std::span<const std::byte> payload,
                         std::span<float> target) {

@@ -23,6 +23,9 @@ enum class encoding : std::uint8_t {
   dense_fp16 = 4,  ///< every element as an IEEE half
 };
 
+/// The encoding's name ("threshold", "two_bit", ...); "unknown" for values off the enum.
+const char* to_string(encoding enc) noexcept;
+
 /// Decodes `payload` (little-endian, 4-byte aligned) and adds it into `target`, whose size is
 /// the number of elements the payload covers. Refuses, without touching `target`, any
 /// payload whose length, indices or values do not fit `target` or the encoding.

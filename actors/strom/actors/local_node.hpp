@@ -1,0 +1,45 @@
+#pragma once
+// Spawns one node's gradient-sharing actors in this process: a relay, an accumulator and one
+// detached trainer per replica, wired together (trainers -> accumulator -> relay -> trainers).
+// A later multi-node step connects relays with add_peer_atom; nothing here changes.
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "strom/compute/codecs/threshold_encoder.hpp"
+#include "strom/compute/data/dataset.hpp"
+#include "strom/compute/frames/update_frame.hpp"
+#include "strom/compute/replica.hpp"
+
+namespace strom::actors {
+
+/// What a node is built from.
+struct local_node_setup {
+  std::uint64_t node_id = 0;                                ///< origin of its frames
+  std::vector<std::shared_ptr<compute::replica>> replicas;  ///< one per worker slot, equal
+  std::shared_ptr<const compute::dataset> train;            ///< partitioned among the slots
+  std::uint64_t seed = 0;                                   ///< the job seed
+  bool shuffle = true;
+  std::size_t batch_size = 1;
+  compute::threshold_encoder_options encoding;
+  compute::frame_options frames;
+  caf::actor supervisor;  ///< receives the trainers' reports
+};
+
+/// Handles of a node's actors; keeping them keeps the actors alive.
+struct local_node {
+  caf::actor relay;
+  caf::actor accumulator;
+  std::vector<caf::actor> trainers;  ///< by worker slot
+
+  /// Every actor of the node.
+  std::vector<caf::actor> all() const;
+};
+
+/// Spawns and wires the node's actors; the trainers wait for (start_atom, epoch).
+local_node spawn_local_node(caf::actor_system& system, const local_node_setup& setup);
+
+} // namespace strom::actors

@@ -1,0 +1,76 @@
+#include "strom/actors/messages.hpp"
+
+#include <cstring>
+
+namespace strom::actors {
+
+namespace detail {
+
+caf::error load_frame(caf::deserializer& source, compute::frame& target) {
+  std::size_t bytes = 0;
+  if (auto err = source.begin_sequence(bytes))
+    return err;
+  // The length comes from the peer: check it before allocating anything.
+  if (auto ok = compute::frame::check_size(bytes); !ok)
+    return caf::make_error(caf::sec::invalid_argument, "shared_frame: " + ok.err().message);
+  auto words = compute::allocate_frame_words(bytes / sizeof(capnp::word));
+  if (auto err = source.apply_raw(bytes, words.get()))
+    return err;
+  if (auto err = source.end_sequence())
+    return err;
+  auto made = compute::frame::from_bytes({reinterpret_cast<const std::byte*>(words.get()), bytes},
+                                         std::shared_ptr<const void>{words, words.get()});
+  if (!made)
+    return caf::make_error(caf::sec::invalid_argument, "shared_frame: " + made.err().message);
+  target = std::move(*made);
+  return caf::none;
+}
+
+caf::error save_frame(caf::serializer& sink, const compute::frame& value) {
+  std::size_t bytes = value.size();
+  if (auto err = sink.begin_sequence(bytes))
+    return err;
+  // apply_raw takes a mutable pointer for both directions; a serializer only reads it.
+  if (bytes > 0)
+    if (auto err = sink.apply_raw(bytes, const_cast<std::byte*>(value.bytes().data())))
+      return err;
+  return sink.end_sequence();
+}
+
+caf::error load_floats(caf::deserializer& source,
+                       std::shared_ptr<const std::vector<float>>& target) {
+  std::size_t count = 0;
+  if (auto err = source.begin_sequence(count))
+    return err;
+  if (count > max_update_floats)
+    return caf::make_error(caf::sec::invalid_argument,
+                           "worker_update: " + std::to_string(count) + " floats exceed the cap of "
+                             + std::to_string(max_update_floats));
+  auto values = std::make_shared<std::vector<float>>(count);
+  if (count > 0)
+    if (auto err = source.apply_raw(count * sizeof(float), values->data()))
+      return err;
+  if (auto err = source.end_sequence())
+    return err;
+  target = std::move(values);
+  return caf::none;
+}
+
+caf::error save_floats(caf::serializer& sink,
+                       const std::shared_ptr<const std::vector<float>>& value) {
+  std::size_t count = value ? value->size() : 0;
+  if (auto err = sink.begin_sequence(count))
+    return err;
+  if (count > 0)
+    if (auto err = sink.apply_raw(count * sizeof(float), const_cast<float*>(value->data())))
+      return err;
+  return sink.end_sequence();
+}
+
+} // namespace detail
+
+void register_message_types(caf::actor_system_config& cfg) {
+  cfg.add_message_types<caf::id_block::strom>();
+}
+
+} // namespace strom::actors

@@ -1,0 +1,62 @@
+#include "strom/actors/relay.hpp"
+
+#include <algorithm>
+
+#include "strom/log.hpp"
+
+namespace strom::actors {
+
+namespace {
+
+void forget(std::vector<caf::actor>& handles, const caf::actor_addr& gone) {
+  handles.erase(std::remove_if(handles.begin(), handles.end(),
+                               [&](const caf::actor& h) { return h.address() == gone; }),
+                handles.end());
+}
+
+} // namespace
+
+caf::behavior relay(caf::stateful_actor<relay_state>* self) {
+  self->set_down_handler([self](const caf::down_msg& down) {
+    forget(self->state.subscribers, down.source);
+    forget(self->state.peers, down.source);
+  });
+  return {
+    [self](const shared_frame& incoming) {
+      auto& st = self->state;
+      auto view = compute::read_update_frame(incoming.value, st.workspace);
+      if (!view) {
+        ++st.stats.frames_rejected;
+        log::warning("relay: dropped a frame of {} bytes: {}", incoming.value.size(),
+                     view.err().message);
+        return;
+      }
+      if (!st.seen.insert(view->header.origin_node, view->header.sequence)) {
+        ++st.stats.duplicates_dropped;
+        return;
+      }
+      ++st.stats.frames_forwarded;
+      for (const auto& subscriber : st.subscribers)
+        self->send(subscriber, incoming);
+      const auto from = self->current_sender();
+      for (const auto& peer : st.peers)
+        if (peer.address() != from)
+          self->send(peer, incoming);
+    },
+    [self](const drain_marker& marker) {
+      for (const auto& subscriber : self->state.subscribers)
+        self->send(subscriber, marker);
+    },
+    [self](subscribe_atom, const caf::actor& subscriber) {
+      self->monitor(subscriber);
+      self->state.subscribers.push_back(subscriber);
+    },
+    [self](add_peer_atom, const caf::actor& peer) {
+      self->monitor(peer);
+      self->state.peers.push_back(peer);
+    },
+    [self](stats_atom) { return self->state.stats; },
+  };
+}
+
+} // namespace strom::actors

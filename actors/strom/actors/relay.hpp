@@ -1,0 +1,34 @@
+#pragma once
+// The relay: a node's gradient-sharing transport. Every update frame a node sees passes
+// through it once: frames that fail to read are counted and dropped, duplicates (same origin
+// and sequence, e.g. arriving over two mesh paths or resent after a restore) are counted and
+// dropped, and each new frame goes to every local subscriber (the trainers, which apply it)
+// and every peer relay except the one it came from.
+
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "strom/actors/messages.hpp"
+#include "strom/actors/seen_updates.hpp"
+#include "strom/compute/frames/update_frame.hpp"
+
+namespace strom::actors {
+
+/// A relay's state.
+struct relay_state {
+  std::vector<caf::actor> subscribers;  ///< local trainers
+  std::vector<caf::actor> peers;        ///< relays of other nodes (the topology's edges)
+  seen_updates seen;                    ///< de-duplication keys
+  compute::frame_workspace workspace;   ///< scratch space for reading LZ4 frames
+  relay_stats stats;
+
+  static inline const char* name = "strom.relay";
+};
+
+/// Handles: shared_frame (validate, de-duplicate, forward); drain_marker (forward to the
+/// subscribers); (subscribe_atom, actor) and (add_peer_atom, actor) to connect; stats_atom
+/// -> relay_stats.
+caf::behavior relay(caf::stateful_actor<relay_state>* self);
+
+} // namespace strom::actors

@@ -1,0 +1,53 @@
+#include "strom/runtime/training_setup.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "strom/compute/cpu/blas.hpp"
+#include "strom/log.hpp"
+
+namespace strom::runtime {
+
+double seconds_since(training_clock::time_point start) {
+  return std::chrono::duration<double>(training_clock::now() - start).count();
+}
+
+result<void> prepare_run(job_spec& job, const local_training_options& options) {
+  auto training = job.builder().getTraining();
+  if (options.epochs)
+    training.setEpochs(*options.epochs);
+  if (options.seed)
+    training.setSeed(*options.seed);
+  if (training.getEpochs() == 0)
+    return error{fmt::format("{}: training.epochs: must be at least 1", job.source())};
+  if (training.getComputeThreads() == 0)
+    return error{fmt::format("{}: training.computeThreads: must be at least 1", job.source())};
+  compute::set_compute_threads(static_cast<int>(training.getComputeThreads()));
+  return success();
+}
+
+result<compute::training_data> load_training_data(const job_spec& job, const compute::model& net) {
+  log::info("{}: loading data", job.source());
+  auto data = compute::load_data(job.reader().getData(), ".");
+  if (!data)
+    return error{fmt::format("{}: {}", job.source(), data.err().message)};
+  const auto& train = data->train;
+  if (train.size() == 0)
+    return error{fmt::format("{}: data.train: the training set is empty", job.source())};
+  if (train.sample_shape.size() != net.input_shape().size())
+    return error{fmt::format("{}: network.input: {} floats per sample, but the training data has {}",
+                             job.source(), net.input_shape().size(), train.sample_shape.size())};
+  if (train.classes > net.classes())
+    return error{fmt::format("{}: the data has labels up to {}, but the output layer has {} units",
+                             job.source(), train.classes - 1, net.classes())};
+  return data;
+}
+
+std::string checkpoint_path(const local_training_options& options, const std::string& job_name) {
+  if (options.checkpoint_dir.empty())
+    return {};
+  return (std::filesystem::path{options.checkpoint_dir} / fmt::format("{}.ckpt", job_name)).string();
+}
+
+} // namespace strom::runtime

@@ -1,0 +1,162 @@
+#define BOOST_TEST_MODULE actors_gradient_sharing
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "strom/actors/accumulator.hpp"
+#include "strom/actors/messages.hpp"
+#include "strom/actors/relay.hpp"
+#include "strom/compute/codecs/threshold_encoder.hpp"
+#include "strom/compute/frames/update_frame.hpp"
+
+using namespace strom;
+using namespace strom::actors;
+
+namespace {
+
+constexpr std::size_t elements = 64;
+
+/// An actor system on CAF's deterministic scheduler, plus a blocking actor to talk to it.
+struct deterministic_system {
+  static caf::actor_system_config& configured(caf::actor_system_config& cfg) {
+    register_message_types(cfg);
+    cfg.set("scheduler.policy", caf::atom("testing"));
+    return cfg;
+  }
+  caf::actor_system_config cfg;
+  caf::actor_system sys{configured(cfg)};
+  caf::scheduler::test_coordinator& sched =
+    dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
+  caf::scoped_actor self{sys};
+
+};
+
+/// A frame from origin 7 with `sequence`, carrying +1 at the first 8 elements.
+compute::frame sample_frame(std::uint64_t sequence) {
+  compute::threshold_encoder_options options;
+  options.policy = compute::threshold_policy{compute::fixed_threshold_options{1.0f}};
+  compute::threshold_encoder encoder{elements, options};
+  std::vector<float> update(elements, 0.0f);
+  std::fill(update.begin(), update.begin() + 8, 1.5f);
+  auto encoded = encoder.encode(update);
+  BOOST_REQUIRE(encoded);
+  auto built = compute::build_update_frame({7, 0, sequence, 1, 0, 0}, *encoded);
+  BOOST_REQUIRE(built);
+  return *built;
+}
+
+/// A frame whose stream header is valid but whose root pointer points far outside it.
+compute::frame corrupt_frame() {
+  std::vector<std::uint64_t> words{std::uint64_t{1} << 32, ~std::uint64_t{0}};
+  auto made = compute::frame::from_bytes(
+    {reinterpret_cast<const std::byte*>(words.data()), words.size() * sizeof(std::uint64_t)});
+  BOOST_REQUIRE(made);
+  return *made;
+}
+
+relay_stats stats_of(deterministic_system& env, const caf::actor& relay_actor) {
+  env.self->send(relay_actor, stats_atom_v);
+  env.sched.run();
+  relay_stats out;
+  env.self->receive([&](const relay_stats& s) { out = s; });
+  return out;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(relay_forwards_a_frame_seen_twice_only_once) {
+  deterministic_system env;
+  auto r = env.sys.spawn(relay);
+  env.self->send(r, subscribe_atom_v, caf::actor_cast<caf::actor>(env.self));
+  env.sched.run();
+  const auto f = sample_frame(0);
+  env.self->send(r, shared_frame{f});
+  env.self->send(r, shared_frame{f});
+  env.sched.run();
+  std::size_t frames = 0;
+  env.self->receive_while([&] { return frames < 1; })([&](const shared_frame&) { ++frames; });
+  const auto stats = stats_of(env, r);
+  BOOST_TEST(stats.frames_forwarded == 1u);
+  BOOST_TEST(stats.duplicates_dropped == 1u);
+  BOOST_TEST(stats.frames_rejected == 0u);
+  env.self->send_exit(r, caf::exit_reason::user_shutdown);
+  env.sched.run();
+}
+
+BOOST_AUTO_TEST_CASE(relay_counts_and_drops_a_corrupt_frame) {
+  deterministic_system env;
+  auto r = env.sys.spawn(relay);
+  env.self->send(r, subscribe_atom_v, caf::actor_cast<caf::actor>(env.self));
+  env.self->send(r, shared_frame{corrupt_frame()});
+  env.self->send(r, shared_frame{sample_frame(0)});
+  env.sched.run();
+  // The relay survived the corrupt frame and forwarded the good one.
+  env.self->receive([&](const shared_frame& f) { BOOST_TEST(f.value.size() > 16u); });
+  const auto stats = stats_of(env, r);
+  BOOST_TEST(stats.frames_rejected == 1u);
+  BOOST_TEST(stats.frames_forwarded == 1u);
+  env.self->send_exit(r, caf::exit_reason::user_shutdown);
+  env.sched.run();
+}
+
+BOOST_AUTO_TEST_CASE(accumulator_sends_one_frame_per_round_with_the_encoded_negated_sum) {
+  deterministic_system env;
+  accumulator_setup setup;
+  setup.node_id = 3;
+  setup.workers = 2;
+  setup.elements = elements;
+  setup.encoding.policy = compute::threshold_policy{compute::fixed_threshold_options{0.5f}};
+  setup.relay = caf::actor_cast<caf::actor>(env.self);
+  auto acc = env.sys.spawn(accumulator, setup);
+  auto values = std::make_shared<std::vector<float>>(elements, 0.1f);
+  std::fill(values->begin(), values->begin() + 8, 0.3f);
+  env.self->send(acc, worker_update{0, 1, 0, values});
+  env.sched.run();
+  // Half a round: nothing may be sent yet.
+  bool early = false;
+  env.self->receive([&](const shared_frame&) { early = true; },
+                    caf::after(std::chrono::seconds(0)) >> [] {});
+  BOOST_TEST(!early);
+  env.self->send(acc, worker_update{1, 1, 0, values});
+  env.sched.run();
+  compute::frame received;
+  env.self->receive([&](const shared_frame& f) { received = f.value; });
+  compute::frame_workspace ws;
+  auto view = compute::read_update_frame(received, ws);
+  BOOST_REQUIRE(view);
+  BOOST_TEST(view->header.origin_node == 3u);
+  BOOST_TEST(view->header.sequence == 0u);
+  std::vector<float> model(elements, 0.0f);
+  BOOST_REQUIRE(compute::apply_update_frame(received, model, ws));
+  // Sum 0.6 reaches the threshold 0.5 and is sent negated; 0.2 stays in the residual.
+  for (std::size_t i = 0; i < elements; ++i)
+    BOOST_TEST(model[i] == (i < 8 ? -0.5f : 0.0f));
+  env.self->send(acc, stats_atom_v);
+  env.sched.run();
+  env.self->receive([&](const accumulator_stats& s) {
+    BOOST_TEST(s.rounds == 1u);
+    BOOST_TEST(s.frames_sent == 1u);
+    BOOST_TEST(s.bytes_sent == received.size());
+    BOOST_TEST(s.dense_bytes_equivalent == 4u * elements);
+  });
+  env.self->send_exit(acc, caf::exit_reason::user_shutdown);
+  env.sched.run();
+}
+
+BOOST_AUTO_TEST_CASE(shared_frame_survives_serialisation) {
+  deterministic_system env;
+  const auto original = sample_frame(5);
+  std::vector<char> buffer;
+  caf::binary_serializer sink{env.sys, buffer};
+  shared_frame out{original};
+  BOOST_REQUIRE(!sink(out));
+  caf::binary_deserializer source{env.sys, buffer};
+  shared_frame in;
+  BOOST_REQUIRE(!source(in));
+  BOOST_TEST(in.value.size() == original.size());
+  BOOST_TEST(std::memcmp(in.value.bytes().data(), original.bytes().data(), original.size()) == 0);
+}
