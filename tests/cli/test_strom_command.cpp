@@ -159,3 +159,17 @@ BOOST_AUTO_TEST_CASE(eval_refuses_a_corrupt_checkpoint) {
   BOOST_TEST(result.status == 1);
   BOOST_TEST(contains(result.output, "bad.ckpt"), result.output);
 }
+
+BOOST_AUTO_TEST_CASE(frame_inspect_prints_a_valid_frame_and_refuses_a_malformed_one) {
+  const std::string corpus = std::string{STROM_SOURCE_DIR} + "/tests/fuzz/corpus/update_frame/";
+  auto good = run("frame inspect " + corpus + "valid_threshold");
+  BOOST_TEST(good.status == 0, good.output);
+  for (const char* field : {"threshold", "density", "bytes"})
+    BOOST_TEST(contains(good.output, field), field << " in " << good.output);
+  for (const char* bad : {"truncated_word", "unknown_encoding", "lz4_bomb_max_raw"}) {
+    auto refused = run("frame inspect " + corpus + bad);
+    BOOST_TEST(refused.status == 1, bad << ": " << refused.output);
+    BOOST_TEST(contains(refused.output, bad), refused.output);
+  }
+  BOOST_TEST(run("frame").status == 2);
+}
