@@ -20,8 +20,12 @@
 #include "strom/compute/codecs/threshold_encoder.hpp"
 #include "strom/compute/codecs/two_bit_encoder.hpp"
 #include "strom/compute/random.hpp"
+#include "synthetic_update.hpp"
 
 using namespace strom::compute;
+
+using strom::bench::best_seconds;
+using strom::bench::make_update;
 
 namespace {
 
@@ -29,26 +33,8 @@ constexpr std::size_t default_sizes[] = {1'000'000, 10'000'000, 100'000'000};
 constexpr std::size_t quick_max_elements = 1'000'000;
 constexpr double densities[] = {1e-4, 1e-3, 1e-2, 1e-1};
 constexpr float encode_threshold = 0.5f;
-// Background values far below the threshold, so that repetitions stay at the chosen density.
-constexpr float background = 1e-7f;
-constexpr std::uint64_t bench_seed = 42;
-
-using clock_type = std::chrono::steady_clock;
-
 std::size_t repetitions(std::size_t elements) {
   return elements >= 100'000'000 ? 3 : elements >= 10'000'000 ? 7 : 25;
-}
-
-// Best time over the repetitions: the least disturbed run on a shared machine.
-template <class Body>
-double best_seconds(std::size_t reps, Body body) {
-  double best = 1e30;
-  for (std::size_t r = 0; r < reps; ++r) {
-    const auto start = clock_type::now();
-    body();
-    best = std::min(best, std::chrono::duration<double>(clock_type::now() - start).count());
-  }
-  return best;
 }
 
 double gbps(std::size_t elements, double seconds) {
@@ -75,20 +61,6 @@ void print(const line& l) {
               l.seconds, l.values > 0 ? l.seconds * 1e9 / static_cast<double>(l.values) : 0.0,
               gbps(l.elements, l.seconds), l.memcpy_gbps);
   std::fflush(stdout);
-}
-
-// A gradient-like update: `density` of the elements at +/-1 (above the threshold), the rest
-// tiny values that stay in the residual.
-std::vector<float> make_update(std::size_t n, double density) {
-  rng random(bench_seed);
-  std::vector<float> update(n);
-  for (float& u : update) {
-    const bool hit = random.uniform() < density;
-    const bool negative = (random.next() & 1u) != 0;
-    const float magnitude = hit ? 1.0f : background;
-    u = negative ? -magnitude : magnitude;
-  }
-  return update;
 }
 
 void bench_threshold(std::size_t n, double density, const std::vector<float>& update,

@@ -19,46 +19,20 @@
 #include "strom/compute/codecs/threshold_encoder.hpp"
 #include "strom/compute/frames/update_frame.hpp"
 #include "strom/compute/random.hpp"
+#include "synthetic_update.hpp"
 
 using namespace strom::compute;
+
+using strom::bench::best_seconds;
+using strom::bench::make_update;
 
 namespace {
 
 constexpr std::size_t default_elements = 10'000'000;
 constexpr double densities[] = {1e-4, 1e-3, 1e-2};
 constexpr float encode_threshold = 0.5f;
-// Background values far below the threshold, so that repetitions stay at the chosen density
-// (as in bench_codec).
-constexpr float background = 1e-7f;
-constexpr std::uint64_t bench_seed = 42;
 // Best of this many runs: the least disturbed one on a shared machine.
 constexpr std::size_t repetitions = 9;
-
-using clock_type = std::chrono::steady_clock;
-
-template <class Body>
-double best_seconds(Body body) {
-  double best = 1e30;
-  for (std::size_t r = 0; r < repetitions; ++r) {
-    const auto start = clock_type::now();
-    body();
-    best = std::min(best, std::chrono::duration<double>(clock_type::now() - start).count());
-  }
-  return best;
-}
-
-// A gradient-like update: `density` of the elements at +/-1, the rest tiny.
-std::vector<float> make_update(std::size_t n, double density) {
-  rng random(bench_seed);
-  std::vector<float> update(n);
-  for (float& u : update) {
-    const bool hit = random.uniform() < density;
-    const bool negative = (random.next() & 1u) != 0;
-    const float magnitude = hit ? 1.0f : background;
-    u = negative ? -magnitude : magnitude;
-  }
-  return update;
-}
 
 [[noreturn]] void fail(const std::string& message) {
   std::fprintf(stderr, "bench_frame_codec: %s\n", message.c_str());
@@ -72,26 +46,26 @@ void bench(std::size_t n, double density, lz4_policy policy) {
   options.clip_every = 0;
   threshold_encoder encoder(n, options);
   std::optional<encoded_update> message;
-  const double encode_s = best_seconds([&] { message = encoder.encode(update); });
+  const double encode_s = best_seconds(repetitions, [&] { message = encoder.encode(update); });
   if (!message)
     fail("the encoder sent nothing");
 
   const frame_options frame_opts{.lz4 = policy};
   std::optional<frame> built;
-  const double build_s = best_seconds([&] {
+  const double build_s = best_seconds(repetitions, [&] {
     auto f = build_update_frame({.origin_node = 1, .sequence = 1}, *message, frame_opts);
     if (!f) fail(f.err().message);
     built = std::move(*f);
   });
   frame_workspace ws;
   std::size_t payload_bytes = 0;
-  const double read_s = best_seconds([&] {
+  const double read_s = best_seconds(repetitions, [&] {
     auto view = read_update_frame(*built, ws);
     if (!view) fail(view.err().message);
     payload_bytes = view->payload.size();
   });
   std::vector<float> model(n, 0.0f);
-  const double apply_s = best_seconds([&] {
+  const double apply_s = best_seconds(repetitions, [&] {
     if (auto ok = apply_update_frame(*built, model, ws); !ok) fail(ok.err().message);
   });
   auto view = read_update_frame(*built, ws);
