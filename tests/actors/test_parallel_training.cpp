@@ -28,7 +28,7 @@ runtime::job_spec small_fashion_job() {
                    labels = ")" + fashion_dir + R"(/t10k-labels-idx1-ubyte.gz")),
     preprocessing = (scale = 0.00392156862745098)
   ),
-  training = (epochs = 2, batchSize = 64, seed = 42, updater = (learningRate = 0.1, sgd = void))
+  training = (epochs = 2, batchSize = 64, seed = 42, updater = (learningRate = 0.05, sgd = void))
 ))";
   auto job = runtime::parse_job_text(text, "fashion_small.job", ".");
   BOOST_REQUIRE_MESSAGE(job, (job ? "" : job.err().message));

@@ -63,6 +63,11 @@ caf::behavior accumulator(caf::stateful_actor<accumulator_state>* self, accumula
         return fail(self, fmt::format("update from worker {} has {} values, expected {}",
                                       update.worker, update.values ? update.values->size() : 0,
                                       setup.elements));
+      // A worker ahead of the others closes the round instead of joining it twice: its
+      // second update was computed before the first reached any replica, so summing both
+      // into one frame doubles a stale step (seen diverging on a loaded machine).
+      if (st.contributed[update.worker])
+        close_round(self, setup);
       const float* values = update.values->data();
       float* sum = st.sum.data();
       for (std::size_t i = 0; i < setup.elements; ++i)

@@ -2,8 +2,8 @@
 // The accumulator: one per node. It sums the node's workers' updates and, once every worker
 // still training this epoch has contributed (a round), threshold-encodes the sum with the
 // node's one encoder (which keeps the residual), wraps it in an UpdateFrame and hands it to
-// the relay. Workers never wait for a round: a fast worker's second update joins the same
-// sum. The frame carries the parameter change to ADD (the negated update), so receivers
+// the relay. Workers never wait for a round: a fast worker's second update closes the round
+// early, so a frame holds at most one update per worker. The frame carries the parameter change to ADD (the negated update), so receivers
 // decode straight into their parameters.
 
 #include <cstddef>
