@@ -81,9 +81,9 @@ int run_train(int argc, char** argv) {
                          ? std::string{"no test set"}
                          : fmt::format("test accuracy {:.2f}%, test loss {:.4f}",
                                        100.0 * report->test_accuracy, report->test_loss);
-  fmt::print("{}: {} epochs in {:.1f} s ({:.0f} training samples/s on {} worker{})\n"
+  fmt::print("{}: {} epoch{} in {:.1f} s ({:.0f} training samples/s on {} worker{})\n"
              "  {}, final training loss {:.4f}\n  checkpoint: {}\n",
-             report->job, report->epochs, report->wall_seconds, report->train_samples_per_second,
+             report->job, report->epochs, report->epochs == 1 ? "" : "s", report->wall_seconds, report->train_samples_per_second,
              report->workers, report->workers == 1 ? "" : "s", quality, report->final_loss,
              report->checkpoint);
   return exit_ok;
