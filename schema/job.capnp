@@ -214,4 +214,35 @@ struct ExponentialSchedule {
 
 struct Distributed {
   workersPerNode @0 :UInt32 = 1;
+  sharing @1 :Sharing;
+}
+
+# How the updates shared between workers are threshold-encoded (Deeplearning4j EncodingHandler
+# with its ThresholdAlgorithm and ResidualClippingPostProcessor). Defaults are DL4J's.
+struct Sharing {
+  threshold :union {
+    adaptive @0 :AdaptiveThreshold;              # keep the fraction sent inside a band
+    fixed @1 :FixedThreshold;                    # one threshold throughout
+    targetSparsity @2 :TargetSparsityThreshold;  # steer the fraction sent towards one value
+  }
+  residualClipFactor @3 :Float32 = 5.0;  # clip the residual to this many thresholds ...
+  residualClipEvery @4 :UInt32 = 5;      # ... every this many encodings; 0: never clip
+  shakeUpEvery @5 :UInt32 = 0;           # every k-th encoding at a third of the threshold; 0: never
+}
+
+struct AdaptiveThreshold {
+  initial @0 :Float32 = 1e-4;        # threshold of the first encoding
+  minSparsity @1 :Float64 = 1e-4;    # fraction sent below which the threshold shrinks
+  maxSparsity @2 :Float64 = 1e-2;    # fraction sent above which the threshold grows
+  decay @3 :Float64 = 0.9659363289248456;  # factor per step, 0.5^(1/20): x2 in 20 steps
+}
+
+struct FixedThreshold {
+  threshold @0 :Float32 = 1e-3;
+}
+
+struct TargetSparsityThreshold {
+  initial @0 :Float32 = 1e-4;
+  sparsity @1 :Float64 = 1e-3;       # fraction of the elements to send
+  decay @2 :Float64 = 0.9659363289248456;
 }

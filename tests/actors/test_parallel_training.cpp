@@ -50,11 +50,11 @@ BOOST_AUTO_TEST_CASE(two_workers_sharing_encoded_updates_learn_fashion_mnist) {
                      << report.train_samples_per_second);
   BOOST_TEST(report.workers == 2u);
   BOOST_TEST(report.train_samples == 120000u);
-  // Learning, far above chance (0.10). Not yet the single-worker accuracy: across runs the
-  // adaptive threshold climbs to 0.02-0.05 and accuracy varies from 0.69 to 0.83 (one worker
-  // reaches 0.85). Closing that gap is the actor-runtime issue's next step; then this bar
-  // becomes "within 0.5 points of one worker".
-  BOOST_TEST(report.test_accuracy >= 0.60);
+  // Learning, far above chance (0.10). Not yet the single-worker accuracy (0.85): 10 runs
+  // (two at a time) ended at thresholds 0.009-0.014 and accuracies 0.74-0.84. The gap comes
+  // from trainers running unboundedly ahead of the frames they apply (stale updates); once
+  // that is bounded this bar becomes "within 0.5 points of one worker".
+  BOOST_TEST(report.test_accuracy >= 0.70);
   BOOST_TEST(sharing.bytes_sent > 0u);
   BOOST_TEST(sharing.bytes_sent * 10 < sharing.dense_bytes_equivalent);
   BOOST_TEST(sharing.updates_applied > 0u);

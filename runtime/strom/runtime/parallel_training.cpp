@@ -10,6 +10,7 @@
 
 #include "strom/actors/local_node.hpp"
 #include "strom/actors/messages.hpp"
+#include "strom/compute/codecs/threshold_encoder_from_spec.hpp"
 #include "strom/compute/cpu/blas.hpp"
 #include "strom/compute/data/dataset_from_spec.hpp"
 #include "strom/compute/data/partition.hpp"
@@ -51,6 +52,9 @@ result<training_report> train_in_process(job_spec& job, const local_training_opt
   auto spec = job.reader();
   const auto epochs = spec.getTraining().getEpochs();
   const auto batch_size = spec.getTraining().getBatchSize();
+  auto encoding = compute::make_threshold_encoder_options(spec.getDistributed().getSharing());
+  if (!encoding)
+    return error{fmt::format("{}: {}", job.source(), encoding.err().message)};
 
   std::vector<std::shared_ptr<compute::replica>> replicas;
   for (std::uint32_t w = 0; w < workers; ++w) {
@@ -95,6 +99,7 @@ result<training_report> train_in_process(job_spec& job, const local_training_opt
   setup.seed = spec.getTraining().getSeed();
   setup.shuffle = spec.getData().getShuffle();
   setup.batch_size = batch_size;
+  setup.encoding = std::move(*encoding);
   setup.supervisor = caf::actor_cast<caf::actor>(self);
   const auto node = actors::spawn_local_node(system, setup);
   for (const auto& member : node.all())

@@ -20,7 +20,7 @@ struct fixed_threshold_options {
 
 /// A threshold that keeps the sparsity inside a band (DL4J AdaptiveThresholdAlgorithm).
 struct adaptive_threshold_options {
-  static constexpr float default_initial_threshold = 1e-4f;  ///< strom issue, DL4J style
+  static constexpr float default_initial_threshold = 1e-4f;  ///< DL4J AdaptiveThresholdAlgorithm.DEFAULT_INITIAL_THRESHOLD
   static constexpr double default_min_sparsity = 1e-4;       ///< DL4J DEFAULT_MIN_SPARSITY_TARGET
   static constexpr double default_max_sparsity = 1e-2;       ///< DL4J DEFAULT_MAX_SPARSITY_TARGET
   float initial_threshold = default_initial_threshold;  ///< threshold of the first encoding

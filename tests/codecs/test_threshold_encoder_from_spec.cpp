@@ -1,0 +1,119 @@
+#define BOOST_TEST_MODULE codecs_threshold_encoder_from_spec
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include <capnp/message.h>
+
+#include "strom/compute/codecs/threshold_encoder_from_spec.hpp"
+
+using namespace strom::compute;
+namespace schema = strom::schema;
+
+namespace {
+
+/// The options made from a Sharing spec that `fill` sets up; an error's message if refused.
+template <class Fill>
+strom::result<threshold_encoder_options> options_from(Fill fill) {
+  capnp::MallocMessageBuilder message;
+  auto spec = message.initRoot<schema::Sharing>();
+  fill(spec);
+  return make_threshold_encoder_options(spec.asReader());
+}
+
+/// The error message of a spec that must be refused.
+template <class Fill>
+std::string refusal(Fill fill) {
+  auto made = options_from(fill);
+  BOOST_REQUIRE(!made);
+  return made.err().message;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(schema_defaults_are_the_encoder_defaults) {
+  auto made = options_from([](schema::Sharing::Builder) {});
+  BOOST_REQUIRE_MESSAGE(made, (made ? "" : made.err().message));
+  const threshold_encoder_options defaults;
+  BOOST_TEST(made->clip_factor == defaults.clip_factor);
+  BOOST_TEST(made->clip_every == defaults.clip_every);
+  BOOST_TEST(made->shake_up_every == defaults.shake_up_every);
+  BOOST_TEST(made->policy.threshold() == adaptive_threshold_options{}.initial_threshold);
+
+  capnp::MallocMessageBuilder message;
+  auto spec = message.initRoot<schema::Sharing>().asReader();
+  BOOST_REQUIRE(spec.getThreshold().isAdaptive());
+  const adaptive_threshold_options adaptive;
+  BOOST_TEST(spec.getThreshold().getAdaptive().getMinSparsity() == adaptive.min_sparsity);
+  BOOST_TEST(spec.getThreshold().getAdaptive().getMaxSparsity() == adaptive.max_sparsity);
+  BOOST_TEST(spec.getThreshold().getAdaptive().getDecay() == adaptive.decay_rate,
+             boost::test_tools::tolerance(1e-15));
+  const target_sparsity_options target;
+  capnp::MallocMessageBuilder target_message;
+  auto target_spec = target_message.initRoot<schema::TargetSparsityThreshold>().asReader();
+  BOOST_TEST(target_spec.getInitial() == target.initial_threshold);
+  BOOST_TEST(target_spec.getSparsity() == target.sparsity_target);
+  capnp::MallocMessageBuilder fixed_message;
+  BOOST_TEST(fixed_message.initRoot<schema::FixedThreshold>().asReader().getThreshold() ==
+             fixed_threshold_options{}.threshold);
+}
+
+BOOST_AUTO_TEST_CASE(chosen_policy_and_residual_settings_are_taken) {
+  auto made = options_from([](schema::Sharing::Builder spec) {
+    spec.getThreshold().initFixed().setThreshold(0.25f);
+    spec.setResidualClipFactor(2.0f);
+    spec.setResidualClipEvery(3);
+    spec.setShakeUpEvery(7);
+  });
+  BOOST_REQUIRE_MESSAGE(made, (made ? "" : made.err().message));
+  BOOST_TEST(made->policy.threshold() == 0.25f);
+  made->policy.observe(1.0);  // fixed: never moves
+  BOOST_TEST(made->policy.threshold() == 0.25f);
+  BOOST_TEST(made->clip_factor == 2.0f);
+  BOOST_TEST(made->clip_every == 3u);
+  BOOST_TEST(made->shake_up_every == 7u);
+}
+
+BOOST_AUTO_TEST_CASE(non_positive_fixed_threshold_is_refused_naming_the_field) {
+  BOOST_TEST(refusal([](schema::Sharing::Builder spec) {
+               spec.getThreshold().initFixed().setThreshold(-1.0f);
+             }) == "distributed.sharing.fixed.threshold: -1 must be finite and > 0");
+  BOOST_TEST(refusal([](schema::Sharing::Builder spec) {
+               spec.getThreshold().initFixed().setThreshold(std::numeric_limits<float>::quiet_NaN());
+             }).starts_with("distributed.sharing.fixed.threshold: nan"));
+}
+
+BOOST_AUTO_TEST_CASE(adaptive_band_and_decay_out_of_range_are_refused) {
+  BOOST_TEST(refusal([](schema::Sharing::Builder spec) {
+               spec.getThreshold().initAdaptive().setInitial(0.0f);
+             }) == "distributed.sharing.adaptive.initial: 0 must be finite and > 0");
+  BOOST_TEST(refusal([](schema::Sharing::Builder spec) {
+               spec.getThreshold().initAdaptive().setMaxSparsity(1.5);
+             }) == "distributed.sharing.adaptive.maxSparsity: 1.5 is outside [0, 1]");
+  BOOST_TEST(refusal([](schema::Sharing::Builder spec) {
+               auto adaptive = spec.getThreshold().initAdaptive();
+               adaptive.setMinSparsity(0.1);
+               adaptive.setMaxSparsity(0.01);
+             }) == "distributed.sharing.adaptive.maxSparsity: 0.01 is below minSparsity 0.1");
+  BOOST_TEST(refusal([](schema::Sharing::Builder spec) {
+               spec.getThreshold().initAdaptive().setDecay(1.0);
+             }) == "distributed.sharing.adaptive.decay: 1 is outside (0, 1)");
+}
+
+BOOST_AUTO_TEST_CASE(target_sparsity_out_of_range_is_refused) {
+  BOOST_TEST(refusal([](schema::Sharing::Builder spec) {
+               spec.getThreshold().initTargetSparsity().setSparsity(-0.5);
+             }) == "distributed.sharing.targetSparsity.sparsity: -0.5 is outside [0, 1]");
+}
+
+BOOST_AUTO_TEST_CASE(residual_clip_factor_below_one_threshold_is_refused_unless_clipping_is_off) {
+  BOOST_TEST(refusal([](schema::Sharing::Builder spec) { spec.setResidualClipFactor(0.5f); }) ==
+             "distributed.sharing.residualClipFactor: 0.5 must be finite and >= 1");
+  auto off = options_from([](schema::Sharing::Builder spec) {
+    spec.setResidualClipFactor(0.5f);
+    spec.setResidualClipEvery(0);
+  });
+  BOOST_TEST(off.ok());
+}
