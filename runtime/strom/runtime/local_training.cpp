@@ -2,13 +2,10 @@
 
 #include <fmt/format.h>
 
-
 #include "strom/compute/data/batch_loader.hpp"
 #include "strom/compute/data/partition.hpp"
-#include "strom/compute/evaluation.hpp"
 #include "strom/compute/replica_from_spec.hpp"
 #include "strom/log.hpp"
-#include "strom/runtime/checkpoint.hpp"
 #include "strom/runtime/training_setup.hpp"
 
 namespace strom::runtime {
@@ -63,32 +60,14 @@ result<training_report> train_locally(job_spec& job, const local_training_option
       observer.on_step({epoch + 1, epochs, batches, batches_per_epoch, loss_sum / batches, rate,
                         remaining_samples / std::max(rate, 1e-9)});
     }
-    const double epoch_seconds = seconds_since(epoch_start);
     trainer.finish_epoch();
-    report.train_seconds += epoch_seconds;
-    report.train_samples += samples;
-    report.final_loss = batches ? loss_sum / batches : 0.0;
-
-    epoch_summary summary{epoch + 1, epochs, report.final_loss, 0.0, -1.0, epoch_seconds,
-                          samples / std::max(epoch_seconds, 1e-9)};
-    if (data->test.size() > 0) {
-      auto quality = compute::evaluate(net, data->test);
-      summary.test_loss = report.test_loss = quality.loss;
-      summary.test_accuracy = report.test_accuracy = quality.accuracy;
-    }
-    observer.on_epoch(summary);
-    if (!checkpoint.empty()) {
-      checkpoint_progress progress{epoch + 1, trainer.iteration(), report.train_samples,
-                                   static_cast<float>(report.test_accuracy),
-                                   static_cast<float>(report.test_loss)};
-      if (auto ok = save_checkpoint(checkpoint, job, trainer, progress); !ok)
-        return ok.err();
-    }
+    const epoch_totals totals{loss_sum, batches, samples, seconds_since(epoch_start)};
+    if (auto ok = end_epoch(report, epoch, totals, trainer, data->test, observer, job, checkpoint);
+        !ok)
+      return ok.err();
   }
   report.iterations = trainer.iteration();
-  report.checkpoint = checkpoint;
-  report.train_samples_per_second = report.train_samples / std::max(report.train_seconds, 1e-9);
-  report.wall_seconds = seconds_since(run_start);
+  end_run(report, run_start, checkpoint);
   return report;
 }
 

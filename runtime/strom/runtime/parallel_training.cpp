@@ -4,20 +4,15 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 
 #include <caf/all.hpp>
 
 #include "strom/actors/local_node.hpp"
 #include "strom/actors/messages.hpp"
 #include "strom/compute/codecs/threshold_encoder_from_spec.hpp"
-#include "strom/compute/cpu/blas.hpp"
-#include "strom/compute/data/dataset_from_spec.hpp"
 #include "strom/compute/data/partition.hpp"
-#include "strom/compute/evaluation.hpp"
 #include "strom/compute/replica_from_spec.hpp"
 #include "strom/log.hpp"
-#include "strom/runtime/checkpoint.hpp"
 #include "strom/runtime/training_setup.hpp"
 
 namespace strom::runtime {
@@ -152,28 +147,14 @@ result<training_report> train_in_process(job_spec& job, const local_training_opt
     if (failure)
       break;
     last_drains_total = drains;
-    const double epoch_seconds = seconds_since(epoch_start);
-    report.train_seconds += epoch_seconds;
-    report.train_samples += tally.samples;
-    report.final_loss = tally.batches ? tally.loss_sum / tally.batches : 0.0;
-
     // Between epochs every trainer is idle and has applied every frame (drained), so worker
     // 0's replica can be read here without racing its actor.
-    epoch_summary summary{epoch + 1, epochs, report.final_loss, 0.0, -1.0, epoch_seconds,
-                          tally.samples / std::max(epoch_seconds, 1e-9)};
-    if (test_set.size() > 0) {
-      auto quality = compute::evaluate(net, test_set);
-      summary.test_loss = report.test_loss = quality.loss;
-      summary.test_accuracy = report.test_accuracy = quality.accuracy;
-    }
-    observer.on_epoch(summary);
-    if (!checkpoint.empty()) {
-      checkpoint_progress progress{epoch + 1, replicas.front()->iteration(), report.train_samples,
-                                   static_cast<float>(report.test_accuracy),
-                                   static_cast<float>(report.test_loss)};
-      if (auto ok = save_checkpoint(checkpoint, job, *replicas.front(), progress); !ok)
-        failure = ok.err();
-    }
+    const epoch_totals totals{tally.loss_sum, tally.batches, tally.samples,
+                              seconds_since(epoch_start)};
+    if (auto ok = end_epoch(report, epoch, totals, *replicas.front(), test_set, observer, job,
+                            checkpoint);
+        !ok)
+      failure = ok.err();
   }
 
   if (!failure) {
@@ -204,9 +185,7 @@ result<training_report> train_in_process(job_spec& job, const local_training_opt
   }
   if (failure)
     return *failure;
-  report.checkpoint = checkpoint;
-  report.train_samples_per_second = report.train_samples / std::max(report.train_seconds, 1e-9);
-  report.wall_seconds = seconds_since(run_start);
+  end_run(report, run_start, checkpoint);
   return report;
 }
 

@@ -5,7 +5,9 @@
 #include <filesystem>
 
 #include "strom/compute/cpu/blas.hpp"
+#include "strom/compute/evaluation.hpp"
 #include "strom/log.hpp"
+#include "strom/runtime/checkpoint.hpp"
 
 namespace strom::runtime {
 
@@ -48,6 +50,36 @@ std::string checkpoint_path(const local_training_options& options, const std::st
   if (options.checkpoint_dir.empty())
     return {};
   return (std::filesystem::path{options.checkpoint_dir} / fmt::format("{}.ckpt", job_name)).string();
+}
+
+result<void> end_epoch(training_report& report, std::uint32_t epoch, const epoch_totals& totals,
+                       compute::replica& trained, const compute::dataset& test,
+                       training_observer& observer, const job_spec& job,
+                       const std::string& checkpoint) {
+  report.train_seconds += totals.seconds;
+  report.train_samples += totals.samples;
+  report.final_loss = totals.batches ? totals.loss_sum / totals.batches : 0.0;
+  epoch_summary summary{epoch + 1, report.epochs, report.final_loss, 0.0, -1.0, totals.seconds,
+                        totals.samples / std::max(totals.seconds, 1e-9)};
+  if (test.size() > 0) {
+    auto quality = compute::evaluate(trained.net(), test);
+    summary.test_loss = report.test_loss = quality.loss;
+    summary.test_accuracy = report.test_accuracy = quality.accuracy;
+  }
+  observer.on_epoch(summary);
+  if (checkpoint.empty())
+    return success();
+  checkpoint_progress progress{epoch + 1, trained.iteration(), report.train_samples,
+                               static_cast<float>(report.test_accuracy),
+                               static_cast<float>(report.test_loss)};
+  return save_checkpoint(checkpoint, job, trained, progress);
+}
+
+void end_run(training_report& report, training_clock::time_point run_start,
+             const std::string& checkpoint) {
+  report.checkpoint = checkpoint;
+  report.train_samples_per_second = report.train_samples / std::max(report.train_seconds, 1e-9);
+  report.wall_seconds = seconds_since(run_start);
 }
 
 } // namespace strom::runtime

@@ -7,9 +7,11 @@
 
 #include "strom/compute/data/dataset_from_spec.hpp"
 #include "strom/compute/model.hpp"
+#include "strom/compute/replica.hpp"
 #include "strom/compute/result.hpp"
 #include "strom/runtime/job_spec.hpp"
 #include "strom/runtime/local_training.hpp"
+#include "strom/runtime/metrics_report.hpp"
 
 namespace strom::runtime {
 
@@ -27,5 +29,25 @@ result<compute::training_data> load_training_data(const job_spec& job, const com
 
 /// DIR/JOBNAME.ckpt, or empty when no checkpoint directory is set.
 std::string checkpoint_path(const local_training_options& options, const std::string& job_name);
+
+/// What one epoch's training steps added up to, over all workers.
+struct epoch_totals {
+  double loss_sum = 0.0;
+  std::uint64_t batches = 0;
+  std::uint64_t samples = 0;
+  double seconds = 0.0;
+};
+
+/// Ends epoch `epoch` (0-based) of report.epochs: adds its totals to the report, evaluates
+/// `trained` on `test` (unless empty), tells the observer and, when `checkpoint` is set,
+/// saves `trained` there.
+result<void> end_epoch(training_report& report, std::uint32_t epoch, const epoch_totals& totals,
+                       compute::replica& trained, const compute::dataset& test,
+                       training_observer& observer, const job_spec& job,
+                       const std::string& checkpoint);
+
+/// Fills the run-wide figures once the last epoch has ended.
+void end_run(training_report& report, training_clock::time_point run_start,
+             const std::string& checkpoint);
 
 } // namespace strom::runtime
