@@ -12,6 +12,7 @@
 #include "strom/compute/layers/dropout.hpp"
 #include "strom/compute/layers/pooling.hpp"
 #include "strom/compute/layers/weight_init.hpp"
+#include "strom/compute/layers/window.hpp"
 
 namespace strom::compute {
 
@@ -78,14 +79,6 @@ struct builder {
     return success();
   }
 
-  /// Output size of a sliding window; 0 when the window does not fit.
-  static std::size_t window_output(std::size_t in, std::size_t kernel, std::size_t stride,
-                                   std::size_t padding) {
-    if (in + 2 * padding < kernel)
-      return 0;
-    return (in + 2 * padding - kernel) / stride + 1;
-  }
-
   result<void> check_window(std::string_view kind, std::uint32_t kernel, std::uint32_t stride,
                             std::uint32_t padding) const {
     if (kernel == 0)
@@ -95,8 +88,7 @@ struct builder {
     if (padding >= kernel)
       return fail(fmt::format("{}.padding", kind),
                   fmt::format("{} must be smaller than the kernel ({})", padding, kernel));
-    if (window_output(current.height, kernel, stride, padding) == 0
-        || window_output(current.width, kernel, stride, padding) == 0)
+    if (!window{kernel, stride, padding}.fits(current))
       return fail(fmt::format("{}.kernel", kind),
                   fmt::format("{} does not fit the input {}x{} with padding {}", kernel,
                               current.height, current.width, padding));

@@ -17,6 +17,11 @@ struct window {
   std::size_t stride = 1;   ///< step between window positions
   std::size_t padding = 0;  ///< zero rows and columns added on each side
 
+  /// Whether the window fits inside `input` once padded.
+  bool fits(shape input) const noexcept {
+    return input.height + 2 * padding >= kernel && input.width + 2 * padding >= kernel;
+  }
+
   /// Window positions along an axis of `extent` inputs.
   std::size_t output_extent(std::size_t extent) const noexcept {
     return (extent + 2 * padding - kernel) / stride + 1;
@@ -28,7 +33,7 @@ struct window {
     if (kernel == 0 || stride == 0)
       throw std::invalid_argument(
         fmt::format("{}: kernel {} and stride {} must be positive", kind, kernel, stride));
-    if (input.height + 2 * padding < kernel || input.width + 2 * padding < kernel)
+    if (!fits(input))
       throw std::invalid_argument(fmt::format("{}: kernel {} exceeds the padded {}x{} input",
                                               kind, kernel, input.height + 2 * padding,
                                               input.width + 2 * padding));
