@@ -92,7 +92,7 @@ caf::behavior accumulator(caf::stateful_actor<accumulator_state>* self, accumula
       if (std::find(st.contributed.begin(), st.contributed.end(), 1) != st.contributed.end())
         close_round(self, setup);
       std::fill(st.finished.begin(), st.finished.end(), 0);
-      self->send(setup.relay, drain_marker{epoch});
+      self->send(setup.relay, drain_marker{setup.node_id, epoch});
     },
     [self](stats_atom) {
       auto stats = self->state.stats;

@@ -12,6 +12,8 @@
 
 #include <caf/all.hpp>
 
+#include "strom/actors/progress.hpp"
+#include "strom/actors/training_report.hpp"
 #include "strom/compute/frames/frame.hpp"
 
 namespace strom::actors {
@@ -61,7 +63,8 @@ struct drain_report {
 /// Travels behind the last frame of an epoch, accumulator -> relay -> trainers: mailboxes
 /// are FIFO per sender, so a trainer that sees it has applied every frame before it.
 struct drain_marker {
-  std::uint32_t epoch = 0;  ///< 0-based
+  std::uint64_t origin = 0;  ///< node whose accumulator flushed its last round
+  std::uint32_t epoch = 0;   ///< 0-based
 };
 
 /// What an accumulator sent so far.
@@ -79,6 +82,147 @@ struct relay_stats {
   std::uint64_t frames_forwarded = 0;  ///< new frames handed on
   std::uint64_t duplicates_dropped = 0;
   std::uint64_t frames_rejected = 0;   ///< frames that failed to read
+};
+
+// -- cluster protocol ------------------------------------------------------------------------
+
+/// Bumped whenever a message of this header changes: nodes of different versions refuse to
+/// join instead of misreading each other.
+inline constexpr std::uint32_t protocol_version = 1;
+
+/// node_agent -> scheduler: asks to join (the sender is the agent the scheduler monitors).
+struct join_request {
+  std::uint32_t version = protocol_version;
+  std::string name;           ///< unique in the cluster (default: host:pid)
+  std::string address;        ///< the address the node advertises
+  std::uint32_t cores = 1;
+  std::uint32_t workers = 1;  ///< trainer slots the node offers
+};
+
+/// scheduler -> node_agent: the answer to a join_request.
+struct join_reply {
+  bool accepted = false;
+  std::uint64_t node_id = 0;  ///< the node's id in the cluster (origin of its frames)
+  std::string reason;         ///< why the join was refused
+};
+
+/// client -> scheduler: a job to run. The job travels as Cap'n Proto text with absolute data
+/// paths: every node reads the data at the same paths.
+struct job_submission {
+  std::string job_text;
+  std::string source;          ///< where the job came from, for messages
+  std::string checkpoint_dir;  ///< on the first node; empty: no checkpoint
+  std::uint32_t nodes = 0;     ///< nodes required; 0: every node that has joined
+};
+
+/// scheduler -> client: the answer to a job_submission or an attach.
+struct submit_reply {
+  bool accepted = false;
+  std::uint64_t job_id = 0;
+  std::string reason;  ///< why the job was refused
+};
+
+/// scheduler -> node_agent: train a job as one of its nodes.
+struct job_assignment {
+  std::uint64_t job_id = 0;
+  std::string job_text;
+  std::string source;
+  std::string checkpoint_dir;  ///< set for rank 0 only
+  std::uint32_t rank = 0;      ///< this node's index among the job's nodes
+  std::uint32_t first_worker = 0;   ///< global rank of the node's first worker
+  std::uint32_t total_workers = 1;  ///< workers over all nodes (data partitions)
+  std::vector<std::uint64_t> origins;  ///< node ids of every node that sends frames
+  caf::actor hub;  ///< the relay every node sends its frames to (plain topology)
+};
+
+/// node_agent -> scheduler: the job's actors run and wait for the first epoch.
+struct node_ready {
+  std::uint64_t job_id = 0;
+  std::uint64_t node_id = 0;
+  caf::actor relay;  ///< the node's relay, a peer of the hub
+};
+
+/// node_agent -> scheduler: the job cannot go on on this node.
+struct node_failure {
+  std::uint64_t job_id = 0;
+  std::uint64_t node_id = 0;
+  std::string message;
+};
+
+/// node_agent -> scheduler, a few times a second: training progress in the current epoch.
+struct node_progress {
+  std::uint64_t job_id = 0;
+  std::uint64_t node_id = 0;
+  std::uint32_t epoch = 0;     ///< 0-based
+  std::uint64_t batches = 0;   ///< this epoch so far, all the node's workers
+  std::uint64_t samples = 0;
+  double loss_sum = 0.0;
+};
+
+/// node_agent -> scheduler: the node trained and drained an epoch.
+struct node_epoch_report {
+  std::uint64_t job_id = 0;
+  std::uint64_t node_id = 0;
+  std::uint32_t epoch = 0;      ///< 0-based
+  epoch_totals totals;          ///< summed over the node's workers
+  std::uint64_t iteration = 0;  ///< updater steps of the node's first replica
+  drain_report drained;         ///< frames applied, summed over the node's workers
+  test_result tested;           ///< rank 0 only: the replica on the test set
+  std::string checkpoint;       ///< rank 0 only: where the model was saved
+};
+
+/// node_agent -> scheduler at the end of a job: what the node's sharing actors counted.
+struct node_sharing_report {
+  std::uint64_t job_id = 0;
+  std::uint64_t node_id = 0;
+  accumulator_stats sent;
+  relay_stats relayed;
+};
+
+/// scheduler -> clients: progress of a job.
+struct job_progress {
+  std::uint64_t job_id = 0;
+  step_progress progress;
+};
+
+/// scheduler -> clients: a job finished an epoch.
+struct job_epoch {
+  std::uint64_t job_id = 0;
+  epoch_summary summary;
+};
+
+/// scheduler -> clients: a job ended.
+struct job_finished {
+  std::uint64_t job_id = 0;
+  bool succeeded = false;
+  std::string failure;  ///< why it failed
+  training_report report;
+};
+
+/// One node as the scheduler sees it.
+struct node_status {
+  std::uint64_t node_id = 0;
+  std::string name;
+  std::string address;
+  std::uint32_t cores = 0;
+  std::uint32_t workers = 0;
+};
+
+/// One job as the scheduler sees it.
+struct job_status {
+  std::uint64_t job_id = 0;
+  std::string name;
+  std::string state;          ///< "preparing", "training", "succeeded", "failed"
+  std::uint32_t epoch = 0;    ///< epochs finished
+  std::uint32_t epochs = 0;
+  std::string failure;
+  double test_accuracy = -1.0;
+};
+
+/// scheduler -> (status_atom) requester.
+struct cluster_status {
+  std::vector<node_status> nodes;
+  std::vector<job_status> jobs;
 };
 
 // -- inspection (CAF 0.17 syntax) ------------------------------------------------------------
@@ -146,7 +290,7 @@ typename F::result_type inspect(F& f, drain_report& x) {
 
 template <class F>
 typename F::result_type inspect(F& f, drain_marker& x) {
-  return f(caf::meta::type_name("drain_marker"), x.epoch);
+  return f(caf::meta::type_name("drain_marker"), x.origin, x.epoch);
 }
 
 template <class F>
@@ -159,6 +303,93 @@ template <class F>
 typename F::result_type inspect(F& f, relay_stats& x) {
   return f(caf::meta::type_name("relay_stats"), x.frames_forwarded, x.duplicates_dropped,
            x.frames_rejected);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, join_request& x) {
+  return f(caf::meta::type_name("join_request"), x.version, x.name, x.address, x.cores,
+           x.workers);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, join_reply& x) {
+  return f(caf::meta::type_name("join_reply"), x.accepted, x.node_id, x.reason);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, job_submission& x) {
+  return f(caf::meta::type_name("job_submission"), x.job_text, x.source, x.checkpoint_dir,
+           x.nodes);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, submit_reply& x) {
+  return f(caf::meta::type_name("submit_reply"), x.accepted, x.job_id, x.reason);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, job_assignment& x) {
+  return f(caf::meta::type_name("job_assignment"), x.job_id, x.job_text, x.source,
+           x.checkpoint_dir, x.rank, x.first_worker, x.total_workers, x.origins, x.hub);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, node_ready& x) {
+  return f(caf::meta::type_name("node_ready"), x.job_id, x.node_id, x.relay);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, node_failure& x) {
+  return f(caf::meta::type_name("node_failure"), x.job_id, x.node_id, x.message);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, node_progress& x) {
+  return f(caf::meta::type_name("node_progress"), x.job_id, x.node_id, x.epoch, x.batches,
+           x.samples, x.loss_sum);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, node_epoch_report& x) {
+  return f(caf::meta::type_name("node_epoch_report"), x.job_id, x.node_id, x.epoch, x.totals,
+           x.iteration, x.drained, x.tested, x.checkpoint);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, node_sharing_report& x) {
+  return f(caf::meta::type_name("node_sharing_report"), x.job_id, x.node_id, x.sent, x.relayed);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, job_progress& x) {
+  return f(caf::meta::type_name("job_progress"), x.job_id, x.progress);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, job_epoch& x) {
+  return f(caf::meta::type_name("job_epoch"), x.job_id, x.summary);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, job_finished& x) {
+  return f(caf::meta::type_name("job_finished"), x.job_id, x.succeeded, x.failure, x.report);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, node_status& x) {
+  return f(caf::meta::type_name("node_status"), x.node_id, x.name, x.address, x.cores,
+           x.workers);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, job_status& x) {
+  return f(caf::meta::type_name("job_status"), x.job_id, x.name, x.state, x.epoch, x.epochs,
+           x.failure, x.test_accuracy);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, cluster_status& x) {
+  return f(caf::meta::type_name("cluster_status"), x.nodes, x.jobs);
 }
 
 /// Registers every strom message type on `cfg` (call before creating the actor_system).
@@ -176,6 +407,27 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   CAF_ADD_TYPE_ID(strom, (strom::actors::drain_marker))
   CAF_ADD_TYPE_ID(strom, (strom::actors::accumulator_stats))
   CAF_ADD_TYPE_ID(strom, (strom::actors::relay_stats))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::training_report))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::epoch_totals))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::test_result))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::step_progress))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::epoch_summary))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::join_request))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::join_reply))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::job_submission))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::submit_reply))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::job_assignment))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::node_ready))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::node_failure))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::node_progress))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::node_epoch_report))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::node_sharing_report))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::job_progress))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::job_epoch))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::job_finished))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::node_status))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::job_status))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::cluster_status))
 
   // Atoms: at most 10 characters each (CAF 0.17 atom_value).
   CAF_ADD_ATOM(strom, strom::actors, step_atom, "step")
@@ -184,5 +436,13 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   CAF_ADD_ATOM(strom, strom::actors, subscribe_atom, "subscribe")
   CAF_ADD_ATOM(strom, strom::actors, add_peer_atom, "add_peer")
   CAF_ADD_ATOM(strom, strom::actors, stats_atom, "stats")
+  CAF_ADD_ATOM(strom, strom::actors, ping_atom, "ping")
+  CAF_ADD_ATOM(strom, strom::actors, pong_atom, "pong")
+  CAF_ADD_ATOM(strom, strom::actors, submit_atom, "submit")
+  CAF_ADD_ATOM(strom, strom::actors, attach_atom, "attach")
+  CAF_ADD_ATOM(strom, strom::actors, status_atom, "status")
+  CAF_ADD_ATOM(strom, strom::actors, stop_atom, "stop")
+  CAF_ADD_ATOM(strom, strom::actors, evaluate_atom, "evaluate")
+  CAF_ADD_ATOM(strom, strom::actors, node_hung_atom, "node_hung")
 
 CAF_END_TYPE_ID_BLOCK(strom)

@@ -56,16 +56,12 @@ result<void> end_epoch(training_report& report, std::uint32_t epoch, const epoch
                        compute::replica& trained, const compute::dataset& test,
                        training_observer& observer, const job_spec& job,
                        const std::string& checkpoint) {
-  report.train_seconds += totals.seconds;
-  report.train_samples += totals.samples;
-  report.final_loss = totals.batches ? totals.loss_sum / totals.batches : 0.0;
-  epoch_summary summary{epoch + 1, report.epochs, report.final_loss, 0.0, -1.0, totals.seconds,
-                        totals.samples / std::max(totals.seconds, 1e-9)};
+  actors::test_result tested;
   if (test.size() > 0) {
     auto quality = compute::evaluate(trained.net(), test);
-    summary.test_loss = report.test_loss = quality.loss;
-    summary.test_accuracy = report.test_accuracy = quality.accuracy;
+    tested = {quality.accuracy, quality.loss};
   }
+  const auto summary = actors::record_epoch(report, epoch, totals, tested);
   observer.on_epoch(summary);
   if (checkpoint.empty())
     return success();

@@ -30,13 +30,7 @@ result<compute::training_data> load_training_data(const job_spec& job, const com
 /// DIR/JOBNAME.ckpt, or empty when no checkpoint directory is set.
 std::string checkpoint_path(const local_training_options& options, const std::string& job_name);
 
-/// What one epoch's training steps added up to, over all workers.
-struct epoch_totals {
-  double loss_sum = 0.0;
-  std::uint64_t batches = 0;
-  std::uint64_t samples = 0;
-  double seconds = 0.0;
-};
+using actors::epoch_totals;
 
 /// Ends epoch `epoch` (0-based) of report.epochs: adds its totals to the report, evaluates
 /// `trained` on `test` (unless empty), tells the observer and, when `checkpoint` is set,

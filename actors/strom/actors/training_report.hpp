@@ -1,0 +1,72 @@
+#pragma once
+// The outcome of a training run: what `--metrics-out` writes and what the scheduler sends a
+// client when a job ends. It lives with the actors because it travels between nodes.
+
+#include <cstdint>
+#include <string>
+
+#include <caf/meta/type_name.hpp>
+
+namespace strom::actors {
+
+/// The outcome of a training run.
+struct training_report {
+  std::string job;
+  double test_accuracy = -1.0;  ///< -1 without a test set (null in JSON, as is test_loss)
+  double test_loss = 0.0;
+  double final_loss = 0.0;  ///< mean training loss of the last epoch
+  std::uint32_t epochs = 0;
+  std::uint32_t workers = 1;
+  std::uint32_t nodes = 1;
+  double wall_seconds = 0.0;   ///< the whole run, data loading and evaluation included
+  double train_seconds = 0.0;  ///< the training loop only
+  std::uint64_t train_samples = 0;
+  double train_samples_per_second = 0.0;  ///< train_samples / train_seconds
+  std::uint64_t iterations = 0;
+  std::string checkpoint;  ///< path of the final checkpoint, empty if none
+
+  // -- gradient sharing (zero when one worker trains alone) ---------------------------------
+  std::uint64_t bytes_sent = 0;                 ///< update-frame bytes put on the wire, all nodes
+  std::uint64_t dense_bytes_equivalent = 0;     ///< what dense fp32 updates would have sent
+  std::uint64_t updates_applied = 0;            ///< frames applied, summed over workers
+  std::uint64_t duplicate_updates_dropped = 0;  ///< dropped by relays
+  std::uint64_t duplicate_updates_applied = 0;  ///< must stay 0
+  std::uint64_t frames_rejected = 0;            ///< unreadable frames dropped
+  double mean_density = 0.0;                    ///< values sent per element, per encoded round
+  double final_threshold = 0.0;                 ///< the encoder's threshold at the end
+};
+
+/// What one epoch's training steps added up to, over all workers.
+struct epoch_totals {
+  double loss_sum = 0.0;  ///< sum of the batches' mean losses
+  std::uint64_t batches = 0;
+  std::uint64_t samples = 0;
+  double seconds = 0.0;  ///< training time of the epoch
+};
+
+/// A model's quality on the test set after an epoch (accuracy -1: no test set).
+struct test_result {
+  double accuracy = -1.0;
+  double loss = 0.0;
+};
+
+template <class F>
+typename F::result_type inspect(F& f, training_report& x) {
+  return f(caf::meta::type_name("training_report"), x.job, x.test_accuracy, x.test_loss,
+           x.final_loss, x.epochs, x.workers, x.nodes, x.wall_seconds, x.train_seconds,
+           x.train_samples, x.train_samples_per_second, x.iterations, x.checkpoint, x.bytes_sent,
+           x.dense_bytes_equivalent, x.updates_applied, x.duplicate_updates_dropped,
+           x.duplicate_updates_applied, x.frames_rejected, x.mean_density, x.final_threshold);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, epoch_totals& x) {
+  return f(caf::meta::type_name("epoch_totals"), x.loss_sum, x.batches, x.samples, x.seconds);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, test_result& x) {
+  return f(caf::meta::type_name("test_result"), x.accuracy, x.loss);
+}
+
+} // namespace strom::actors
