@@ -1,10 +1,13 @@
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <thread>
+
 #include "arguments.hpp"
 #include "commands.hpp"
 #include "strom/log.hpp"
 #include "strom/runtime/local_training.hpp"
-#include "strom/runtime/parallel_training.hpp"
+#include "strom/runtime/cluster_training.hpp"
 #include "strom/runtime/progress_display.hpp"
 
 namespace strom::cli {
@@ -17,7 +20,8 @@ const command_spec train_spec{
   "checkpoint of parameters, updater state and progress.",
   {
     {"epochs", "N", "override training.epochs"},
-    {"workers", "N", "trainers in this process sharing encoded updates (default 1)"},
+    {"workers", "N", "trainers per node sharing encoded updates (default: one per core, or 1 with --nodes)"},
+    {"nodes", "K", "an in-process cluster of K nodes, each its own actor system, over loopback (default 1)"},
     {"seed", "S", "override training.seed"},
     {"metrics-out", "FILE", "write the run's metrics as one JSON object to FILE"},
     {"checkpoint-dir", "DIR", "where to save JOBNAME.ckpt (default: checkpoints)"},
@@ -29,6 +33,8 @@ const command_spec train_spec{
 constexpr std::uint64_t max_epochs = 1'000'000;
 /// Workers in one process; each holds a model replica, so far more than cores only wastes memory.
 constexpr std::uint64_t max_workers = 1024;
+/// Nodes of an in-process cluster; each starts an actor system with its own threads.
+constexpr std::uint64_t max_nodes = 64;
 
 } // namespace
 
@@ -44,8 +50,9 @@ int run_train(int argc, char** argv) {
   }
   auto epochs = args->get_uint("epochs", 1, max_epochs);
   auto workers = args->get_uint("workers", 1, max_workers);
+  auto nodes = args->get_uint("nodes", 1, max_nodes);
   auto seed = args->get_uint("seed", 0, UINT64_MAX);
-  for (const auto* parsed : {&epochs, &workers, &seed}) {
+  for (const auto* parsed : {&epochs, &workers, &nodes, &seed}) {
     if (!parsed->ok()) {
       fmt::print(stderr, "strom train: {}\n", parsed->err().message);
       return exit_usage;
@@ -64,9 +71,14 @@ int run_train(int argc, char** argv) {
   options.seed = seed.value();
   options.checkpoint_dir = args->get("checkpoint-dir").value_or("checkpoints");
   options.observer = &display;
-  const auto worker_count = static_cast<std::uint32_t>(workers.value().value_or(1));
-  auto report = worker_count == 1 ? runtime::train_locally(*job, options)
-                                  : runtime::train_in_process(*job, options, worker_count);
+  runtime::cluster_shape shape;
+  shape.nodes = static_cast<std::uint32_t>(nodes.value().value_or(1));
+  const std::uint32_t default_workers =
+    shape.nodes > 1 ? 1 : std::max(1u, std::thread::hardware_concurrency());
+  shape.workers = static_cast<std::uint32_t>(workers.value().value_or(default_workers));
+  auto report = shape.nodes == 1 && shape.workers == 1
+                  ? runtime::train_locally(*job, options)
+                  : runtime::train_on_cluster(*job, options, shape);
   if (!report) {
     fmt::print(stderr, "strom train: {}\n", report.err().message);
     return exit_failure;
@@ -81,10 +93,11 @@ int run_train(int argc, char** argv) {
                          ? std::string{"no test set"}
                          : fmt::format("test accuracy {:.2f}%, test loss {:.4f}",
                                        100.0 * report->test_accuracy, report->test_loss);
-  fmt::print("{}: {} epoch{} in {:.1f} s ({:.0f} training samples/s on {} worker{})\n"
+  fmt::print("{}: {} epoch{} in {:.1f} s ({:.0f} training samples/s on {} worker{}{})\n"
              "  {}, final training loss {:.4f}\n  checkpoint: {}\n",
              report->job, report->epochs, report->epochs == 1 ? "" : "s", report->wall_seconds, report->train_samples_per_second,
-             report->workers, report->workers == 1 ? "" : "s", quality, report->final_loss,
+             report->workers, report->workers == 1 ? "" : "s",
+             report->nodes > 1 ? fmt::format(" in {} nodes", report->nodes) : std::string{}, quality, report->final_loss,
              report->checkpoint);
   return exit_ok;
 }

@@ -129,6 +129,7 @@ struct job_assignment {
   std::string source;
   std::string checkpoint_dir;  ///< set for rank 0 only
   std::uint32_t rank = 0;      ///< this node's index among the job's nodes
+  std::uint32_t workers = 1;   ///< trainers this node runs
   std::uint32_t first_worker = 0;   ///< global rank of the node's first worker
   std::uint32_t total_workers = 1;  ///< workers over all nodes (data partitions)
   std::vector<std::uint64_t> origins;  ///< node ids of every node that sends frames
@@ -140,6 +141,10 @@ struct node_ready {
   std::uint64_t job_id = 0;
   std::uint64_t node_id = 0;
   caf::actor relay;  ///< the node's relay, a peer of the hub
+  std::string job_name;
+  std::uint32_t epochs = 0;
+  std::uint64_t batches_per_epoch = 0;  ///< over the node's workers
+  std::uint64_t samples_per_epoch = 0;  ///< the node's share of the training set
 };
 
 /// node_agent -> scheduler: the job cannot go on on this node.
@@ -330,12 +335,13 @@ typename F::result_type inspect(F& f, submit_reply& x) {
 template <class F>
 typename F::result_type inspect(F& f, job_assignment& x) {
   return f(caf::meta::type_name("job_assignment"), x.job_id, x.job_text, x.source,
-           x.checkpoint_dir, x.rank, x.first_worker, x.total_workers, x.origins, x.hub);
+           x.checkpoint_dir, x.rank, x.workers, x.first_worker, x.total_workers, x.origins, x.hub);
 }
 
 template <class F>
 typename F::result_type inspect(F& f, node_ready& x) {
-  return f(caf::meta::type_name("node_ready"), x.job_id, x.node_id, x.relay);
+  return f(caf::meta::type_name("node_ready"), x.job_id, x.node_id, x.relay, x.job_name,
+           x.epochs, x.batches_per_epoch, x.samples_per_epoch);
 }
 
 template <class F>
@@ -444,5 +450,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   CAF_ADD_ATOM(strom, strom::actors, stop_atom, "stop")
   CAF_ADD_ATOM(strom, strom::actors, evaluate_atom, "evaluate")
   CAF_ADD_ATOM(strom, strom::actors, node_hung_atom, "node_hung")
+  CAF_ADD_ATOM(strom, strom::actors, prepared_atom, "prepared")
+  CAF_ADD_ATOM(strom, strom::actors, watchdog_atom, "watchdog")
 
 CAF_END_TYPE_ID_BLOCK(strom)

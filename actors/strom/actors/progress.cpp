@@ -18,4 +18,9 @@ epoch_summary record_epoch(training_report& report, std::uint32_t epoch,
           totals.samples / std::max(totals.seconds, 1e-9)};
 }
 
+void record_run(training_report& report, double wall_seconds) {
+  report.train_samples_per_second = report.train_samples / std::max(report.train_seconds, 1e-9);
+  report.wall_seconds = wall_seconds;
+}
+
 } // namespace strom::actors

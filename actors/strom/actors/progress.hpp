@@ -39,6 +39,9 @@ struct epoch_summary {
 epoch_summary record_epoch(training_report& report, std::uint32_t epoch,
                            const epoch_totals& totals, const test_result& tested);
 
+/// Fills the run-wide figures once the last epoch has ended.
+void record_run(training_report& report, double wall_seconds);
+
 template <class F>
 typename F::result_type inspect(F& f, step_progress& x) {
   return f(caf::meta::type_name("step_progress"), x.epoch, x.epochs, x.batch, x.batches,

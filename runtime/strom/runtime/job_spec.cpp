@@ -213,6 +213,10 @@ result<job_spec> parse_job_text(std::string_view text, const std::string& source
   return job_spec{job.asReader(), source};
 }
 
+std::string to_text(const job_spec& job) {
+  return capnp::TextCodec{}.encode(job.reader()).cStr();
+}
+
 result<job_spec> load_job_file(const std::string& path) {
   std::ifstream in{path, std::ios::binary};
   if (!in)

@@ -36,6 +36,10 @@ private:
 result<job_spec> parse_job_text(std::string_view text, const std::string& source,
                                 const std::string& base_dir);
 
+/// The job in Cap'n Proto text format, as parse_job_text reads it: how a job travels to
+/// other nodes (data paths are absolute by then, overrides applied).
+std::string to_text(const job_spec& job);
+
 /// Reads and parses a job file; relative data paths resolve against the file's folder.
 result<job_spec> load_job_file(const std::string& path);
 

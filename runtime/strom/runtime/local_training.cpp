@@ -38,7 +38,7 @@ result<training_report> train_locally(job_spec& job, const local_training_option
   const std::size_t batches_per_epoch = (train_set.size() + batch_size - 1) / batch_size;
   const std::uint64_t seed = spec.getTraining().getSeed();
   const bool shuffle = spec.getData().getShuffle();
-  const std::string checkpoint = checkpoint_path(options, report.job);
+  const std::string checkpoint = checkpoint_path(options.checkpoint_dir, report.job);
   training_observer silent;
   training_observer& observer = options.observer ? *options.observer : silent;
 

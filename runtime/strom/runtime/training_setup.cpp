@@ -46,36 +46,45 @@ result<compute::training_data> load_training_data(const job_spec& job, const com
   return data;
 }
 
-std::string checkpoint_path(const local_training_options& options, const std::string& job_name) {
-  if (options.checkpoint_dir.empty())
+std::string checkpoint_path(const std::string& checkpoint_dir, const std::string& job_name) {
+  if (checkpoint_dir.empty())
     return {};
-  return (std::filesystem::path{options.checkpoint_dir} / fmt::format("{}.ckpt", job_name)).string();
+  return (std::filesystem::path{checkpoint_dir} / fmt::format("{}.ckpt", job_name)).string();
+}
+
+result<actors::test_result> check_epoch(compute::replica& trained, const compute::dataset& test,
+                                        const job_spec& job, const std::string& checkpoint,
+                                        std::uint32_t epoch, std::uint64_t train_samples) {
+  actors::test_result tested;
+  if (test.size() > 0) {
+    auto quality = compute::evaluate(trained.net(), test);
+    tested = {quality.accuracy, quality.loss};
+  }
+  if (checkpoint.empty())
+    return tested;
+  checkpoint_progress progress{epoch + 1, trained.iteration(), train_samples,
+                               static_cast<float>(tested.accuracy), static_cast<float>(tested.loss)};
+  if (auto saved = save_checkpoint(checkpoint, job, trained, progress); !saved)
+    return saved.err();
+  return tested;
 }
 
 result<void> end_epoch(training_report& report, std::uint32_t epoch, const epoch_totals& totals,
                        compute::replica& trained, const compute::dataset& test,
                        training_observer& observer, const job_spec& job,
                        const std::string& checkpoint) {
-  actors::test_result tested;
-  if (test.size() > 0) {
-    auto quality = compute::evaluate(trained.net(), test);
-    tested = {quality.accuracy, quality.loss};
-  }
-  const auto summary = actors::record_epoch(report, epoch, totals, tested);
-  observer.on_epoch(summary);
-  if (checkpoint.empty())
-    return success();
-  checkpoint_progress progress{epoch + 1, trained.iteration(), report.train_samples,
-                               static_cast<float>(report.test_accuracy),
-                               static_cast<float>(report.test_loss)};
-  return save_checkpoint(checkpoint, job, trained, progress);
+  auto tested = check_epoch(trained, test, job, checkpoint, epoch,
+                            report.train_samples + totals.samples);
+  if (!tested)
+    return tested.err();
+  observer.on_epoch(actors::record_epoch(report, epoch, totals, *tested));
+  return success();
 }
 
 void end_run(training_report& report, training_clock::time_point run_start,
              const std::string& checkpoint) {
   report.checkpoint = checkpoint;
-  report.train_samples_per_second = report.train_samples / std::max(report.train_seconds, 1e-9);
-  report.wall_seconds = seconds_since(run_start);
+  actors::record_run(report, seconds_since(run_start));
 }
 
 } // namespace strom::runtime

@@ -28,9 +28,15 @@ result<void> prepare_run(job_spec& job, const local_training_options& options);
 result<compute::training_data> load_training_data(const job_spec& job, const compute::model& net);
 
 /// DIR/JOBNAME.ckpt, or empty when no checkpoint directory is set.
-std::string checkpoint_path(const local_training_options& options, const std::string& job_name);
+std::string checkpoint_path(const std::string& checkpoint_dir, const std::string& job_name);
 
 using actors::epoch_totals;
+
+/// Evaluates `trained` on `test` (unless empty) and, when `checkpoint` is set, saves it as
+/// it stands after 0-based epoch `epoch`, `train_samples` samples into the run.
+result<actors::test_result> check_epoch(compute::replica& trained, const compute::dataset& test,
+                                        const job_spec& job, const std::string& checkpoint,
+                                        std::uint32_t epoch, std::uint64_t train_samples);
 
 /// Ends epoch `epoch` (0-based) of report.epochs: adds its totals to the report, evaluates
 /// `trained` on `test` (unless empty), tells the observer and, when `checkpoint` is set,

@@ -1,0 +1,18 @@
+#include "strom/actors/error_text.hpp"
+
+#include <caf/make_message.hpp>
+#include <caf/sec.hpp>
+
+namespace strom::actors {
+
+caf::error make_failure(std::string message) {
+  return caf::make_error(caf::sec::runtime_error, std::move(message));
+}
+
+std::string error_text(caf::actor_system& system, const caf::error& err) {
+  if (err == caf::sec::runtime_error && err.context().match_elements<std::string>())
+    return err.context().get_as<std::string>(0);
+  return system.render(err);
+}
+
+} // namespace strom::actors

@@ -1,0 +1,272 @@
+#include "strom/actors/node_agent.hpp"
+
+#include <fmt/format.h>
+
+#include "strom/actors/error_text.hpp"
+#include "strom/log.hpp"
+
+namespace strom::actors {
+
+namespace {
+
+using self_ptr = caf::stateful_actor<node_agent_state>*;
+
+/// Runs `work` on a thread of its own (a detached blocking actor), so that the agent keeps
+/// answering heartbeats; `work` tells the agent when it is done.
+void run_aside(self_ptr self, std::function<void(caf::blocking_actor*, const caf::actor&)> work) {
+  self->spawn([work = std::move(work), agent = caf::actor_cast<caf::actor>(self)](
+                caf::blocking_actor* helper) { work(helper, agent); });
+}
+
+/// Calls `fn`, turning an escaped exception into an error.
+template <class T, class Fn>
+result<T> guarded(Fn&& fn) {
+  try {
+    return fn();
+  } catch (const std::exception& e) {
+    return error{e.what()};
+  }
+}
+
+void stop_job(self_ptr self) {
+  auto& st = self->state;
+  if (!st.run)
+    return;
+  for (const auto& member : st.run->actors.all()) {
+    self->demonitor(member);
+    self->send_exit(member, caf::exit_reason::user_shutdown);
+  }
+  st.run.reset();
+}
+
+/// The scheduler's view of this node's epoch.
+node_epoch_report epoch_report_of(const node_agent_state& st) {
+  const auto& run = *st.run;
+  node_epoch_report report;
+  report.job_id = run.job_id;
+  report.node_id = st.node_id;
+  report.epoch = run.epoch;
+  report.totals = run.totals;
+  report.iteration = run.iteration;
+  report.drained = run.drains;
+  return report;
+}
+
+/// Every trainer finished and drained the epoch: evaluate on rank 0, then report.
+void end_epoch(self_ptr self, const node_agent_setup& setup) {
+  auto& st = self->state;
+  auto& run = *st.run;
+  run.totals.seconds =
+    std::chrono::duration<double>(self->clock().now() - run.epoch_started).count();
+  if (!run.job->end_epoch) {
+    self->send(setup.scheduler, epoch_report_of(st));
+    return;
+  }
+  auto slot = std::make_shared<std::optional<result<epoch_check>>>();
+  st.checked = slot;
+  run_aside(self, [slot, job = run.job, job_id = run.job_id, epoch = run.epoch](
+                    caf::blocking_actor* helper, const caf::actor& agent) {
+    slot->emplace(guarded<epoch_check>(
+      [&] { return job->end_epoch(*job->node.replicas.front(), epoch); }));
+    helper->send(agent, evaluate_atom_v, job_id, epoch);
+  });
+}
+
+void prepare(self_ptr self, const node_agent_setup& setup, job_assignment assignment) {
+  auto& st = self->state;
+  auto promise = self->make_response_promise();
+  if (st.node_id == 0 || st.run || st.pending_ready) {
+    promise.deliver(make_failure(fmt::format("node {} is busy or has not joined", st.node_id)));
+    return;
+  }
+  st.pending_ready = promise;
+  auto slot = std::make_shared<std::optional<result<node_job>>>();
+  st.prepared = slot;
+  run_aside(self, [slot, assignment, factory = setup.prepare](caf::blocking_actor* helper,
+                                                               const caf::actor& agent) {
+    slot->emplace(guarded<node_job>([&] { return factory(assignment); }));
+    helper->send(agent, prepared_atom_v, assignment);
+  });
+}
+
+void prepared(self_ptr self, const job_assignment& assignment) {
+  auto& st = self->state;
+  if (!st.pending_ready || !st.prepared)
+    return;
+  auto promise = std::move(*st.pending_ready);
+  st.pending_ready.reset();
+  auto outcome = std::move(**st.prepared);
+  st.prepared.reset();
+  if (!outcome) {
+    log::warning("node {}: job {} cannot run here: {}", st.node_id, assignment.job_id,
+                 outcome.err().message);
+    promise.deliver(make_failure(outcome.err().message));
+    return;
+  }
+  auto job = std::make_shared<node_job>(std::move(*outcome));
+  job->node.node_id = st.node_id;
+  job->node.supervisor = caf::actor_cast<caf::actor>(self);
+  auto& run = st.run.emplace();
+  run.job_id = assignment.job_id;
+  run.rank = assignment.rank;
+  run.job = job;
+  run.actors = spawn_local_node(self->system(), job->node);
+  for (const auto& member : run.actors.all())
+    self->monitor(member);
+  self->send(run.actors.relay, add_peer_atom_v, assignment.hub);
+  promise.deliver(node_ready{assignment.job_id, st.node_id, run.actors.relay, job->job_name,
+                             job->epochs, job->batches_per_epoch, job->samples_per_epoch});
+}
+
+void stop(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id) {
+  auto& st = self->state;
+  auto promise = self->make_response_promise();
+  if (!st.run || st.run->job_id != job_id) {
+    promise.deliver(make_failure(fmt::format("node {} runs no job {}", st.node_id, job_id)));
+    return;
+  }
+  const auto relay = st.run->actors.relay;
+  auto answer = std::make_shared<node_sharing_report>();
+  answer->job_id = job_id;
+  answer->node_id = st.node_id;
+  auto give_up = [self, promise](caf::error& err) mutable {
+    promise.deliver(err);
+    stop_job(self);
+  };
+  self->request(st.run->actors.accumulator, setup.answer_timeout, stats_atom_v)
+    .then(
+      [self, setup, relay, answer, promise, give_up](const accumulator_stats& sent) mutable {
+        answer->sent = sent;
+        self->request(relay, setup.answer_timeout, stats_atom_v)
+          .then(
+            [self, answer, promise](const relay_stats& relayed) mutable {
+              answer->relayed = relayed;
+              promise.deliver(*answer);
+              stop_job(self);
+            },
+            give_up);
+      },
+      give_up);
+}
+
+} // namespace
+
+caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent_setup setup) {
+  self->set_exit_handler([self](const caf::exit_msg& exit) {
+    stop_job(self);
+    self->quit(exit.reason);
+  });
+  self->set_down_handler([self, setup](const caf::down_msg& down) {
+    auto& st = self->state;
+    if (down.source == setup.scheduler.address()) {
+      stop_job(self);
+      self->quit(make_failure("lost the scheduler: " + self->system().render(down.reason)));
+      return;
+    }
+    if (!st.run)
+      return;
+    const auto failure = node_failure{st.run->job_id, st.node_id,
+                                      "an actor of the node stopped: "
+                                        + error_text(self->system(), down.reason)};
+    log::warning("node {}: {}", st.node_id, failure.message);
+    self->send(setup.scheduler, failure);
+    stop_job(self);
+  });
+  self->request(setup.scheduler, setup.join_timeout, setup.identity)
+    .then(
+      [self, setup](const join_reply& reply) {
+        if (setup.observer)
+          self->send(setup.observer, reply);
+        if (!reply.accepted) {
+          self->quit(make_failure("the scheduler refused the join: " + reply.reason));
+          return;
+        }
+        self->state.node_id = reply.node_id;
+        self->monitor(setup.scheduler);
+        log::info("node {}: joined as '{}' with {} workers", reply.node_id, setup.identity.name,
+                  setup.identity.workers);
+      },
+      [self, setup](caf::error& err) {
+        const auto why = "no answer from the scheduler to the join: "
+                         + error_text(self->system(), err);
+        if (setup.observer)
+          self->send(setup.observer, join_reply{false, 0, why});
+        self->quit(make_failure(why));
+      });
+  return {
+    [](ping_atom) { return pong_atom_v; },
+    [self, setup](const job_assignment& assignment) { prepare(self, setup, assignment); },
+    [self](prepared_atom, const job_assignment& assignment) { prepared(self, assignment); },
+    [self](start_atom, std::uint64_t job_id, std::uint32_t epoch) {
+      auto& st = self->state;
+      if (!st.run || st.run->job_id != job_id)
+        return;
+      auto& run = *st.run;
+      run.epoch = epoch;
+      run.totals = {};
+      run.epochs_reported = 0;
+      run.drained = 0;
+      run.drains = {};
+      run.epoch_started = run.progress_sent = self->clock().now();
+      for (const auto& trainer : run.actors.trainers)
+        self->send(trainer, start_atom_v, epoch);
+    },
+    [self, setup](const step_report& step) {
+      auto& st = self->state;
+      if (!st.run)
+        return;
+      auto& run = *st.run;
+      run.totals.loss_sum += step.loss;
+      ++run.totals.batches;
+      run.totals.samples += step.samples;
+      const auto now = self->clock().now();
+      if (now - run.progress_sent < setup.progress_interval)
+        return;
+      run.progress_sent = now;
+      self->send(setup.scheduler, node_progress{run.job_id, st.node_id, run.epoch,
+                                                run.totals.batches, run.totals.samples,
+                                                run.totals.loss_sum});
+    },
+    [self, setup](const epoch_report& done) {
+      auto& st = self->state;
+      if (!st.run)
+        return;
+      auto& run = *st.run;
+      if (done.worker == 0)
+        run.iteration = done.iteration;
+      if (++run.epochs_reported == run.actors.trainers.size()
+          && run.drained == run.actors.trainers.size())
+        end_epoch(self, setup);
+    },
+    [self, setup](const drain_report& drained) {
+      auto& st = self->state;
+      if (!st.run)
+        return;
+      auto& run = *st.run;
+      run.drains.updates_applied += drained.updates_applied;
+      run.drains.duplicate_updates_applied += drained.duplicate_updates_applied;
+      run.drains.frames_rejected += drained.frames_rejected;
+      if (++run.drained == run.actors.trainers.size()
+          && run.epochs_reported == run.actors.trainers.size())
+        end_epoch(self, setup);
+    },
+    [self, setup](evaluate_atom, std::uint64_t job_id, std::uint32_t epoch) {
+      auto& st = self->state;
+      if (!st.run || st.run->job_id != job_id || st.run->epoch != epoch || !st.checked)
+        return;
+      auto outcome = std::move(**st.checked);
+      st.checked.reset();
+      if (!outcome) {
+        self->send(setup.scheduler, node_failure{job_id, st.node_id, outcome.err().message});
+        return;
+      }
+      auto report = epoch_report_of(st);
+      report.tested = outcome->tested;
+      report.checkpoint = outcome->checkpoint;
+      self->send(setup.scheduler, report);
+    },
+    [self, setup](stop_atom, std::uint64_t job_id) { stop(self, setup, job_id); },
+  };
+}
+
+} // namespace strom::actors

@@ -1,0 +1,93 @@
+#pragma once
+// The node agent: the one actor per node that the scheduler knows and monitors. It joins the
+// scheduler (and ends when refused or when the scheduler is lost), answers heartbeats, and
+// for each job it is given spawns the node's trainers, accumulator and relay, starts their
+// epochs, sums their reports for the scheduler and hands back the sharing counts at the end.
+// Work that takes long (loading a job's data, evaluating after an epoch) runs on a thread of
+// its own so heartbeats are answered meanwhile.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <caf/all.hpp>
+
+#include "strom/actors/local_node.hpp"
+#include "strom/actors/messages.hpp"
+#include "strom/compute/result.hpp"
+
+namespace strom::actors {
+
+/// What the first node of a job does after each epoch.
+struct epoch_check {
+  test_result tested;      ///< accuracy -1 without a test set
+  std::string checkpoint;  ///< where the model was saved, empty if nowhere
+};
+
+/// One job as this node trains it. The runtime prepares it (parses the job, loads the data,
+/// builds the replicas) because actors never read files.
+struct node_job {
+  local_node_setup node;  ///< all but node_id and supervisor, which the agent sets
+  std::string job_name;
+  std::uint32_t epochs = 0;
+  std::uint64_t batches_per_epoch = 0;  ///< over this node's workers
+  std::uint64_t samples_per_epoch = 0;  ///< this node's share of the training set
+  /// Rank 0 only: evaluates (and checkpoints) the first replica after 0-based epoch `epoch`,
+  /// while every trainer is idle.
+  std::function<result<epoch_check>(compute::replica& trained, std::uint32_t epoch)> end_epoch;
+};
+
+/// Builds a node_job from an assignment, or says why it cannot.
+using node_job_factory = std::function<result<node_job>(const job_assignment&)>;
+
+/// What a node agent is built from.
+struct node_agent_setup {
+  caf::actor scheduler;
+  join_request identity;  ///< name, address, cores and workers to announce
+  node_job_factory prepare;
+  caf::timespan join_timeout = std::chrono::seconds(10);
+  /// Time the accumulator and relay may take to report their counts.
+  caf::timespan answer_timeout = std::chrono::seconds(10);
+  /// Progress goes to the scheduler at most this often.
+  caf::timespan progress_interval = std::chrono::milliseconds(250);
+  caf::actor observer;  ///< optional: receives the scheduler's join_reply
+};
+
+/// The job a node trains now.
+struct node_job_run {
+  std::uint64_t job_id = 0;
+  std::uint32_t rank = 0;
+  std::shared_ptr<node_job> job;
+  local_node actors;
+  std::uint32_t epoch = 0;
+  epoch_totals totals;            ///< this epoch so far
+  std::uint32_t epochs_reported = 0;  ///< trainers done with the epoch's partition
+  std::uint32_t drained = 0;          ///< trainers that applied every frame of the epoch
+  drain_report drains;                ///< summed over the trainers
+  std::uint64_t iteration = 0;        ///< first replica's updater steps
+  caf::actor_clock::time_point epoch_started;
+  caf::actor_clock::time_point progress_sent;
+};
+
+/// A node agent's state.
+struct node_agent_state {
+  std::uint64_t node_id = 0;  ///< 0 until the scheduler accepted the join
+  std::optional<node_job_run> run;
+  std::optional<caf::response_promise> pending_ready;  ///< the assignment being prepared
+  /// Filled by the thread that prepares the assignment, read once its prepared_atom arrives.
+  std::shared_ptr<std::optional<result<node_job>>> prepared;
+  std::shared_ptr<std::optional<result<epoch_check>>> checked;  ///< likewise for end_epoch
+
+  static inline const char* name = "strom.node_agent";
+};
+
+/// Handles: ping_atom -> pong_atom; job_assignment -> node_ready (error when it cannot be
+/// prepared); (start_atom, job_id, epoch); step_report, epoch_report, drain_report from its
+/// trainers; (stop_atom, job_id) -> node_sharing_report. Quits with an error when the join is
+/// refused or unanswered, or the scheduler goes down.
+caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent_setup setup);
+
+} // namespace strom::actors

@@ -1,0 +1,27 @@
+#pragma once
+// Training on a cluster that lives in this process: a scheduler and K nodes, each node its
+// own actor system. With one node everything shares one system (Deeplearning4j's
+// ParallelWrapper: N workers exchanging encoded updates through the node's accumulator);
+// with more, the nodes talk over the real loopback transport, exactly as separate processes
+// would.
+
+#include <cstdint>
+
+#include "strom/compute/result.hpp"
+#include "strom/runtime/job_spec.hpp"
+#include "strom/runtime/local_training.hpp"
+#include "strom/runtime/metrics_report.hpp"
+
+namespace strom::runtime {
+
+/// The size of an in-process cluster.
+struct cluster_shape {
+  std::uint32_t nodes = 1;
+  std::uint32_t workers = 1;  ///< trainers per node
+};
+
+/// Trains `job` (applying the overrides) on a fresh in-process cluster of `shape`.
+result<training_report> train_on_cluster(job_spec& job, const local_training_options& options,
+                                         const cluster_shape& shape);
+
+} // namespace strom::runtime

@@ -1,0 +1,46 @@
+#pragma once
+// The client side of a cluster: submit a job to a scheduler, follow its progress to the end
+// (or detach), re-attach by job id, ask for the cluster's status. Every wait is bounded: a
+// scheduler that goes away or falls silent ends the wait with an error.
+
+#include <chrono>
+#include <cstdint>
+
+#include <caf/all.hpp>
+
+#include "strom/actors/messages.hpp"
+#include "strom/compute/result.hpp"
+#include "strom/runtime/metrics_report.hpp"
+#include "strom/runtime/training_progress.hpp"
+
+namespace strom::runtime {
+
+/// Time limits of a client.
+struct client_limits {
+  /// For the scheduler to answer a request.
+  caf::timespan answer = std::chrono::seconds(10);
+  /// Between two messages about a followed job (progress comes several times a second while
+  /// it trains; preparing a job or an epoch's evaluation are the long quiet times).
+  caf::timespan silence = std::chrono::minutes(6);
+};
+
+/// Submits `submission` and returns its job id without waiting for the job.
+result<std::uint64_t> submit_job(caf::actor_system& system, const caf::actor& scheduler,
+                                 const actors::job_submission& submission,
+                                 const client_limits& limits = {});
+
+/// Submits `submission` and follows the job to its end, telling `observer` (may be null).
+result<training_report> run_job(caf::actor_system& system, const caf::actor& scheduler,
+                                const actors::job_submission& submission,
+                                training_observer* observer, const client_limits& limits = {});
+
+/// Follows job `job_id`, submitted earlier, to its end (at once if it has ended).
+result<training_report> attach_job(caf::actor_system& system, const caf::actor& scheduler,
+                                   std::uint64_t job_id, training_observer* observer,
+                                   const client_limits& limits = {});
+
+/// The scheduler's nodes and jobs.
+result<actors::cluster_status> query_status(caf::actor_system& system, const caf::actor& scheduler,
+                                            const client_limits& limits = {});
+
+} // namespace strom::runtime

@@ -1,0 +1,88 @@
+#include "strom/runtime/node_job.hpp"
+
+#include <fmt/format.h>
+
+#include "strom/compute/codecs/threshold_encoder_from_spec.hpp"
+#include "strom/compute/data/partition.hpp"
+#include "strom/compute/replica_from_spec.hpp"
+#include "strom/log.hpp"
+#include "strom/runtime/training_setup.hpp"
+
+namespace strom::runtime {
+
+result<actors::node_job> prepare_node_job(const actors::job_assignment& assignment) {
+  if (assignment.workers == 0 || assignment.first_worker + assignment.workers > assignment.total_workers)
+    return error{fmt::format("{}: workers {}..{} do not fit {} workers in all",
+                             assignment.source, assignment.first_worker,
+                             assignment.first_worker + assignment.workers,
+                             assignment.total_workers)};
+  // Nodes read the data themselves: paths in the job text are absolute.
+  auto parsed = parse_job_text(assignment.job_text, assignment.source, "/");
+  if (!parsed)
+    return parsed.err();
+  auto job = std::make_shared<job_spec>(std::move(*parsed));
+  if (auto ok = prepare_run(*job, {}); !ok)
+    return ok.err();
+  auto spec = job->reader();
+  const auto batch_size = spec.getTraining().getBatchSize();
+  auto encoding = compute::make_threshold_encoder_options(spec.getDistributed().getSharing());
+  if (!encoding)
+    return error{fmt::format("{}: {}", job->source(), encoding.err().message)};
+  const auto staleness = spec.getDistributed().getStaleness();
+  if (staleness == 0)
+    return error{fmt::format("{}: distributed.staleness: must be at least 1, got 0",
+                             job->source())};
+
+  actors::node_job prepared;
+  auto& node = prepared.node;
+  for (std::uint32_t w = 0; w < assignment.workers; ++w) {
+    auto built = compute::make_replica(spec, assignment.first_worker + w);
+    if (!built)
+      return error{fmt::format("{}: {}", job->source(), built.err().message)};
+    node.replicas.push_back(std::move(*built));
+  }
+  auto data = load_training_data(*job, node.replicas.front()->net());
+  if (!data)
+    return data.err();
+  if (data->train.size() < assignment.total_workers)
+    return error{fmt::format("{}: data.train: {} samples cannot feed {} workers", job->source(),
+                             data->train.size(), assignment.total_workers)};
+  node.train = std::make_shared<const compute::dataset>(std::move(data->train));
+  node.origins = assignment.origins;
+  node.first_worker = assignment.first_worker;
+  node.total_workers = assignment.total_workers;
+  node.staleness = staleness;
+  node.seed = spec.getTraining().getSeed();
+  node.shuffle = spec.getData().getShuffle();
+  node.batch_size = batch_size;
+  node.encoding = std::move(*encoding);
+  for (std::uint32_t w = 0; w < assignment.workers; ++w) {
+    const auto share =
+      compute::partition(node.train->size(), assignment.first_worker + w, assignment.total_workers)
+        .size();
+    prepared.samples_per_epoch += share;
+    prepared.batches_per_epoch += (share + batch_size - 1) / batch_size;
+  }
+  prepared.job_name = spec.getName().cStr();
+  prepared.epochs = spec.getTraining().getEpochs();
+  log::info("{}: node rank {} trains workers {}..{} of {} on {} samples", job->source(),
+            assignment.rank, assignment.first_worker,
+            assignment.first_worker + assignment.workers - 1, assignment.total_workers,
+            prepared.samples_per_epoch);
+  if (assignment.rank != 0)
+    return prepared;
+
+  auto test = std::make_shared<const compute::dataset>(std::move(data->test));
+  const auto checkpoint = checkpoint_path(assignment.checkpoint_dir, prepared.job_name);
+  const auto train_samples = node.train->size();
+  prepared.end_epoch = [job, test, checkpoint, train_samples](
+                         compute::replica& trained, std::uint32_t epoch) -> result<actors::epoch_check> {
+    auto tested = check_epoch(trained, *test, *job, checkpoint, epoch, train_samples * (epoch + 1));
+    if (!tested)
+      return tested.err();
+    return actors::epoch_check{*tested, checkpoint};
+  };
+  return prepared;
+}
+
+} // namespace strom::runtime

@@ -1,0 +1,39 @@
+#include "strom/runtime/system_config.hpp"
+
+#include <chrono>
+
+#include <caf/io/middleman.hpp>
+
+#include "strom/actors/messages.hpp"
+
+namespace strom::runtime {
+
+namespace {
+
+/// CAF's own connection heartbeat: lets the middleman notice a peer whose connection went
+/// silent even when no actor talks to it. Well above the time to send the largest frame.
+constexpr auto connection_heartbeat = std::chrono::seconds(1);
+constexpr auto connection_timeout = std::chrono::seconds(30);
+
+void load_network(caf::actor_system_config& config) {
+  config.load<caf::io::middleman>();
+  config.set("middleman.heartbeat-interval", caf::timespan{connection_heartbeat});
+  config.set("middleman.connection-timeout", caf::timespan{connection_timeout});
+}
+
+} // namespace
+
+void configure_for_strom(caf::actor_system_config& config) {
+  actors::register_message_types(config);
+  load_network(config);
+}
+
+system_config::system_config(bool networked, std::size_t max_threads) {
+  actors::register_message_types(*this);
+  if (networked)
+    load_network(*this);
+  if (max_threads > 0)
+    set("scheduler.max-threads", max_threads);
+}
+
+} // namespace strom::runtime
