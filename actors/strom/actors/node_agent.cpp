@@ -160,7 +160,7 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
     auto& st = self->state;
     if (down.source == setup.scheduler.address()) {
       stop_job(self);
-      self->quit(make_failure("lost the scheduler: " + self->system().render(down.reason)));
+      self->quit(make_failure("lost the scheduler: " + error_text(self->system(), down.reason)));
       return;
     }
     if (!st.run)

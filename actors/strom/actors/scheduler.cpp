@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "strom/actors/error_text.hpp"
 #include "strom/actors/heartbeat_monitor.hpp"
 #include "strom/actors/relay.hpp"
 #include "strom/log.hpp"
@@ -135,7 +136,7 @@ void complete_job(self_ptr self, const scheduler_setup& setup) {
         end_job(self, std::move(outcome));
       },
       [self, setup](caf::error& err) {
-        fail_job(self, setup, "the hub relay did not report: " + self->system().render(err));
+        fail_job(self, setup, "the hub relay did not report: " + error_text(self->system(), err));
       });
 }
 
@@ -156,7 +157,7 @@ void finish_job(self_ptr self, const scheduler_setup& setup) {
         [self, setup, job_id, id](caf::error& err) {
           if (self->state.job && self->state.job->status.job_id == job_id)
             fail_job(self, setup,
-                     fmt::format("node {} did not report its counts: {}", id, self->system().render(err)));
+                     fmt::format("node {} did not report its counts: {}", id, error_text(self->system(), err)));
         });
   }
 }
@@ -270,7 +271,7 @@ submit_reply submit(self_ptr self, const scheduler_setup& setup, const job_submi
         [self, setup, job_id, node_id](caf::error& err) {
           if (current(self->state, job_id, node_id))
             fail_job(self, setup,
-                     fmt::format("node {} did not prepare the job: {}", node_id, self->system().render(err)));
+                     fmt::format("node {} did not prepare the job: {}", node_id, error_text(self->system(), err)));
         });
   }
   self->delayed_send(self, setup.silence_limit, watchdog_atom_v, job_id);
@@ -332,7 +333,7 @@ caf::behavior scheduler(caf::stateful_actor<scheduler_state>* self, scheduler_se
     auto& st = self->state;
     for (const auto& m : st.members)
       if (m.agent.address() == down.source)
-        return lose_node(self, setup, m.status.node_id, self->system().render(down.reason));
+        return lose_node(self, setup, m.status.node_id, error_text(self->system(), down.reason));
     if (st.job) {
       auto& clients = st.job->clients;
       clients.erase(std::remove_if(clients.begin(), clients.end(),

@@ -56,7 +56,7 @@ result<training_report> follow(caf::scoped_actor& self, const caf::actor& schedu
     [&](const caf::down_msg& down) {
       if (down.source == scheduler.address())
         outcome = error{fmt::format("lost the scheduler while following job {}: {}", job_id,
-                                    self->system().render(down.reason))};
+                                    actors::error_text(self->system(), down.reason))};
     },
     caf::after(limits.silence) >> [&] {
       outcome = error{fmt::format("no word about job {} from the scheduler for {} s", job_id,

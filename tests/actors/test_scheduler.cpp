@@ -1,0 +1,330 @@
+#define BOOST_TEST_MODULE actors_scheduler
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include <caf/all.hpp>
+
+#include "strom/actors/relay.hpp"
+#include "strom/actors/scheduler.hpp"
+#include "support/deterministic_system.hpp"
+
+using namespace strom::actors;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// Timeouts for tests that are not about heartbeats: pings never time out.
+scheduler_setup quiet_setup() {
+  scheduler_setup setup;
+  setup.heartbeat_interval = 1s;
+  setup.heartbeat_timeout = 24h;
+  setup.prepare_timeout = 10s;
+  setup.answer_timeout = 10s;
+  setup.silence_limit = 24h;
+  return setup;
+}
+
+/// A scheduler on the deterministic coordinator; scoped actors play the nodes and clients,
+/// so every message a test expects can be checked where it arrives.
+struct cluster_fixture : strom::testing::deterministic_system {
+  explicit cluster_fixture(scheduler_setup setup = quiet_setup())
+    : master{sys.spawn(scheduler, setup)} {}
+
+  ~cluster_fixture() {
+    self->send_exit(master, caf::exit_reason::user_shutdown);
+    sched.run();
+  }
+
+  /// `agent` asks to join as `name`; returns the scheduler's answer.
+  join_reply join(caf::scoped_actor& agent, const std::string& name, std::uint32_t workers = 1,
+                  std::uint32_t version = protocol_version) {
+    agent->send(master, join_request{version, name, "10.0.0.1", 4, workers});
+    sched.run();
+    std::optional<join_reply> reply;
+    agent->receive([&](const join_reply& r) { reply = r; }, caf::after(0s) >> [] {});
+    BOOST_REQUIRE(reply);
+    return *reply;
+  }
+
+  /// The client (`self`) submits a job for every joined node.
+  submit_reply submit() {
+    self->send(master, submit_atom_v, job_submission{"(name = \"j\")", "test.job", "", 0});
+    sched.run();
+    std::optional<submit_reply> reply;
+    self->receive([&](const submit_reply& r) { reply = r; }, caf::after(0s) >> [] {});
+    BOOST_REQUIRE(reply);
+    return *reply;
+  }
+
+  /// The assignment that reached `agent`, answered with `answer` (nothing when empty).
+  job_assignment assignment_for(caf::scoped_actor& agent, std::optional<node_ready> answer) {
+    std::optional<job_assignment> got;
+    agent->receive(
+      [&](const job_assignment& a) -> caf::result<node_ready> {
+        got = a;
+        if (!answer)
+          return agent->make_response_promise<node_ready>();
+        answer->job_id = a.job_id;
+        return *answer;
+      },
+      caf::after(0s) >> [] {});
+    BOOST_REQUIRE(got);
+    return *got;
+  }
+
+  /// What `self` (the client) got last of type T.
+  template <class T>
+  std::optional<T> client_gets() {
+    std::optional<T> got;
+    self->receive([&](const T& x) { got = x; }, caf::after(0s) >> [] {});
+    return got;
+  }
+
+  caf::actor master;
+};
+
+node_ready ready_with(const caf::actor& relay_actor, std::uint64_t node_id) {
+  node_ready r;
+  r.node_id = node_id;
+  r.relay = relay_actor;
+  r.job_name = "j";
+  r.epochs = 2;
+  r.batches_per_epoch = 10;
+  r.samples_per_epoch = 100;
+  return r;
+}
+
+node_epoch_report epoch_done(std::uint64_t job_id, std::uint64_t node_id, std::uint32_t epoch,
+                             double accuracy) {
+  node_epoch_report r;
+  r.job_id = job_id;
+  r.node_id = node_id;
+  r.epoch = epoch;
+  r.totals = {5.0, 10, 100, 1.0};
+  r.iteration = 10 * (epoch + 1);
+  r.tested = {accuracy, 0.5};
+  return r;
+}
+
+/// Receives (start_atom, job_id, epoch) at `agent`; returns the epoch.
+std::optional<std::uint32_t> started_epoch(caf::scoped_actor& agent) {
+  std::optional<std::uint32_t> epoch;
+  agent->receive([&](start_atom, std::uint64_t, std::uint32_t e) { epoch = e; },
+                 caf::after(0s) >> [] {});
+  return epoch;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(refuses_a_node_that_speaks_another_protocol_version) {
+  cluster_fixture env;
+  caf::scoped_actor agent{env.sys};
+  const auto reply = env.join(agent, "old", 1, protocol_version + 7);
+  BOOST_TEST(!reply.accepted);
+  BOOST_TEST(reply.reason.find("protocol version " + std::to_string(protocol_version + 7))
+             != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(refuses_a_second_node_with_the_same_name) {
+  cluster_fixture env;
+  caf::scoped_actor first{env.sys};
+  caf::scoped_actor second{env.sys};
+  BOOST_TEST(env.join(first, "worker-a").accepted);
+  const auto reply = env.join(second, "worker-a");
+  BOOST_TEST(!reply.accepted);
+  BOOST_TEST(reply.reason.find("'worker-a' has joined already") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(lists_joined_nodes_with_distinct_ids) {
+  cluster_fixture env;
+  caf::scoped_actor a{env.sys};
+  caf::scoped_actor b{env.sys};
+  const auto id_a = env.join(a, "a", 2).node_id;
+  const auto id_b = env.join(b, "b", 3).node_id;
+  BOOST_TEST(id_a != id_b);
+  env.self->send(env.master, status_atom_v);
+  env.sched.run();
+  const auto status = env.client_gets<cluster_status>();
+  BOOST_REQUIRE(status);
+  BOOST_REQUIRE_EQUAL(status->nodes.size(), 2u);
+  BOOST_TEST(status->nodes[0].name == "a");
+  BOOST_TEST(status->nodes[1].workers == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(refuses_a_job_while_no_node_has_joined) {
+  cluster_fixture env;
+  const auto reply = env.submit();
+  BOOST_TEST(!reply.accepted);
+  BOOST_TEST(reply.reason == "no node has joined the scheduler");
+}
+
+BOOST_AUTO_TEST_CASE(gives_nodes_ranks_and_global_worker_ranks) {
+  cluster_fixture env;
+  caf::scoped_actor a{env.sys};
+  caf::scoped_actor b{env.sys};
+  const auto id_a = env.join(a, "a", 2).node_id;
+  const auto id_b = env.join(b, "b", 1).node_id;
+  BOOST_REQUIRE(env.submit().accepted);
+  const auto first = env.assignment_for(a, std::nullopt);
+  const auto second = env.assignment_for(b, std::nullopt);
+  BOOST_TEST(first.rank == 0u);
+  BOOST_TEST(first.workers == 2u);
+  BOOST_TEST(first.first_worker == 0u);
+  BOOST_TEST(second.rank == 1u);
+  BOOST_TEST(second.first_worker == 2u);
+  BOOST_TEST(second.total_workers == 3u);
+  BOOST_TEST((first.origins == std::vector<std::uint64_t>{id_a, id_b}));
+  BOOST_TEST((first.hub == second.hub));
+  BOOST_TEST(static_cast<bool>(first.hub));
+}
+
+BOOST_AUTO_TEST_CASE(refuses_a_second_job_while_one_runs) {
+  cluster_fixture env;
+  caf::scoped_actor a{env.sys};
+  env.join(a, "a");
+  BOOST_REQUIRE(env.submit().accepted);
+  const auto reply = env.submit();
+  BOOST_TEST(!reply.accepted);
+  BOOST_TEST(reply.reason.find("one job at a time") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(fails_the_job_when_a_node_does_not_prepare_in_time) {
+  cluster_fixture env;
+  caf::scoped_actor a{env.sys};
+  const auto id = env.join(a, "slow").node_id;
+  BOOST_REQUIRE(env.submit().accepted);
+  env.assignment_for(a, std::nullopt);
+  env.sched.advance_time(quiet_setup().prepare_timeout);
+  env.sched.run();
+  const auto end = env.client_gets<job_finished>();
+  BOOST_REQUIRE(end);
+  BOOST_TEST(!end->succeeded);
+  BOOST_TEST(end->failure.find("node " + std::to_string(id) + " did not prepare the job")
+             != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(runs_every_epoch_and_sums_the_nodes_reports) {
+  cluster_fixture env;
+  caf::scoped_actor a{env.sys};
+  caf::scoped_actor b{env.sys};
+  const auto id_a = env.join(a, "a").node_id;
+  const auto id_b = env.join(b, "b").node_id;
+  const auto relay_a = env.sys.spawn(relay);
+  const auto relay_b = env.sys.spawn(relay);
+  const auto job = env.submit();
+  BOOST_REQUIRE(job.accepted);
+  env.assignment_for(a, ready_with(relay_a, id_a));
+  env.assignment_for(b, ready_with(relay_b, id_b));
+  env.sched.run();
+  for (std::uint32_t epoch = 0; epoch < 2; ++epoch) {
+    BOOST_TEST((started_epoch(a) == epoch));
+    BOOST_TEST((started_epoch(b) == epoch));
+    a->send(env.master, epoch_done(job.job_id, id_a, epoch, 0.8 + 0.01 * epoch));
+    b->send(env.master, epoch_done(job.job_id, id_b, epoch, -1.0));
+    env.sched.run();
+    const auto summary = env.client_gets<job_epoch>();
+    BOOST_REQUIRE(summary);
+    BOOST_TEST(summary->summary.epoch == epoch + 1);
+    BOOST_TEST(summary->summary.train_loss == 0.5);  // 10 loss over 20 batches
+    BOOST_TEST(summary->summary.test_accuracy == 0.8 + 0.01 * epoch);  // the first node's
+  }
+  for (auto* agent : {&a, &b}) {
+    (*agent)->receive(
+      [&](stop_atom, std::uint64_t job_id) {
+        node_sharing_report counts;
+        counts.job_id = job_id;
+        counts.node_id = agent == &a ? id_a : id_b;
+        counts.sent.rounds = 10;
+        counts.sent.bytes_sent = agent == &a ? 100 : 200;
+        counts.sent.dense_bytes_equivalent = 10000;
+        return counts;
+      },
+      caf::after(0s) >> [] { BOOST_FAIL("no stop request"); });
+  }
+  env.sched.run();
+  const auto end = env.client_gets<job_finished>();
+  BOOST_REQUIRE(end);
+  BOOST_TEST(end->succeeded);
+  BOOST_TEST(end->report.nodes == 2u);
+  BOOST_TEST(end->report.epochs == 2u);
+  BOOST_TEST(end->report.train_samples == 400u);
+  BOOST_TEST(end->report.bytes_sent == 300u);
+  BOOST_TEST(end->report.dense_bytes_equivalent == 20000u);
+  BOOST_TEST(end->report.test_accuracy == 0.81);
+}
+
+BOOST_AUTO_TEST_CASE(a_node_that_stops_answering_heartbeats_fails_its_job) {
+  auto setup = quiet_setup();
+  setup.heartbeat_timeout = 3s;
+  cluster_fixture env{setup};
+  caf::scoped_actor a{env.sys};
+  const auto id = env.join(a, "frozen").node_id;
+  const auto relay_a = env.sys.spawn(relay);
+  BOOST_REQUIRE(env.submit().accepted);
+  env.assignment_for(a, ready_with(relay_a, id));
+  env.sched.run();
+  BOOST_TEST(!env.client_gets<job_finished>().has_value());  // pings unanswered, but not for long yet
+  env.sched.advance_time(setup.heartbeat_timeout);
+  env.sched.run();
+  const auto end = env.client_gets<job_finished>();
+  BOOST_REQUIRE(end);
+  BOOST_TEST(!end->succeeded);
+  BOOST_TEST(end->failure.find("node " + std::to_string(id) + " (frozen at 10.0.0.1) lost")
+             != std::string::npos);
+  env.self->send(env.master, status_atom_v);
+  env.sched.run();
+  const auto status = env.client_gets<cluster_status>();
+  BOOST_REQUIRE(status);
+  BOOST_TEST(status->nodes.empty());
+  BOOST_REQUIRE_EQUAL(status->jobs.size(), 1u);
+  BOOST_TEST(status->jobs[0].state == "failed");
+}
+
+BOOST_AUTO_TEST_CASE(a_crashed_node_fails_its_job_at_once) {
+  cluster_fixture env;
+  std::uint64_t id = 0;
+  const auto relay_a = env.sys.spawn(relay);
+  {
+    caf::scoped_actor a{env.sys};
+    id = env.join(a, "doomed").node_id;
+    BOOST_REQUIRE(env.submit().accepted);
+    env.assignment_for(a, ready_with(relay_a, id));
+    env.sched.run();
+  }  // the agent ends: the scheduler's monitor fires
+  env.sched.run();
+  const auto end = env.client_gets<job_finished>();
+  BOOST_REQUIRE(end);
+  BOOST_TEST(!end->succeeded);
+  BOOST_TEST(end->failure.find("node " + std::to_string(id) + " (doomed at 10.0.0.1) lost")
+             != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_late_attach_gets_the_outcome_of_an_ended_job) {
+  cluster_fixture env;
+  caf::scoped_actor a{env.sys};
+  env.join(a, "slow");
+  const auto job = env.submit();
+  env.assignment_for(a, std::nullopt);
+  env.sched.advance_time(quiet_setup().prepare_timeout);
+  env.sched.run();
+  BOOST_REQUIRE(env.client_gets<job_finished>());
+  caf::scoped_actor late{env.sys};
+  late->send(env.master, attach_atom_v, job.job_id);
+  env.sched.run();
+  std::optional<job_finished> end;
+  std::size_t received = 0;
+  late->receive_for(received, std::size_t{2})(  // the reply, then the outcome
+    [&](const submit_reply& r) { BOOST_TEST(r.accepted); },
+    [&](const job_finished& f) { end = f; }, caf::after(0s) >> [] {});
+  BOOST_REQUIRE(end);
+  BOOST_TEST(!end->succeeded);
+  late->send(env.master, attach_atom_v, job.job_id + 100);
+  env.sched.run();
+  std::optional<submit_reply> unknown;
+  late->receive([&](const submit_reply& r) { unknown = r; }, caf::after(0s) >> [] {});
+  BOOST_REQUIRE(unknown);
+  BOOST_TEST(!unknown->accepted);
+}

@@ -1,0 +1,38 @@
+#pragma once
+// A small Fashion-MNIST job for tests that train for real: a 784-64-10 MLP, batches of 64,
+// plain SGD; two epochs unless overridden. About a second per epoch and worker.
+
+#include <string>
+
+#include <boost/test/unit_test.hpp>
+
+#include "strom/runtime/job_spec.hpp"
+
+namespace strom::testing {
+
+/// The job; `train_images` replaces the training images path (to test a missing file).
+inline runtime::job_spec small_fashion_job(
+  const std::string& train_images = STROM_FASHION_MNIST_DIR "/train-images-idx3-ubyte.gz") {
+  const std::string dir = STROM_FASHION_MNIST_DIR;
+  const std::string text = R"((
+  name = "fashion_small",
+  network = (
+    input = (channels = 1, height = 28, width = 28),
+    weightInit = he,
+    layers = [(dense = (units = 64, activation = relu)), (output = (units = 10, weightInit = xavier))]
+  ),
+  data = (
+    train = (idx = (images = ")" + train_images + R"(",
+                    labels = ")" + dir + R"(/train-labels-idx1-ubyte.gz")),
+    test = (idx = (images = ")" + dir + R"(/t10k-images-idx3-ubyte.gz",
+                   labels = ")" + dir + R"(/t10k-labels-idx1-ubyte.gz")),
+    preprocessing = (scale = 0.00392156862745098)
+  ),
+  training = (epochs = 2, batchSize = 64, seed = 42, updater = (learningRate = 0.05, sgd = void))
+))";
+  auto job = runtime::parse_job_text(text, "fashion_small.job", ".");
+  BOOST_REQUIRE_MESSAGE(job, (job ? "" : job.err().message));
+  return std::move(*job);
+}
+
+} // namespace strom::testing
