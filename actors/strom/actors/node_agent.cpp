@@ -79,6 +79,13 @@ void prepare(self_ptr self, const node_agent_setup& setup, job_assignment assign
     promise.deliver(make_failure(fmt::format("node {} is busy or has not joined", st.node_id)));
     return;
   }
+  // The scheduler's message is outside input: never build more replicas than offered.
+  if (assignment.workers == 0 || assignment.workers > setup.identity.workers) {
+    promise.deliver(make_failure(fmt::format("node {} offers {} workers, the job asks for {}",
+                                             st.node_id, setup.identity.workers,
+                                             assignment.workers)));
+    return;
+  }
   st.pending_ready = promise;
   auto slot = std::make_shared<std::optional<result<node_job>>>();
   st.prepared = slot;
