@@ -129,7 +129,7 @@ BOOST_AUTO_TEST_CASE(trains_fashion_mnist_writes_metrics_and_eval_agrees) {
   scratch s;
   auto job = s.write("small.job", small_mlp_job());
   auto metrics = s.dir / "metrics.json";
-  auto result = run("train " + job.string() + " --metrics-out " + metrics.string()
+  auto result = run("train " + job.string() + " --workers 1 --metrics-out " + metrics.string()
                     + " --checkpoint-dir " + (s.dir / "ckpt").string());
   BOOST_REQUIRE_MESSAGE(result.status == 0, result.output);
   auto json = read_file(metrics);

@@ -35,16 +35,18 @@ void progress_display::on_step(const step_progress& p) {
   if (now - last_print_ < (terminal_ ? bar_interval : log_interval) && !(terminal_ && last))
     return;
   last_print_ = now;
+  const auto nodes = p.nodes_alive > 1 ? fmt::format(", {} nodes alive", p.nodes_alive) : std::string{};
   if (terminal_) {
     const int filled = p.batches == 0 ? 0 : static_cast<int>(bar_width * p.batch / p.batches);
-    fmt::print(out_, "\r\033[Kepoch {}/{} [{:=<{}}{: <{}}] {}/{} loss {:.4f} {:.0f} samples/s ETA {}",
+    fmt::print(out_, "\r\033[Kepoch {}/{} [{:=<{}}{: <{}}] {}/{} loss {:.4f} {:.0f} samples/s ETA {}{}",
                p.epoch, p.epochs, "", filled, "", bar_width - filled, p.batch, p.batches,
-               p.mean_loss, p.samples_per_second, format_duration(p.eta_seconds));
+               p.mean_loss, p.samples_per_second, format_duration(p.eta_seconds), nodes);
     std::fflush(out_);
     bar_drawn_ = true;
   } else {
-    log::info("epoch {}/{} batch {}/{} loss {:.4f} {:.0f} samples/s ETA {}", p.epoch, p.epochs,
-              p.batch, p.batches, p.mean_loss, p.samples_per_second, format_duration(p.eta_seconds));
+    log::info("epoch {}/{} batch {}/{} loss {:.4f} {:.0f} samples/s ETA {}{}", p.epoch, p.epochs,
+              p.batch, p.batches, p.mean_loss, p.samples_per_second, format_duration(p.eta_seconds),
+              nodes);
   }
 }
 
