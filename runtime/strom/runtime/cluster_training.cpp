@@ -2,18 +2,14 @@
 
 #include <fmt/format.h>
 
-#include <optional>
-
 #include <memory>
-#include <thread>
 #include <vector>
 
 #include <caf/io/middleman.hpp>
 
-#include "strom/actors/node_agent.hpp"
 #include "strom/actors/scheduler.hpp"
 #include "strom/runtime/job_client.hpp"
-#include "strom/runtime/node_job.hpp"
+#include "strom/runtime/node_startup.hpp"
 #include "strom/runtime/system_config.hpp"
 #include "strom/runtime/training_setup.hpp"
 
@@ -69,7 +65,6 @@ result<void> start(in_process_cluster& cluster, const cluster_shape& shape) {
     port = *published;
   }
   caf::scoped_actor self{home};
-  const auto cores = std::max(1u, std::thread::hardware_concurrency());
   for (std::uint32_t i = 0; i < shape.nodes; ++i) {
     auto& system = *cluster.systems[i];
     caf::actor scheduler = cluster.scheduler;
@@ -80,31 +75,12 @@ result<void> start(in_process_cluster& cluster, const cluster_shape& shape) {
                                  port, system.render(remote.error()))};
       scheduler = *remote;
     }
-    actors::node_agent_setup setup;
-    setup.scheduler = scheduler;
-    setup.identity.name = fmt::format("node-{}", i);
-    setup.identity.address = networked ? loopback : "in-process";
-    setup.identity.cores = cores;
-    setup.identity.workers = shape.workers;
-    setup.prepare = prepare_node_job;
-    setup.observer = caf::actor_cast<caf::actor>(self);
-    cluster.agents.push_back(system.spawn(actors::node_agent, std::move(setup)));
+    const node_identity identity{fmt::format("node-{}", i), networked ? loopback : "in-process",
+                                 shape.workers};
+    cluster.agents.push_back(
+      spawn_node(system, scheduler, identity, caf::actor_cast<caf::actor>(self)));
   }
-  std::optional<error> refused;
-  std::uint32_t replies = 0;
-  self->receive_for(replies, shape.nodes)(
-    [&](const actors::join_reply& reply) {
-      if (!reply.accepted && !refused)
-        refused = error{"a node could not join: " + reply.reason};
-    },
-    caf::after(join_wait) >> [&] {
-      refused = error{fmt::format("only {} of {} nodes joined within {} s", replies, shape.nodes,
-                                  join_wait.count())};
-      replies = shape.nodes;
-    });
-  if (refused)
-    return *refused;
-  return success();
+  return await_joins(self, shape.nodes, join_wait);
 }
 
 } // namespace
@@ -115,18 +91,14 @@ result<training_report> train_on_cluster(job_spec& job, const local_training_opt
   if (shape.nodes == 0 || shape.workers == 0)
     return error{fmt::format("{}: a cluster needs at least one node and one worker per node",
                              job.source())};
-  if (auto ok = prepare_run(job, options); !ok)
-    return ok.err();
-  actors::job_submission submission;
-  submission.job_text = to_text(job);
-  submission.source = job.source();
-  submission.checkpoint_dir = options.checkpoint_dir;
-  submission.nodes = shape.nodes;
+  auto submission = make_submission(job, options, shape.nodes);
+  if (!submission)
+    return submission.err();
 
   in_process_cluster cluster;
   if (auto started = start(cluster, shape); !started)
     return error{fmt::format("{}: {}", job.source(), started.err().message)};
-  auto report = run_job(*cluster.systems.front(), cluster.scheduler, submission, options.observer);
+  auto report = run_job(*cluster.systems.front(), cluster.scheduler, *submission, options.observer);
   if (!report)
     return error{fmt::format("{}: {}", job.source(), report.err().message)};
   report->wall_seconds = seconds_since(run_start);

@@ -1,0 +1,60 @@
+#include "strom/runtime/node_startup.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <thread>
+
+#include "strom/actors/node_agent.hpp"
+#include "strom/runtime/node_job.hpp"
+#include "strom/runtime/training_setup.hpp"
+
+namespace strom::runtime {
+
+caf::actor spawn_node(caf::actor_system& system, const caf::actor& scheduler,
+                      const node_identity& identity, const caf::actor& observer) {
+  actors::node_agent_setup setup;
+  setup.scheduler = scheduler;
+  setup.identity.name = identity.name;
+  setup.identity.address = identity.address;
+  setup.identity.cores = std::max(1u, std::thread::hardware_concurrency());
+  setup.identity.workers = identity.workers;
+  setup.prepare = prepare_node_job;
+  setup.observer = observer;
+  return system.spawn(actors::node_agent, std::move(setup));
+}
+
+result<void> await_joins(caf::scoped_actor& self, std::uint32_t count, caf::timespan limit) {
+  std::optional<error> refused;
+  std::uint32_t replies = 0;
+  self->receive_for(replies, count)(
+    [&](const actors::join_reply& reply) {
+      if (!reply.accepted && !refused)
+        refused = error{"a node could not join: " + reply.reason};
+    },
+    caf::after(limit) >> [&] {
+      refused = error{fmt::format("only {} of {} nodes joined within {:g} s", replies, count,
+                                  std::chrono::duration<double>(limit).count())};
+      replies = count;
+    });
+  if (refused)
+    return *refused;
+  return success();
+}
+
+result<actors::job_submission> make_submission(job_spec& job,
+                                               const local_training_options& options,
+                                               std::uint32_t nodes) {
+  if (auto ok = prepare_run(job, options); !ok)
+    return ok.err();
+  actors::job_submission submission;
+  submission.job_text = to_text(job);
+  submission.source = job.source();
+  submission.checkpoint_dir = options.checkpoint_dir;
+  submission.nodes = nodes;
+  return submission;
+}
+
+} // namespace strom::runtime

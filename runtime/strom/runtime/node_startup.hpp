@@ -1,0 +1,41 @@
+#pragma once
+// How strom starts nodes and jobs inside this process: a node agent that joins a scheduler
+// and prepares its jobs from their text, a bounded wait until the scheduler has answered,
+// and the submission a job spec becomes. In-process clusters and the embedding API start
+// their nodes and jobs the same way.
+
+#include <cstdint>
+#include <string>
+
+#include <caf/all.hpp>
+
+#include "strom/actors/messages.hpp"
+#include "strom/compute/result.hpp"
+#include "strom/runtime/job_spec.hpp"
+#include "strom/runtime/local_training.hpp"
+
+namespace strom::runtime {
+
+/// What a node announces when it joins.
+struct node_identity {
+  std::string name;     ///< unique among the scheduler's nodes
+  std::string address;  ///< shown in status and errors
+  std::uint32_t workers = 1;  ///< trainers the node runs
+};
+
+/// Spawns a node agent in `system` that joins `scheduler` as `identity`, prepares its jobs
+/// with prepare_node_job and sends the scheduler's join_reply to `observer`.
+caf::actor spawn_node(caf::actor_system& system, const caf::actor& scheduler,
+                      const node_identity& identity, const caf::actor& observer);
+
+/// Receives `count` join replies on `self`, waiting at most `limit` for each; the error says
+/// why a node was refused, or how many joined in time.
+result<void> await_joins(caf::scoped_actor& self, std::uint32_t count, caf::timespan limit);
+
+/// Applies the overrides in `options` to `job` (prepare_run) and returns the submission for
+/// `nodes` nodes (0: every node that has joined).
+result<actors::job_submission> make_submission(job_spec& job,
+                                               const local_training_options& options,
+                                               std::uint32_t nodes);
+
+} // namespace strom::runtime
