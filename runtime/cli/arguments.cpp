@@ -28,6 +28,16 @@ result<std::optional<std::uint64_t>> arguments::get_uint(const std::string& name
   return std::optional<std::uint64_t>{value};
 }
 
+result<runtime::endpoint> arguments::get_endpoint(const std::string& name) const {
+  auto text = get(name);
+  if (!text)
+    return error{fmt::format("--{} HOST:PORT is required", name)};
+  auto parsed = runtime::parse_endpoint(*text);
+  if (!parsed)
+    return error{fmt::format("--{}: {}", name, parsed.err().message)};
+  return parsed;
+}
+
 result<arguments> parse_arguments(const command_spec& spec, int argc, char** argv) {
   arguments parsed;
   for (int i = 0; i < argc; ++i) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "strom/compute/result.hpp"
+#include "strom/runtime/transport/endpoint.hpp"
 
 namespace strom::cli {
 
@@ -35,6 +36,8 @@ public:
   /// The option as an unsigned integer in [min, max]; errors name the option and value.
   result<std::optional<std::uint64_t>> get_uint(const std::string& name, std::uint64_t min,
                                                 std::uint64_t max) const;
+  /// The option as HOST:PORT; errors when it is missing or malformed, naming the option.
+  result<runtime::endpoint> get_endpoint(const std::string& name) const;
   const std::vector<std::string>& positionals() const noexcept { return positionals_; }
 
 private:

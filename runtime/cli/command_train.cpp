@@ -5,6 +5,7 @@
 
 #include "arguments.hpp"
 #include "commands.hpp"
+#include "training_summary.hpp"
 #include "strom/log.hpp"
 #include "strom/runtime/local_training.hpp"
 #include "strom/runtime/cluster_training.hpp"
@@ -29,10 +30,6 @@ const command_spec train_spec{
   1,
 };
 
-/// Largest epoch count accepted on the command line; more is surely a typo.
-constexpr std::uint64_t max_epochs = 1'000'000;
-/// Workers in one process; each holds a model replica, so far more than cores only wastes memory.
-constexpr std::uint64_t max_workers = 1024;
 /// Nodes of an in-process cluster; each starts an actor system with its own threads.
 constexpr std::uint64_t max_nodes = 64;
 
@@ -79,27 +76,7 @@ int run_train(int argc, char** argv) {
   auto report = shape.nodes == 1 && shape.workers == 1
                   ? runtime::train_locally(*job, options)
                   : runtime::train_on_cluster(*job, options, shape);
-  if (!report) {
-    fmt::print(stderr, "strom train: {}\n", report.err().message);
-    return exit_failure;
-  }
-  if (auto path = args->get("metrics-out")) {
-    if (auto ok = runtime::write_metrics(*path, *report); !ok) {
-      fmt::print(stderr, "strom train: {}\n", ok.err().message);
-      return exit_failure;
-    }
-  }
-  const auto quality = report->test_accuracy < 0
-                         ? std::string{"no test set"}
-                         : fmt::format("test accuracy {:.2f}%, test loss {:.4f}",
-                                       100.0 * report->test_accuracy, report->test_loss);
-  fmt::print("{}: {} epoch{} in {:.1f} s ({:.0f} training samples/s on {} worker{}{})\n"
-             "  {}, final training loss {:.4f}\n  checkpoint: {}\n",
-             report->job, report->epochs, report->epochs == 1 ? "" : "s", report->wall_seconds, report->train_samples_per_second,
-             report->workers, report->workers == 1 ? "" : "s",
-             report->nodes > 1 ? fmt::format(" in {} nodes", report->nodes) : std::string{}, quality, report->final_loss,
-             report->checkpoint);
-  return exit_ok;
+  return finish_training("strom train", report, args->get("metrics-out"));
 }
 
 } // namespace strom::cli

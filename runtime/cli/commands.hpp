@@ -2,15 +2,26 @@
 // The `strom` subcommands. Each takes the arguments after its name and returns the exit
 // status: 0 on success, 1 when the work failed, 2 for a usage error.
 
+#include <cstdint>
+
 namespace strom::cli {
 
 int run_train(int argc, char** argv);
 int run_eval(int argc, char** argv);
 int run_frame(int argc, char** argv);
+int run_node(int argc, char** argv);
+int run_submit(int argc, char** argv);
+int run_attach(int argc, char** argv);
+int run_status(int argc, char** argv);
 
 /// Exit statuses shared by every command.
 constexpr int exit_ok = 0;
 constexpr int exit_failure = 1;
 constexpr int exit_usage = 2;
+
+/// Largest epoch count accepted on the command line; more is surely a typo.
+constexpr std::uint64_t max_epochs = 1'000'000;
+/// Workers in one process; each holds a model replica, so far more than cores only wastes memory.
+constexpr std::uint64_t max_workers = 1024;
 
 } // namespace strom::cli

@@ -1,4 +1,4 @@
-// strom: train, evaluate and inspect from the command line.
+// strom: train, evaluate and inspect from the command line, and run a cluster of nodes.
 
 #include <fmt/format.h>
 
@@ -18,6 +18,10 @@ commands:
   train JOB        train a job file (Cap'n Proto text, see examples/*.job)
   eval CHECKPOINT  evaluate a saved checkpoint on its job's test set
   frame inspect F  print an update frame's header and payload statistics
+  node             run a cluster node: --scheduler --listen HOST:PORT, or --join HOST:PORT
+  submit JOB       submit a job file to a cluster's scheduler (--to HOST:PORT) and follow it
+  attach JOB_ID    follow a job submitted earlier (--to HOST:PORT) to its end
+  status           list a scheduler's nodes and jobs (--to HOST:PORT)
 
 global options:
   --log-level LEVEL  trace, debug, info (default), warning, error or off
@@ -51,6 +55,14 @@ int main(int argc, char** argv) {
     return cli::run_eval(rest, rest_argv);
   if (command == "frame")
     return cli::run_frame(rest, rest_argv);
+  if (command == "node")
+    return cli::run_node(rest, rest_argv);
+  if (command == "submit")
+    return cli::run_submit(rest, rest_argv);
+  if (command == "attach")
+    return cli::run_attach(rest, rest_argv);
+  if (command == "status")
+    return cli::run_status(rest, rest_argv);
   fmt::print(stderr, "strom: unknown command '{}'\n\n{}", command, top_help);
   return cli::exit_usage;
 }

@@ -1,0 +1,69 @@
+#include <fmt/format.h>
+
+#include <charconv>
+
+#include <caf/actor_system.hpp>
+
+#include "arguments.hpp"
+#include "commands.hpp"
+#include "training_summary.hpp"
+#include "strom/runtime/job_client.hpp"
+#include "strom/runtime/node_daemon.hpp"
+#include "strom/runtime/progress_display.hpp"
+#include "strom/runtime/system_config.hpp"
+
+namespace strom::cli {
+
+namespace {
+
+const command_spec attach_spec{
+  "strom attach JOB_ID --to HOST:PORT [options]",
+  "Follows job JOB_ID (from 'strom submit --detach') on the scheduler at HOST:PORT to its end\n"
+  "and prints the same summary as 'strom train'; a job that has ended reports at once.",
+  {
+    {"to", "HOST:PORT", "the scheduler the job was submitted to"},
+    {"metrics-out", "FILE", "write the run's metrics as one JSON object to FILE"},
+  },
+  1,
+};
+
+} // namespace
+
+int run_attach(int argc, char** argv) {
+  auto args = parse_arguments(attach_spec, argc, argv);
+  if (!args) {
+    fmt::print(stderr, "strom attach: {}\n", args.err().message);
+    return exit_usage;
+  }
+  if (args->has("help")) {
+    fmt::print("{}", help_text(attach_spec));
+    return exit_ok;
+  }
+  const auto& id_text = args->positionals()[0];
+  std::uint64_t job_id = 0;
+  auto [end, ec] = std::from_chars(id_text.data(), id_text.data() + id_text.size(), job_id);
+  if (ec != std::errc{} || end != id_text.data() + id_text.size()) {
+    fmt::print(stderr, "strom attach: job id '{}' is not a non-negative integer\n", id_text);
+    return exit_usage;
+  }
+  auto to = args->get_endpoint("to");
+  if (!to) {
+    fmt::print(stderr, "strom attach: {}\n", to.err().message);
+    return exit_usage;
+  }
+  const auto where = runtime::to_string(*to);
+  runtime::system_config config{true};
+  caf::actor_system system{config};
+  auto scheduler = runtime::connect_to_scheduler(system, *to);
+  if (!scheduler) {
+    fmt::print(stderr, "strom attach: job {}: {}\n", job_id, scheduler.err().message);
+    return exit_failure;
+  }
+  runtime::progress_display display{stderr};
+  auto report = runtime::attach_job(system, *scheduler, job_id, &display);
+  if (!report)
+    report = error{fmt::format("job {} on {}: {}", job_id, where, report.err().message)};
+  return finish_training("strom attach", report, args->get("metrics-out"));
+}
+
+} // namespace strom::cli

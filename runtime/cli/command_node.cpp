@@ -1,0 +1,115 @@
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "arguments.hpp"
+#include "commands.hpp"
+#include "strom/runtime/node_daemon.hpp"
+
+namespace strom::cli {
+
+namespace {
+
+const command_spec node_spec{
+  "strom node (--scheduler --listen HOST:PORT | --join HOST:PORT) [options]",
+  "Runs a cluster node until SIGINT or SIGTERM. With --scheduler it admits worker nodes and\n"
+  "runs the jobs clients submit, and prints 'strom scheduler listening on HOST:PORT' once it\n"
+  "listens (port 0: a free port). With --join it joins that scheduler and trains its jobs.",
+  {
+    {"scheduler", "", "run the cluster's scheduler"},
+    {"listen", "HOST:PORT", "where the scheduler accepts nodes and clients (0.0.0.0: everywhere)"},
+    {"join", "HOST:PORT", "join the scheduler at HOST:PORT as a worker node"},
+    {"workers", "N", "trainers this node runs (default: one per core)"},
+    {"name", "NAME", "the node's unique name in the cluster (default: HOSTNAME:PID)"},
+    {"advertise", "ADDRESS", "the address other nodes reach this one at"},
+    {"netmask", "CIDR", "advertise the local address inside this network (e.g. 10.0.0.0/8)"},
+    {"heartbeat-interval", "MS", "scheduler: ping every node this often (default 1000)"},
+    {"heartbeat-timeout", "MS", "scheduler: a node silent this long is lost (default 10000)"},
+  },
+  0,
+};
+
+/// Bounds of the heartbeat options, in milliseconds: below 10 ms pings cost more than they
+/// tell; above an hour a hung node would hold a job for longer than anyone waits.
+constexpr std::uint64_t min_heartbeat_ms = 10;
+constexpr std::uint64_t max_heartbeat_ms = 3'600'000;
+
+int usage(const std::string& message) {
+  fmt::print(stderr, "strom node: {}\n", message);
+  return exit_usage;
+}
+
+int run_scheduler(const arguments& args) {
+  for (const char* worker_only : {"join", "workers", "name"})
+    if (args.has(worker_only))
+      return usage(fmt::format("--{} is for worker nodes, not with --scheduler", worker_only));
+  auto listen = args.get_endpoint("listen");
+  if (!listen)
+    return usage(listen.err().message);
+  auto interval = args.get_uint("heartbeat-interval", min_heartbeat_ms, max_heartbeat_ms);
+  auto timeout = args.get_uint("heartbeat-timeout", min_heartbeat_ms, max_heartbeat_ms);
+  for (const auto* parsed : {&interval, &timeout})
+    if (!parsed->ok())
+      return usage(parsed->err().message);
+  runtime::scheduler_node_options options;
+  options.listen = *listen;
+  options.advertise = args.get("advertise").value_or("");
+  options.netmask = args.get("netmask").value_or("");
+  if (auto ms = interval.value())
+    options.setup.heartbeat_interval = std::chrono::milliseconds(*ms);
+  if (auto ms = timeout.value())
+    options.setup.heartbeat_timeout = std::chrono::milliseconds(*ms);
+  if (options.setup.heartbeat_timeout <= options.setup.heartbeat_interval)
+    return usage(fmt::format("--heartbeat-timeout ({} ms) must exceed --heartbeat-interval ({} ms)",
+                             std::chrono::duration_cast<std::chrono::milliseconds>(
+                               options.setup.heartbeat_timeout).count(),
+                             std::chrono::duration_cast<std::chrono::milliseconds>(
+                               options.setup.heartbeat_interval).count()));
+  if (auto ok = runtime::run_scheduler_node(options); !ok) {
+    fmt::print(stderr, "strom node: {}\n", ok.err().message);
+    return exit_failure;
+  }
+  return exit_ok;
+}
+
+int run_worker(const arguments& args) {
+  for (const char* scheduler_only : {"listen", "heartbeat-interval", "heartbeat-timeout"})
+    if (args.has(scheduler_only))
+      return usage(fmt::format("--{} is for the scheduler, not with --join", scheduler_only));
+  auto join = args.get_endpoint("join");
+  if (!join)
+    return usage(join.err().message);
+  auto workers = args.get_uint("workers", 1, max_workers);
+  if (!workers)
+    return usage(workers.err().message);
+  runtime::worker_node_options options;
+  options.scheduler = *join;
+  options.name = args.get("name").value_or("");
+  options.advertise = args.get("advertise").value_or("");
+  options.netmask = args.get("netmask").value_or("");
+  options.workers = static_cast<std::uint32_t>(workers.value().value_or(0));
+  if (args.has("name") && options.name.empty())
+    return usage("--name must not be empty");
+  if (auto ok = runtime::run_worker_node(options); !ok) {
+    fmt::print(stderr, "strom node: {}\n", ok.err().message);
+    return exit_failure;
+  }
+  return exit_ok;
+}
+
+} // namespace
+
+int run_node(int argc, char** argv) {
+  auto args = parse_arguments(node_spec, argc, argv);
+  if (!args)
+    return usage(args.err().message);
+  if (args->has("help")) {
+    fmt::print("{}", help_text(node_spec));
+    return exit_ok;
+  }
+  if (args->has("scheduler") == args->has("join"))
+    return usage("give either --scheduler (with --listen) or --join HOST:PORT");
+  return args->has("scheduler") ? run_scheduler(*args) : run_worker(*args);
+}
+
+} // namespace strom::cli

@@ -1,0 +1,80 @@
+#include <fmt/format.h>
+
+#include <caf/actor_system.hpp>
+
+#include "arguments.hpp"
+#include "commands.hpp"
+#include "strom/runtime/job_client.hpp"
+#include "strom/runtime/node_daemon.hpp"
+#include "strom/runtime/system_config.hpp"
+
+namespace strom::cli {
+
+namespace {
+
+const command_spec status_spec{
+  "strom status --to HOST:PORT",
+  "Prints the nodes that joined the scheduler at HOST:PORT and its jobs.",
+  {
+    {"to", "HOST:PORT", "the scheduler"},
+  },
+  0,
+};
+
+void print_status(const std::string& where, const actors::cluster_status& status) {
+  fmt::print("scheduler {}: {} node{}, {} job{}\n", where, status.nodes.size(),
+             status.nodes.size() == 1 ? "" : "s", status.jobs.size(),
+             status.jobs.size() == 1 ? "" : "s");
+  if (!status.nodes.empty())
+    fmt::print("nodes:\n  {:>4}  {:<24} {:<16} {:>5} {:>7}\n", "id", "name", "address", "cores",
+               "workers");
+  for (const auto& node : status.nodes)
+    fmt::print("  {:>4}  {:<24} {:<16} {:>5} {:>7}\n", node.node_id, node.name, node.address,
+               node.cores, node.workers);
+  if (!status.jobs.empty())
+    fmt::print("jobs:\n  {:>4}  {:<20} {:<10} {:>7} {:>9}  {}\n", "id", "name", "state", "epoch",
+               "accuracy", "failure");
+  for (const auto& job : status.jobs)
+    fmt::print("  {:>4}  {:<20} {:<10} {:>7} {:>9}  {}\n", job.job_id,
+               job.name.empty() ? "-" : job.name, job.state,
+               fmt::format("{}/{}", job.epoch, job.epochs),
+               job.test_accuracy < 0 ? std::string{"-"}
+                                     : fmt::format("{:.2f}%", 100.0 * job.test_accuracy),
+               job.failure);
+}
+
+} // namespace
+
+int run_status(int argc, char** argv) {
+  auto args = parse_arguments(status_spec, argc, argv);
+  if (!args) {
+    fmt::print(stderr, "strom status: {}\n", args.err().message);
+    return exit_usage;
+  }
+  if (args->has("help")) {
+    fmt::print("{}", help_text(status_spec));
+    return exit_ok;
+  }
+  auto to = args->get_endpoint("to");
+  if (!to) {
+    fmt::print(stderr, "strom status: {}\n", to.err().message);
+    return exit_usage;
+  }
+  const auto where = runtime::to_string(*to);
+  runtime::system_config config{true};
+  caf::actor_system system{config};
+  auto scheduler = runtime::connect_to_scheduler(system, *to);
+  if (!scheduler) {
+    fmt::print(stderr, "strom status: {}\n", scheduler.err().message);
+    return exit_failure;
+  }
+  auto status = runtime::query_status(system, *scheduler);
+  if (!status) {
+    fmt::print(stderr, "strom status: scheduler {}: {}\n", where, status.err().message);
+    return exit_failure;
+  }
+  print_status(where, *status);
+  return exit_ok;
+}
+
+} // namespace strom::cli

@@ -1,0 +1,118 @@
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include <caf/actor_system.hpp>
+
+#include "arguments.hpp"
+#include "commands.hpp"
+#include "training_summary.hpp"
+#include "strom/runtime/job_client.hpp"
+#include "strom/runtime/job_spec.hpp"
+#include "strom/runtime/node_daemon.hpp"
+#include "strom/runtime/node_startup.hpp"
+#include "strom/runtime/progress_display.hpp"
+#include "strom/runtime/system_config.hpp"
+
+namespace strom::cli {
+
+namespace {
+
+const command_spec submit_spec{
+  "strom submit JOB --to HOST:PORT [options]",
+  "Checks the job file JOB here, submits it to the scheduler at HOST:PORT and follows it to\n"
+  "its end with the same summary as 'strom train' (or, with --detach, prints its job id).\n"
+  "Data paths in JOB must exist at the same absolute paths on every node.",
+  {
+    {"to", "HOST:PORT", "the scheduler ('strom node --scheduler' prints it)"},
+    {"epochs", "N", "override training.epochs"},
+    {"seed", "S", "override training.seed"},
+    {"nodes", "K", "train on K of the joined nodes (default: all)"},
+    {"metrics-out", "FILE", "write the run's metrics as one JSON object to FILE"},
+    {"checkpoint-dir", "DIR", "where the job's first node saves JOBNAME.ckpt (default: none)"},
+    {"detach", "", "print the job id and return at once; 'strom attach' follows it later"},
+  },
+  1,
+};
+
+/// Nodes one job may ask for; far more than a strom cluster is meant for, so larger is a typo.
+constexpr std::uint64_t max_job_nodes = 4096;
+
+} // namespace
+
+int run_submit(int argc, char** argv) {
+  auto args = parse_arguments(submit_spec, argc, argv);
+  if (!args) {
+    fmt::print(stderr, "strom submit: {}\n", args.err().message);
+    return exit_usage;
+  }
+  if (args->has("help")) {
+    fmt::print("{}", help_text(submit_spec));
+    return exit_ok;
+  }
+  auto to = args->get_endpoint("to");
+  auto epochs = args->get_uint("epochs", 1, max_epochs);
+  auto seed = args->get_uint("seed", 0, UINT64_MAX);
+  auto nodes = args->get_uint("nodes", 1, max_job_nodes);
+  for (const auto* parsed : {&epochs, &seed, &nodes}) {
+    if (!parsed->ok()) {
+      fmt::print(stderr, "strom submit: {}\n", parsed->err().message);
+      return exit_usage;
+    }
+  }
+  if (!to) {
+    fmt::print(stderr, "strom submit: {}\n", to.err().message);
+    return exit_usage;
+  }
+  if (args->has("detach") && args->has("metrics-out")) {
+    fmt::print(stderr, "strom submit: --metrics-out needs the job's end: give it to 'strom attach' "
+                       "instead of --detach\n");
+    return exit_usage;
+  }
+
+  auto job = runtime::load_job_file(args->positionals()[0]);
+  if (!job) {
+    fmt::print(stderr, "strom submit: {}\n", job.err().message);
+    return exit_failure;
+  }
+  runtime::local_training_options overrides;
+  if (auto e = epochs.value())
+    overrides.epochs = static_cast<std::uint32_t>(*e);
+  overrides.seed = seed.value();
+  // The first node saves there: an absolute path means the same folder to every process.
+  if (auto dir = args->get("checkpoint-dir"))
+    overrides.checkpoint_dir = std::filesystem::absolute(*dir).string();
+  const auto node_count = static_cast<std::uint32_t>(nodes.value().value_or(0));
+  auto submission = runtime::make_submission(*job, overrides, node_count);
+  if (!submission) {
+    fmt::print(stderr, "strom submit: {}\n", submission.err().message);
+    return exit_failure;
+  }
+
+  const auto where = runtime::to_string(*to);
+  runtime::system_config config{true};
+  caf::actor_system system{config};
+  auto scheduler = runtime::connect_to_scheduler(system, *to);
+  if (!scheduler) {
+    fmt::print(stderr, "strom submit: {}: {}\n", job->source(), scheduler.err().message);
+    return exit_failure;
+  }
+  if (args->has("detach")) {
+    auto job_id = runtime::submit_job(system, *scheduler, *submission);
+    if (!job_id) {
+      fmt::print(stderr, "strom submit: {} to {}: {}\n", job->source(), where,
+                 job_id.err().message);
+      return exit_failure;
+    }
+    fmt::print("job {} submitted to {}\nfollow it with: strom attach {} --to {}\n", *job_id, where,
+               *job_id, where);
+    return exit_ok;
+  }
+  runtime::progress_display display{stderr};
+  auto report = runtime::run_job(system, *scheduler, *submission, &display);
+  if (!report)
+    report = error{fmt::format("{} on {}: {}", job->source(), where, report.err().message)};
+  return finish_training("strom submit", report, args->get("metrics-out"));
+}
+
+} // namespace strom::cli

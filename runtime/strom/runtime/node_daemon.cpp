@@ -1,0 +1,238 @@
+#include "strom/runtime/node_daemon.hpp"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <optional>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include <caf/io/middleman.hpp>
+
+#include "strom/actors/error_text.hpp"
+#include "strom/actors/node_agent.hpp"
+#include "strom/log.hpp"
+#include "strom/runtime/node_startup.hpp"
+#include "strom/runtime/system_config.hpp"
+#include "strom/runtime/transport/advertise_address.hpp"
+
+namespace strom::runtime {
+
+namespace {
+
+/// How often a waiting daemon looks for SIGINT or SIGTERM.
+constexpr auto signal_poll = std::chrono::milliseconds(100);
+
+/// Time an actor told to stop may take to end (a node agent stops its job's actors first).
+constexpr auto stop_wait = std::chrono::seconds(10);
+
+/// Margin over the agent's own join timeout before giving up on its answer.
+constexpr auto join_answer_margin = std::chrono::seconds(5);
+
+/// Set by the SIGINT/SIGTERM handler; daemons poll it.
+volatile std::sig_atomic_t stop_requested = 0;
+
+extern "C" void request_stop(int) { stop_requested = 1; }
+
+/// Catches SIGINT and SIGTERM while a daemon runs, restoring the previous handlers after.
+class stop_signals {
+public:
+  stop_signals() {
+    stop_requested = 0;
+    struct sigaction action {};
+    action.sa_handler = request_stop;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &action, &previous_int_);
+    sigaction(SIGTERM, &action, &previous_term_);
+  }
+  ~stop_signals() {
+    sigaction(SIGINT, &previous_int_, nullptr);
+    sigaction(SIGTERM, &previous_term_, nullptr);
+  }
+  stop_signals(const stop_signals&) = delete;
+  stop_signals& operator=(const stop_signals&) = delete;
+
+private:
+  struct sigaction previous_int_ {};
+  struct sigaction previous_term_ {};
+};
+
+/// Waits until `watched` ends (its exit reason) or a stop signal arrives (nullopt).
+std::optional<caf::error> wait_for_end_or_signal(caf::scoped_actor& self,
+                                                 const caf::actor& watched) {
+  std::optional<caf::error> reason;
+  while (!reason && !stop_requested)
+    self->receive(
+      [&](caf::down_msg& down) {
+        if (down.source == watched.address())
+          reason = std::move(down.reason);
+      },
+      caf::after(signal_poll) >> [] {});
+  return reason;
+}
+
+/// Tells `watched` to stop and waits, bounded, until it has.
+void stop_and_wait(caf::scoped_actor& self, const caf::actor& watched) {
+  self->send_exit(watched, caf::exit_reason::user_shutdown);
+  bool ended = false;
+  self->receive_while([&] { return !ended; })(
+    [&](const caf::down_msg& down) { ended = down.source == watched.address(); },
+    caf::after(stop_wait) >> [&] {
+      log::warning("{} did not stop within {} s", to_string(watched), stop_wait.count());
+      ended = true;
+    });
+}
+
+/// Ends every actor of `self`'s system that was handed to remote nodes: those stay in the
+/// system's registry, held, until they end, and ~actor_system waits for them (a running
+/// job's hub relay outlives a stopped scheduler).
+void stop_exposed_actors(caf::scoped_actor& self) {
+  caf::scoped_actor probe{self->system()};  // the newest actor: every other id lies below
+  auto& registry = self->system().registry();
+  for (caf::actor_id id = 1; id < probe->id(); ++id)
+    if (id != self->id())
+      if (auto exposed = registry.get<caf::actor>(id))
+        caf::anon_send_exit(exposed, caf::exit_reason::user_shutdown);
+}
+
+/// Stops the daemon's `main` actor, then what it left behind.
+void stop_daemon(caf::scoped_actor& self, const caf::actor& main) {
+  stop_and_wait(self, main);
+  stop_exposed_actors(self);
+}
+
+/// A wildcard listen host makes the middleman accept on every interface.
+const char* publish_host(const std::string& host) {
+  return host.empty() || host == "0.0.0.0" || host == "::" ? nullptr : host.c_str();
+}
+
+/// The local address this machine uses to reach `peer` (the kernel's route choice, found by
+/// connecting a UDP socket, which sends nothing); empty when it cannot tell.
+std::string local_address_towards(const endpoint& peer) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* found = nullptr;
+  const auto port = std::to_string(peer.port == 0 ? 9 : peer.port);
+  if (getaddrinfo(peer.host.c_str(), port.c_str(), &hints, &found) != 0 || !found)
+    return {};
+  std::string address;
+  const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in local{};
+  socklen_t length = sizeof local;
+  char text[INET_ADDRSTRLEN] = {};
+  if (fd >= 0 && ::connect(fd, found->ai_addr, found->ai_addrlen) == 0
+      && ::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length) == 0
+      && inet_ntop(AF_INET, &local.sin_addr, text, sizeof text) != nullptr)
+    address = text;
+  if (fd >= 0)
+    ::close(fd);
+  freeaddrinfo(found);
+  return address;
+}
+
+/// HOSTNAME:PID, unique on one machine.
+std::string default_node_name() {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0)
+    std::snprintf(host, sizeof host, "localhost");
+  return fmt::format("{}:{}", host, ::getpid());
+}
+
+} // namespace
+
+result<caf::actor> connect_to_scheduler(caf::actor_system& system, const endpoint& where) {
+  auto remote = system.middleman().remote_actor(where.host, where.port);
+  if (!remote)
+    return error{fmt::format("cannot reach the scheduler at {}: {}", to_string(where),
+                             system.render(remote.error()))};
+  return *remote;
+}
+
+result<void> run_scheduler_node(const scheduler_node_options& options) {
+  auto advertised = choose_advertise_address({options.advertise, options.netmask,
+                                              options.listen.host});
+  if (!advertised)
+    return advertised.err();
+  stop_signals signals;
+  system_config config{true};
+  caf::actor_system system{config};
+  auto scheduler = system.spawn(actors::scheduler, options.setup);
+  caf::scoped_actor self{system};
+  self->monitor(scheduler);
+  auto published =
+    system.middleman().publish(scheduler, options.listen.port, publish_host(options.listen.host));
+  if (!published) {
+    stop_and_wait(self, scheduler);
+    return error{fmt::format("cannot listen on {}: {}", to_string(options.listen),
+                             system.render(published.error()))};
+  }
+  const endpoint listening{options.listen.host, *published};
+  fmt::print("strom scheduler listening on {} (advertised as {})\n", to_string(listening),
+             to_string(endpoint{*advertised, *published}));
+  std::fflush(stdout);
+  if (auto ended = wait_for_end_or_signal(self, scheduler)) {
+    stop_exposed_actors(self);
+    return error{fmt::format("the scheduler on {} stopped: {}", to_string(listening),
+                             actors::error_text(system, *ended))};
+  }
+  log::info("scheduler on {}: stopping", to_string(listening));
+  stop_daemon(self, scheduler);
+  return success();
+}
+
+result<void> run_worker_node(const worker_node_options& options) {
+  const auto where = to_string(options.scheduler);
+  auto advertised = choose_advertise_address(
+    {options.advertise, options.netmask, local_address_towards(options.scheduler)});
+  if (!advertised)
+    return advertised.err();
+  stop_signals signals;
+  system_config config{true};
+  caf::actor_system system{config};
+  auto scheduler = connect_to_scheduler(system, options.scheduler);
+  if (!scheduler)
+    return scheduler.err();
+  caf::scoped_actor self{system};
+  const node_identity identity{
+    options.name.empty() ? default_node_name() : options.name, *advertised,
+    options.workers ? options.workers : std::max(1u, std::thread::hardware_concurrency())};
+  const auto& name = identity.name;
+  const auto join_limit = actors::node_agent_setup{}.join_timeout + join_answer_margin;
+  auto agent = spawn_node(system, *scheduler, identity, caf::actor_cast<caf::actor>(self));
+  self->monitor(agent);
+  std::optional<actors::join_reply> answer;
+  self->receive([&](const actors::join_reply& reply) { answer = reply; },
+                caf::after(join_limit) >> [] {});
+  if (!answer) {
+    stop_and_wait(self, agent);
+    const auto waited = std::chrono::duration_cast<std::chrono::seconds>(join_limit).count();
+    return error{fmt::format("node '{}': no answer to the join from the scheduler at {} "
+                             "within {} s", name, where, waited)};
+  }
+  // A refused join ends the agent: its exit reason below says why.
+  if (answer->accepted) {
+    fmt::print("strom node '{}' joined the scheduler at {} as node {} with {} workers\n", name,
+               where, answer->node_id, identity.workers);
+    std::fflush(stdout);
+  }
+  if (auto ended = wait_for_end_or_signal(self, agent)) {
+    stop_exposed_actors(self);
+    return error{fmt::format("node '{}' (scheduler {}): {}", name, where,
+                             actors::error_text(system, *ended))};
+  }
+  log::info("node '{}': stopping", name);
+  stop_daemon(self, agent);
+  return success();
+}
+
+} // namespace strom::runtime

@@ -1,0 +1,46 @@
+#pragma once
+// The long-running processes of a cluster: a scheduler node that admits workers and runs
+// jobs, and worker nodes that join it and train. Each runs until SIGINT or SIGTERM (a clean
+// stop) or until it can no longer work (a refused join, a lost scheduler: an error).
+
+#include <cstdint>
+#include <string>
+
+#include <caf/fwd.hpp>
+
+#include "strom/actors/scheduler.hpp"
+#include "strom/compute/result.hpp"
+#include "strom/runtime/transport/endpoint.hpp"
+
+namespace strom::runtime {
+
+/// How a scheduler node listens and watches its workers.
+struct scheduler_node_options {
+  endpoint listen;           ///< port 0: a free port
+  std::string advertise;     ///< --advertise; empty: chosen (see advertise_address.hpp)
+  std::string netmask;       ///< --netmask CIDR
+  actors::scheduler_setup setup;
+};
+
+/// Which scheduler a worker node joins and what it offers.
+struct worker_node_options {
+  endpoint scheduler;
+  std::string name;          ///< empty: HOSTNAME:PID
+  std::string advertise;     ///< --advertise; empty: chosen (see advertise_address.hpp)
+  std::string netmask;       ///< --netmask CIDR
+  std::uint32_t workers = 0; ///< trainer slots; 0: one per core
+};
+
+/// Runs a scheduler on `options.listen` until SIGINT or SIGTERM. Once listening it prints
+/// "strom scheduler listening on HOST:PORT (advertised as ADDRESS:PORT)" on stdout.
+result<void> run_scheduler_node(const scheduler_node_options& options);
+
+/// Joins the scheduler and trains its jobs until SIGINT or SIGTERM; errors when the join is
+/// refused, the scheduler cannot be reached or is lost.
+result<void> run_worker_node(const worker_node_options& options);
+
+/// The scheduler published at `where`, reached through `system` (which loads the middleman);
+/// errors name HOST:PORT.
+result<caf::actor> connect_to_scheduler(caf::actor_system& system, const endpoint& where);
+
+} // namespace strom::runtime

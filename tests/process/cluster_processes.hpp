@@ -1,0 +1,256 @@
+#pragma once
+// Real `strom` processes for the cluster tests: a child that is always killed and reaped at
+// scope exit, bounded waits, a scheduler plus worker nodes on 127.0.0.1 with a free port.
+
+#include <boost/test/unit_test.hpp>
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace strom::test {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+/// The strom program under test.
+inline const std::string strom_program = std::string{STROM_BINARY_DIR} + "/runtime/strom";
+
+/// How often waits look at a child or its output.
+inline constexpr auto poll_interval = 20ms;
+
+inline std::string read_text(const fs::path& path) {
+  std::ifstream in{path};
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+/// A temporary folder unique to this process and instance, removed with its content.
+class scratch {
+public:
+  scratch() {
+    static int counter = 0;
+    path_ = fs::temp_directory_path()
+            / ("strom-process-test-" + std::to_string(::getpid()) + "-"
+               + std::to_string(counter++));
+    fs::create_directories(path_);
+  }
+  ~scratch() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  scratch(const scratch&) = delete;
+  scratch& operator=(const scratch&) = delete;
+
+  const fs::path& path() const noexcept { return path_; }
+
+  fs::path write(const std::string& name, const std::string& text) const {
+    auto file = path_ / name;
+    std::ofstream{file} << text;
+    return file;
+  }
+
+private:
+  fs::path path_;
+};
+
+/// One `strom` child process, stdout and stderr in files; killed and reaped at scope exit.
+class child {
+public:
+  /// Starts `strom ARGS...`; `label` names its output files in `dir`.
+  child(const std::vector<std::string>& args, const fs::path& dir, const std::string& label)
+      : out_(dir / (label + ".out")), err_(dir / (label + ".err")), label_(label) {
+    std::vector<std::string> words{strom_program};
+    words.insert(words.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& w : words)
+      argv.push_back(w.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int failed = posix_spawn(&pid_, strom_program.c_str(), &actions, nullptr, argv.data(),
+                                   environ);
+    posix_spawn_file_actions_destroy(&actions);
+    BOOST_REQUIRE_MESSAGE(failed == 0, "cannot start " << strom_program << ": " << failed);
+  }
+  ~child() {
+    if (status_)
+      return;
+    ::kill(pid_, SIGKILL);
+    int raw = 0;
+    ::waitpid(pid_, &raw, 0);
+  }
+  child(const child&) = delete;
+  child& operator=(const child&) = delete;
+
+  /// The exit status once it ended within `limit` (-1 for a signal), else nullopt.
+  std::optional<int> wait(std::chrono::milliseconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!status_) {
+      int raw = 0;
+      if (::waitpid(pid_, &raw, WNOHANG) == pid_)
+        status_ = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+      else if (std::chrono::steady_clock::now() >= deadline)
+        break;
+      else
+        std::this_thread::sleep_for(poll_interval);
+    }
+    return status_;
+  }
+
+  /// Waits until stdout holds `text`; false after `limit` or when the child ended first.
+  bool wait_for_output(const std::string& text, std::chrono::milliseconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (contains(out(), text))
+        return true;
+      if (wait(0ms))
+        return contains(out(), text);
+      std::this_thread::sleep_for(poll_interval);
+    }
+    return false;
+  }
+
+  void signal(int number) { ::kill(pid_, number); }
+  std::string out() const { return read_text(out_); }
+  std::string err() const { return read_text(err_); }
+  /// Both outputs, for failure messages.
+  std::string transcript() const {
+    return label_ + " stdout:\n" + out() + "\n" + label_ + " stderr:\n" + err();
+  }
+
+private:
+  fs::path out_;
+  fs::path err_;
+  std::string label_;
+  pid_t pid_ = -1;
+  std::optional<int> status_;
+};
+
+/// The outcome of a strom command run to its end.
+struct command_result {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+/// Runs `strom ARGS...` to its end; fails the test if it takes longer than `limit`.
+inline command_result run_strom(const std::vector<std::string>& args, const fs::path& dir,
+                                const std::string& label, std::chrono::milliseconds limit) {
+  child command{args, dir, label};
+  auto status = command.wait(limit);
+  BOOST_REQUIRE_MESSAGE(status.has_value(), label << " did not end within " << limit.count()
+                                                  << " ms\n" << command.transcript());
+  return {*status, command.out(), command.err()};
+}
+
+/// A TCP port on 127.0.0.1 that nothing listens on (bound, then released).
+inline std::uint16_t closed_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  BOOST_REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  BOOST_REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+  ::close(fd);
+  return ntohs(address.sin_port);
+}
+
+/// A JSON number field of the flat metrics object.
+inline double json_number(const std::string& json, const std::string& key) {
+  auto at = json.find("\"" + key + "\":");
+  BOOST_REQUIRE_MESSAGE(at != std::string::npos, key << " missing in " << json);
+  return std::stod(json.substr(at + key.size() + 3));
+}
+
+/// Time for a daemon to start listening or to join.
+inline constexpr auto startup_limit = 20'000ms;
+
+/// A scheduler process and worker processes (one trainer each) on 127.0.0.1.
+class local_cluster {
+public:
+  /// Starts the scheduler and `workers` nodes named w1, w2, ... and waits until they joined.
+  explicit local_cluster(int workers) {
+    scheduler_ = std::make_unique<child>(
+      std::vector<std::string>{"node", "--scheduler", "--listen", "127.0.0.1:0"}, dir_.path(),
+      "scheduler");
+    const std::string marker = "listening on ";
+    BOOST_REQUIRE_MESSAGE(scheduler_->wait_for_output(marker, startup_limit),
+                          scheduler_->transcript());
+    const auto out = scheduler_->out();
+    const auto start = out.find(marker) + marker.size();
+    address_ = out.substr(start, out.find(' ', start) - start);
+    BOOST_REQUIRE_MESSAGE(address_.rfind("127.0.0.1:", 0) == 0 && address_ != "127.0.0.1:0", out);
+    for (int i = 1; i <= workers; ++i)
+      add_worker(std::string{"w"}.append(std::to_string(i)));
+  }
+
+  /// Starts a worker named `name` and waits until it joined.
+  child& add_worker(const std::string& name) {
+    auto& worker = start_worker(name, name);
+    BOOST_REQUIRE_MESSAGE(worker.wait_for_output("joined", startup_limit), worker.transcript());
+    return worker;
+  }
+
+  /// Starts a worker named `name` without waiting; `label` names its output files.
+  child& start_worker(const std::string& name, const std::string& label) {
+    workers_.push_back(std::make_unique<child>(
+      std::vector<std::string>{"node", "--join", address_, "--workers", "1", "--name", name},
+      dir_.path(), label));
+    return *workers_.back();
+  }
+
+  /// Runs `strom ARGS... --to ADDRESS` to its end within `limit`.
+  command_result command(std::vector<std::string> args, const std::string& label,
+                         std::chrono::milliseconds limit) {
+    args.insert(args.end(), {"--to", address_});
+    return run_strom(args, dir_.path(), label, limit);
+  }
+
+  /// Starts `strom ARGS... --to ADDRESS` in the background.
+  std::unique_ptr<child> start(std::vector<std::string> args, const std::string& label) {
+    args.insert(args.end(), {"--to", address_});
+    return std::make_unique<child>(args, dir_.path(), label);
+  }
+
+  const scratch& dir() const noexcept { return dir_; }
+  child& scheduler() { return *scheduler_; }
+  child& worker(std::size_t index) { return *workers_.at(index); }
+
+private:
+  scratch dir_;
+  std::unique_ptr<child> scheduler_;
+  std::vector<std::unique_ptr<child>> workers_;
+  std::string address_;
+};
+
+/// The example MLP job every cluster test trains.
+inline const std::string fashion_mlp_job =
+  std::string{STROM_SOURCE_DIR} + "/examples/fashion_mlp.job";
+
+} // namespace strom::test

