@@ -254,6 +254,11 @@ BOOST_AUTO_TEST_CASE(runs_every_epoch_and_sums_the_nodes_reports) {
   BOOST_TEST(end->report.bytes_sent == 300u);
   BOOST_TEST(end->report.dense_bytes_equivalent == 20000u);
   BOOST_TEST(end->report.test_accuracy == 0.81);
+  env.self->send(env.master, status_atom_v);  // still serving after its job and hub ended
+  env.sched.run();
+  const auto status = env.client_gets<cluster_status>();
+  BOOST_REQUIRE(status);
+  BOOST_TEST(status->jobs.at(0).state == "succeeded");
 }
 
 BOOST_AUTO_TEST_CASE(a_node_that_stops_answering_heartbeats_fails_its_job) {
@@ -300,6 +305,11 @@ BOOST_AUTO_TEST_CASE(a_crashed_node_fails_its_job_at_once) {
   BOOST_TEST(!end->succeeded);
   BOOST_TEST(end->failure.find("node " + std::to_string(id) + " (doomed at 10.0.0.1) lost")
              != std::string::npos);
+  env.self->send(env.master, status_atom_v);  // still serving after stopping the heartbeat
+  env.sched.run();
+  const auto status = env.client_gets<cluster_status>();
+  BOOST_REQUIRE(status);
+  BOOST_TEST(status->nodes.empty());
 }
 
 BOOST_AUTO_TEST_CASE(a_late_attach_gets_the_outcome_of_an_ended_job) {

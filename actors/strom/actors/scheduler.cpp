@@ -217,7 +217,8 @@ submit_reply submit(self_ptr self, const scheduler_setup& setup, const job_submi
   job.submission = job_in;
   job.submitted = self->clock().now();
   job.last_heard = job.submitted;
-  job.hub = self->spawn(relay);
+  job.hub = self->spawn<caf::linked>(relay);
+  st.children.insert(job.hub.address());
   std::uint32_t total_workers = 0;
   for (std::size_t rank = 0; rank < wanted; ++rank) {
     job.nodes.push_back(st.members[rank].status.node_id);
@@ -303,6 +304,7 @@ join_reply join(self_ptr self, const scheduler_setup& setup, const join_request&
     heartbeat_monitor, heartbeat_setup{member.status.node_id, agent,
                                        caf::actor_cast<caf::actor>(self),
                                        setup.heartbeat_interval, setup.heartbeat_timeout});
+  st.children.insert(member.heartbeat.address());
   log::info("scheduler: {} joined with {} workers", describe(member.status), request.workers);
   const auto id = member.status.node_id;
   st.members.push_back(std::move(member));
@@ -329,6 +331,13 @@ void lose_node(self_ptr self, const scheduler_setup& setup, std::uint64_t node_i
 } // namespace
 
 caf::behavior scheduler(caf::stateful_actor<scheduler_state>* self, scheduler_setup setup) {
+  // Children are linked so they never outlive the scheduler; their own ends (a monitor that
+  // reported, a hub stopped after its job) must not take the scheduler down with them.
+  self->set_exit_handler([self](const caf::exit_msg& exit) {
+    if (self->state.children.erase(exit.source) > 0 || !exit.reason)
+      return;
+    self->quit(exit.reason);
+  });
   self->set_down_handler([self, setup](const caf::down_msg& down) {
     auto& st = self->state;
     for (const auto& m : st.members)

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,7 @@ struct scheduler_state {
   std::optional<running_job> job;
   std::vector<job_status> finished_jobs;
   std::map<std::uint64_t, job_finished> outcomes;  ///< by job id, for late attaches
+  std::set<caf::actor_addr> children;  ///< linked heartbeat monitors and hubs still running
 
   static inline const char* name = "strom.scheduler";
 };
