@@ -215,6 +215,9 @@ struct ExponentialSchedule {
 struct Distributed {
   workersPerNode @0 :UInt32 = 1;
   sharing @1 :Sharing;
+  # Stale-synchronous parallel bound (Ho et al. 2013): a worker computes its (j+1)-th update
+  # of an epoch only once every node's first j - staleness rounds have reached it. >= 1.
+  staleness @2 :UInt32 = 1;
 }
 
 # How the updates shared between workers are threshold-encoded (Deeplearning4j EncodingHandler

@@ -74,6 +74,14 @@ BOOST_AUTO_TEST_CASE(a_node_that_cannot_read_the_data_fails_the_job_naming_the_f
   BOOST_TEST(run.err().message.find("did not prepare the job") != std::string::npos);
 }
 
+BOOST_AUTO_TEST_CASE(zero_staleness_is_refused) {
+  auto job = testing::small_fashion_job();
+  job.builder().getDistributed().setStaleness(0);
+  auto run = runtime::train_on_cluster(job, {}, {1, 2});
+  BOOST_REQUIRE(!run);
+  BOOST_TEST(run.err().message.find("distributed.staleness: must be at least 1") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(a_cluster_without_nodes_or_workers_is_refused) {
   auto job = testing::small_fashion_job();
   for (auto shape : {runtime::cluster_shape{0, 1}, runtime::cluster_shape{1, 0}}) {

@@ -3,8 +3,12 @@
 // still training this epoch has contributed (a round), threshold-encodes the sum with the
 // node's one encoder (which keeps the residual), wraps it in an UpdateFrame and hands it to
 // the relay. Workers never wait for a round: a fast worker's second update closes the round
-// early, so a frame holds at most one update per worker. The frame carries the parameter change to ADD (the negated update), so receivers
-// decode straight into their parameters.
+// early, so a frame holds at most one update per worker. Every round sends a frame, empty
+// (header only) when nothing reached the threshold, and its header's `iteration` is the
+// node's clock: how many of this epoch's updates of the node's slowest worker (still
+// training) the frames sent so far include. Trainers bound their staleness by it: a fast
+// worker that closes rounds on its own does not move the clock. The frame carries the parameter change to ADD (the negated update),
+// so receivers decode straight into their parameters.
 
 #include <cstddef>
 #include <cstdint>
@@ -34,7 +38,9 @@ struct accumulator_state {
   std::optional<compute::threshold_encoder> encoder;  ///< set when the actor starts
   std::vector<float> sum;          ///< minus the sum of this round's updates
   std::vector<char> contributed;   ///< per worker: sent an update this round
+  std::uint32_t contributions = 0; ///< updates in this round (the first is copied, not added)
   std::vector<char> finished;      ///< per worker: done with this epoch's partition
+  std::vector<std::uint64_t> included;  ///< per worker: its updates in this epoch's sent rounds
   std::uint64_t next_sequence = 0; ///< per-origin sequence of the next frame
   std::uint32_t epoch = 0;         ///< epoch of the latest update
   accumulator_stats stats;
@@ -42,7 +48,8 @@ struct accumulator_state {
   static inline const char* name = "strom.accumulator";
 };
 
-/// Handles: worker_update (sum; encode and send when the round is complete);
+/// Handles: worker_update (sum; encode and send a frame, possibly empty, when the round is
+/// complete);
 /// (finished_atom, worker, epoch) (a worker's partition is done; once all are, flushes the
 /// round and sends a drain_marker to the relay); stats_atom -> accumulator_stats. Quits with
 /// an error on a malformed update (wrong worker slot or length) or a frame that cannot be

@@ -15,6 +15,9 @@ std::vector<caf::actor> local_node::all() const {
 
 local_node spawn_local_node(caf::actor_system& system, const local_node_setup& setup) {
   const auto workers = static_cast<std::uint32_t>(setup.replicas.size());
+  const auto total_workers = setup.total_workers == 0 ? workers : setup.total_workers;
+  const auto origins =
+    setup.origins.empty() ? std::vector<std::uint64_t>{setup.node_id} : setup.origins;
   local_node node;
   node.relay = system.spawn(relay);
   node.accumulator = system.spawn(
@@ -25,10 +28,13 @@ local_node spawn_local_node(caf::actor_system& system, const local_node_setup& s
     trainer_setup one{w,
                       setup.replicas[w],
                       setup.train,
-                      compute::partition(setup.train->size(), w, workers),
+                      compute::partition(setup.train->size(), setup.first_worker + w,
+                                         total_workers),
                       setup.seed,
                       setup.shuffle,
                       setup.batch_size,
+                      origins,
+                      setup.staleness,
                       node.accumulator,
                       setup.supervisor};
     node.trainers.push_back(system.spawn<caf::detached>(trainer, std::move(one)));

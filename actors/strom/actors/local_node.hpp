@@ -21,6 +21,11 @@ struct local_node_setup {
   std::uint64_t node_id = 0;                                ///< origin of its frames
   std::vector<std::shared_ptr<compute::replica>> replicas;  ///< one per worker slot, equal
   std::shared_ptr<const compute::dataset> train;            ///< partitioned among the slots
+  std::vector<std::uint64_t> origins;  ///< every node whose frames reach this one, itself
+                                       ///< included; empty means {node_id}
+  std::uint32_t first_worker = 0;   ///< global rank of worker slot 0 across the nodes
+  std::uint32_t total_workers = 0;  ///< data partitions over all nodes; 0: the replicas
+  std::uint32_t staleness = 1;      ///< updates a trainer may run ahead of any origin; >= 1
   std::uint64_t seed = 0;                                   ///< the job seed
   bool shuffle = true;
   std::size_t batch_size = 1;
@@ -39,7 +44,9 @@ struct local_node {
   std::vector<caf::actor> all() const;
 };
 
-/// Spawns and wires the node's actors; the trainers wait for (start_atom, epoch).
+/// Spawns and wires the node's actors; the trainers wait for (start_atom, epoch). Worker w
+/// trains partition first_worker + w of total_workers. A trainer given staleness 0 stops at
+/// once with an error (its supervisor's monitor sees it).
 local_node spawn_local_node(caf::actor_system& system, const local_node_setup& setup);
 
 } // namespace strom::actors

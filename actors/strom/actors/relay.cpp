@@ -14,6 +14,17 @@ void forget(std::vector<caf::actor>& handles, const caf::actor_addr& gone) {
                 handles.end());
 }
 
+/// Hands `message` to every subscriber and every peer except the current sender.
+template <class Message>
+void forward(caf::stateful_actor<relay_state>* self, const Message& message) {
+  for (const auto& subscriber : self->state.subscribers)
+    self->send(subscriber, message);
+  const auto from = self->current_sender();
+  for (const auto& peer : self->state.peers)
+    if (peer.address() != from)
+      self->send(peer, message);
+}
+
 } // namespace
 
 caf::behavior relay(caf::stateful_actor<relay_state>* self) {
@@ -36,16 +47,15 @@ caf::behavior relay(caf::stateful_actor<relay_state>* self) {
         return;
       }
       ++st.stats.frames_forwarded;
-      for (const auto& subscriber : st.subscribers)
-        self->send(subscriber, incoming);
-      const auto from = self->current_sender();
-      for (const auto& peer : st.peers)
-        if (peer.address() != from)
-          self->send(peer, incoming);
+      forward(self, incoming);
     },
     [self](const drain_marker& marker) {
-      for (const auto& subscriber : self->state.subscribers)
-        self->send(subscriber, marker);
+      // Markers of one origin come in epoch order: an older one came over another path.
+      auto& drained = self->state.drained[marker.origin];
+      if (marker.epoch < drained)
+        return;
+      drained = marker.epoch + 1;
+      forward(self, marker);
     },
     [self](subscribe_atom, const caf::actor& subscriber) {
       self->monitor(subscriber);

@@ -3,8 +3,11 @@
 // through it once: frames that fail to read are counted and dropped, duplicates (same origin
 // and sequence, e.g. arriving over two mesh paths or resent after a restore) are counted and
 // dropped, and each new frame goes to every local subscriber (the trainers, which apply it)
-// and every peer relay except the one it came from.
+// and every peer relay except the one it came from. Drain markers travel the same way (so
+// each stays behind its origin's frames on every path), once per origin and epoch.
 
+#include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include <caf/all.hpp>
@@ -20,14 +23,15 @@ struct relay_state {
   std::vector<caf::actor> subscribers;  ///< local trainers
   std::vector<caf::actor> peers;        ///< relays of other nodes (the topology's edges)
   seen_updates seen;                    ///< de-duplication keys
+  std::unordered_map<std::uint64_t, std::uint32_t> drained;  ///< per origin: epochs marked
   compute::frame_workspace workspace;   ///< scratch space for reading LZ4 frames
   relay_stats stats;
 
   static inline const char* name = "strom.relay";
 };
 
-/// Handles: shared_frame (validate, de-duplicate, forward); drain_marker (forward to the
-/// subscribers); (subscribe_atom, actor) and (add_peer_atom, actor) to connect; stats_atom
+/// Handles: shared_frame (validate, de-duplicate, forward); drain_marker (de-duplicate,
+/// forward to the subscribers and to every peer but the sender); (subscribe_atom, actor) and (add_peer_atom, actor) to connect; stats_atom
 /// -> relay_stats.
 caf::behavior relay(caf::stateful_actor<relay_state>* self);
 

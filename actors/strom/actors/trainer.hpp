@@ -1,10 +1,12 @@
 #pragma once
 // The trainer: one data-parallel replica in one worker slot. Each step it computes an update
 // on its next batch and sends a copy to the node's accumulator; it never applies its own
-// update. What it applies are the frames the relay hands it (the node's encoded sums), so all
-// replicas of a node stay identical. Frames and steps share one mailbox: frames that arrive
-// during a step are applied before the next one, without locks. Spawn it detached: a step
-// is long and must not block CAF's scheduler threads.
+// update. What it applies are the frames the relay hands it (every node's encoded sums), so
+// all replicas stay identical. Frames and steps share one mailbox: frames that arrive during
+// a step are applied before the next one, without locks. Staleness is bounded (stale-
+// synchronous parallel, Ho et al. 2013): a trainer does not run more than `staleness` updates
+// ahead of the slowest worker of any origin, counted in the frames it has applied. Spawn it detached: a step is long and must not
+// block CAF's scheduler threads.
 
 #include <cstddef>
 #include <cstdint>
@@ -31,8 +33,19 @@ struct trainer_setup {
   std::uint64_t seed = 0;                         ///< the job seed (epoch order)
   bool shuffle = true;                            ///< reshuffle the share every epoch
   std::size_t batch_size = 1;
+  std::vector<std::uint64_t> origins;  ///< every node whose frames reach this trainer
+  std::uint32_t staleness = 1;  ///< updates a step may run ahead of each origin's clock; >= 1
   caf::actor accumulator;  ///< receives worker_update and finished_atom
   caf::actor supervisor;   ///< receives step_report, epoch_report and drain_report
+};
+
+/// How far one origin's frames got in the current epochs.
+struct origin_progress {
+  std::uint64_t origin = 0;
+  std::uint32_t clock_epoch = 0;  ///< epoch of `clock`
+  std::uint64_t clock = 0;        ///< the origin's clock in its latest frame applied of that
+                                  ///< epoch: updates of its slowest worker the frames include
+  std::uint32_t drained = 0;      ///< epochs whose drain marker arrived
 };
 
 /// A trainer's state.
@@ -42,7 +55,9 @@ struct trainer_state {
   std::vector<std::shared_ptr<std::vector<float>>> pool;
   compute::frame_workspace workspace;
   seen_updates applied;  ///< keys of the frames applied, to catch duplicates
+  std::vector<origin_progress> origins;  ///< one per origin of the setup
   std::uint32_t epoch = 0;
+  bool waiting = false;  ///< a step is held back by the staleness bound
   double loss_sum = 0.0;
   std::uint64_t batches = 0;
   std::uint64_t samples = 0;
@@ -54,9 +69,12 @@ struct trainer_state {
 };
 
 /// Handles: (start_atom, epoch) starts an epoch over the share; step_atom runs one step and
-/// queues the next (after the partition: finished_atom to the accumulator and epoch_report
-/// to the supervisor); shared_frame is applied to the replica; drain_marker answers the
-/// supervisor with a drain_report. An exception in a step ends the actor with its message.
+/// queues the next, or parks until the staleness bound allows it (after the partition:
+/// finished_atom to the accumulator and epoch_report to the supervisor); shared_frame is
+/// applied to the replica; drain_marker counts the origin as drained and, once every origin
+/// drained the epoch, answers the supervisor with a drain_report. An exception in a step ends
+/// the actor with its message; a setup with staleness 0 or no origins ends it at once with an
+/// error.
 caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup setup);
 
 } // namespace strom::actors

@@ -17,10 +17,6 @@ namespace strom::runtime {
 
 namespace {
 
-/// Scheduler threads of each simulated node's actor system (trainers are detached and do not
-/// count): each system starts its own pool, and the nodes share this machine's cores.
-constexpr std::size_t threads_per_node = 2;
-
 /// Where the in-process scheduler listens: loopback, a free port.
 constexpr const char* loopback = "127.0.0.1";
 
@@ -52,7 +48,7 @@ result<void> start(in_process_cluster& cluster, const cluster_shape& shape) {
   const bool networked = shape.nodes > 1;
   for (std::uint32_t i = 0; i < shape.nodes; ++i) {
     cluster.configs.push_back(
-      std::make_unique<system_config>(networked, networked ? threads_per_node : 0));
+      std::make_unique<system_config>(networked));
     cluster.systems.push_back(std::make_unique<caf::actor_system>(*cluster.configs.back()));
   }
   auto& home = *cluster.systems.front();

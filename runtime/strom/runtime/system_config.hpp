@@ -15,9 +15,9 @@ void configure_for_strom(caf::actor_system_config& config);
 /// A configuration for one of strom's own actor systems.
 class system_config : public caf::actor_system_config {
 public:
-  /// `networked`: load the middleman. `max_threads` 0 keeps CAF's default (one per core);
-  /// in-process clusters pass a small number, since every system starts its own pool.
-  explicit system_config(bool networked, std::size_t max_threads = 0);
+  /// `networked`: load the middleman. `threads`: CAF scheduler threads for the event-based
+  /// actors (trainers are detached and have their own).
+  explicit system_config(bool networked, std::size_t threads = 1);
 };
 
 } // namespace strom::runtime

@@ -1,0 +1,289 @@
+#define BOOST_TEST_MODULE actors_bounded_staleness
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "strom/actors/accumulator.hpp"
+#include "strom/actors/messages.hpp"
+#include "strom/actors/relay.hpp"
+#include "strom/actors/trainer.hpp"
+#include "strom/compute/frames/update_frame.hpp"
+#include "strom/compute/replica_from_spec.hpp"
+#include "strom/runtime/job_spec.hpp"
+
+using namespace strom;
+using namespace strom::actors;
+
+namespace {
+
+/// Features per sample of the tiny test model.
+constexpr std::size_t features = 4;
+/// Samples in the tiny training set: 8 steps of batch 1.
+constexpr std::size_t samples = 8;
+
+/// An actor system on CAF's deterministic scheduler, plus a blocking actor to talk to it.
+struct deterministic_system {
+  static caf::actor_system_config& configured(caf::actor_system_config& cfg) {
+    register_message_types(cfg);
+    cfg.set("scheduler.policy", caf::atom("testing"));
+    return cfg;
+  }
+  caf::actor_system_config cfg;
+  caf::actor_system sys{configured(cfg)};
+  caf::scheduler::test_coordinator& sched =
+    dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
+  caf::scoped_actor self{sys};
+
+  caf::actor me() { return caf::actor_cast<caf::actor>(self); }
+
+  /// Messages of type T waiting in the blocking actor's mailbox, taken out.
+  template <class T>
+  std::size_t take_all() {
+    std::size_t count = 0;
+    bool more = true;
+    while (more)
+      self->receive([&](const T&) { ++count; }, caf::after(std::chrono::seconds(0)) >> [&] {
+        more = false;
+      });
+    return count;
+  }
+};
+
+std::shared_ptr<compute::replica> tiny_replica() {
+  const auto job = runtime::parse_job_text(
+    "(network = (input = (width = 4), layers = [(output = (units = 2))]), "
+    "training = (batchSize = 1, updater = (learningRate = 0.1, sgd = void)))",
+    "tiny.job", ".");
+  BOOST_REQUIRE_MESSAGE(job, (job ? "" : job.err().message));
+  auto built = compute::make_replica(job->reader(), 0);
+  BOOST_REQUIRE_MESSAGE(built, (built ? "" : built.err().message));
+  return std::move(*built);
+}
+
+std::shared_ptr<const compute::dataset> tiny_data() {
+  auto data = std::make_shared<compute::dataset>();
+  data->sample_shape = compute::shape{1, 1, features};
+  data->classes = 2;
+  for (std::size_t i = 0; i < samples; ++i) {
+    for (std::size_t f = 0; f < features; ++f)
+      data->features.push_back(static_cast<float>((i + f) % 3) * 0.5f);
+    data->labels.push_back(static_cast<std::int32_t>(i % 2));
+  }
+  return data;
+}
+
+/// A trainer over the tiny data whose accumulator and supervisor are the test's actor.
+caf::actor spawn_trainer(deterministic_system& env, std::vector<std::uint64_t> origins,
+                         std::uint32_t staleness) {
+  trainer_setup setup;
+  setup.replica = tiny_replica();
+  setup.train = tiny_data();
+  setup.share = {0, samples};
+  setup.shuffle = false;
+  setup.batch_size = 1;
+  setup.origins = std::move(origins);
+  setup.staleness = staleness;
+  setup.accumulator = env.me();
+  setup.supervisor = env.me();
+  return env.sys.spawn(trainer, std::move(setup));
+}
+
+/// A header-only round of `origin` (what the accumulator sends when nothing passed) whose
+/// clock is sequence + 1, as when every round holds an update of every worker.
+compute::frame empty_round(std::uint64_t origin, std::uint64_t sequence, std::uint32_t epoch) {
+  const compute::encoded_update nothing{compute::encoding::threshold, 0.5f, features * 2 + 2, 0,
+                                        {}};
+  auto built = compute::build_update_frame({origin, 0, sequence, sequence + 1, epoch, 0}, nothing);
+  BOOST_REQUIRE_MESSAGE(built, (built ? "" : built.err().message));
+  return *built;
+}
+
+void stop(deterministic_system& env, const caf::actor& a) {
+  env.self->send_exit(a, caf::exit_reason::user_shutdown);
+  env.sched.run();
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(empty_update_frame_reads_and_applies_as_nothing) {
+  const auto f = empty_round(3, 9, 1);
+  compute::frame_workspace ws;
+  auto view = compute::read_update_frame(f, ws);
+  BOOST_REQUIRE_MESSAGE(view, (view ? "" : view.err().message));
+  BOOST_TEST(view->header.origin_node == 3u);
+  BOOST_TEST(view->header.sequence == 9u);
+  BOOST_TEST(view->payload.size() == 0u);
+  std::vector<float> model(features * 2 + 2, 1.0f);
+  BOOST_REQUIRE(compute::apply_update_frame(f, model, ws));
+  for (float value : model)
+    BOOST_TEST(value == 1.0f);
+}
+
+BOOST_AUTO_TEST_CASE(accumulator_sends_an_empty_frame_for_a_round_below_the_threshold) {
+  deterministic_system env;
+  accumulator_setup setup;
+  setup.node_id = 4;
+  setup.workers = 1;
+  setup.elements = 32;
+  setup.encoding.policy = compute::threshold_policy{compute::fixed_threshold_options{10.0f}};
+  setup.relay = env.me();
+  auto acc = env.sys.spawn(accumulator, setup);
+  auto values = std::make_shared<std::vector<float>>(setup.elements, 0.1f);
+  env.self->send(acc, worker_update{0, 1, 0, values});
+  env.self->send(acc, worker_update{0, 2, 0, values});
+  env.sched.run();
+  std::vector<compute::frame> frames;
+  env.self->receive_while([&] { return frames.size() < 2; })(
+    [&](const shared_frame& f) { frames.push_back(f.value); });
+  compute::frame_workspace ws;
+  for (std::uint64_t k = 0; k < frames.size(); ++k) {
+    auto view = compute::read_update_frame(frames[k], ws);
+    BOOST_REQUIRE(view);
+    BOOST_TEST(view->header.origin_node == 4u);
+    BOOST_TEST(view->header.sequence == k);
+    BOOST_TEST(view->payload.size() == 0u);
+  }
+  env.self->send(acc, stats_atom_v);
+  env.sched.run();
+  env.self->receive([&](const accumulator_stats& s) {
+    BOOST_TEST(s.rounds == 2u);
+    BOOST_TEST(s.frames_sent == 0u);  // nothing passed the threshold
+    BOOST_TEST(s.bytes_sent == frames[0].size() + frames[1].size());
+  });
+  stop(env, acc);
+}
+
+BOOST_AUTO_TEST_CASE(accumulator_clock_counts_the_slowest_workers_updates) {
+  deterministic_system env;
+  accumulator_setup setup;
+  setup.workers = 2;
+  setup.elements = 32;
+  setup.relay = env.me();
+  auto acc = env.sys.spawn(accumulator, setup);
+  auto values = std::make_shared<std::vector<float>>(setup.elements, 0.0f);
+  env.self->send(acc, worker_update{0, 1, 0, values});
+  env.self->send(acc, worker_update{0, 2, 0, values});  // closes a round without worker 1
+  env.self->send(acc, worker_update{1, 1, 0, values});  // completes the next round
+  env.sched.run();
+  std::vector<std::uint64_t> clocks;
+  compute::frame_workspace ws;
+  env.self->receive_while([&] { return clocks.size() < 2; })([&](const shared_frame& f) {
+    auto view = compute::read_update_frame(f.value, ws);
+    BOOST_REQUIRE(view);
+    clocks.push_back(view->header.iteration);
+  });
+  BOOST_TEST(clocks[0] == 0u);  // worker 1 was not in the first round
+  BOOST_TEST(clocks[1] == 1u);
+  stop(env, acc);
+}
+
+BOOST_AUTO_TEST_CASE(trainer_past_the_bound_waits_and_resumes_when_a_frame_arrives) {
+  deterministic_system env;
+  auto t = spawn_trainer(env, {0}, 1);
+  env.self->send(t, start_atom_v, std::uint32_t{0});
+  env.sched.run();
+  // Updates 1 and 2 need no clock (2 - 1 - staleness 1 = 0); the 3rd needs origin 0 at 1.
+  BOOST_TEST(env.take_all<worker_update>() == 2u);
+  env.self->send(t, shared_frame{empty_round(0, 0, 0)});
+  env.sched.run();
+  BOOST_TEST(env.take_all<worker_update>() == 1u);
+  env.self->send(t, shared_frame{empty_round(0, 1, 0)});
+  env.self->send(t, shared_frame{empty_round(0, 2, 0)});
+  env.sched.run();
+  BOOST_TEST(env.take_all<worker_update>() == 2u);
+  stop(env, t);
+}
+
+BOOST_AUTO_TEST_CASE(trainer_waits_for_the_slowest_origin) {
+  deterministic_system env;
+  auto t = spawn_trainer(env, {0, 1}, 2);
+  env.self->send(t, start_atom_v, std::uint32_t{0});
+  env.sched.run();
+  BOOST_TEST(env.take_all<worker_update>() == 3u);
+  env.self->send(t, shared_frame{empty_round(0, 0, 0)});
+  env.sched.run();
+  BOOST_TEST(env.take_all<worker_update>() == 0u);  // origin 1 has sent nothing yet
+  env.self->send(t, shared_frame{empty_round(1, 0, 0)});
+  env.sched.run();
+  BOOST_TEST(env.take_all<worker_update>() == 1u);
+  stop(env, t);
+}
+
+BOOST_AUTO_TEST_CASE(a_drained_origin_no_longer_holds_a_trainer_back) {
+  deterministic_system env;
+  auto t = spawn_trainer(env, {0, 1}, 1);
+  env.self->send(t, start_atom_v, std::uint32_t{0});
+  env.sched.run();
+  BOOST_TEST(env.take_all<worker_update>() == 2u);
+  env.self->send(t, shared_frame{empty_round(0, 0, 0)});
+  env.self->send(t, drain_marker{1, 0});
+  env.sched.run();
+  BOOST_TEST(env.take_all<worker_update>() == 1u);
+  stop(env, t);
+}
+
+BOOST_AUTO_TEST_CASE(drain_report_waits_for_the_marker_of_every_origin) {
+  deterministic_system env;
+  auto t = spawn_trainer(env, {0, 5}, 1);
+  env.self->send(t, drain_marker{0, 0});
+  env.sched.run();
+  BOOST_TEST(env.take_all<drain_report>() == 0u);
+  env.self->send(t, drain_marker{0, 0});  // a repeat of an origin does not count twice
+  env.sched.run();
+  BOOST_TEST(env.take_all<drain_report>() == 0u);
+  env.self->send(t, drain_marker{5, 0});
+  env.sched.run();
+  env.self->receive([](const drain_report& report) { BOOST_TEST(report.epoch == 0u); },
+                    caf::after(std::chrono::seconds(0)) >> [] { BOOST_FAIL("no drain report"); });
+  stop(env, t);
+}
+
+BOOST_AUTO_TEST_CASE(trainer_with_staleness_zero_stops_with_an_error) {
+  deterministic_system env;
+  auto t = spawn_trainer(env, {0}, 0);
+  env.self->monitor(t);
+  env.sched.run();
+  env.self->receive(
+    [&](const caf::down_msg& down) {
+      BOOST_TEST(env.sys.render(down.reason).find("staleness") != std::string::npos);
+    },
+    caf::after(std::chrono::seconds(0)) >> [] { BOOST_FAIL("the trainer did not stop"); });
+}
+
+BOOST_AUTO_TEST_CASE(relay_forwards_a_marker_to_peers_but_not_back_to_the_sender) {
+  deterministic_system env;
+  auto r = env.sys.spawn(relay);
+  caf::scoped_actor sender{env.sys};
+  caf::scoped_actor other_peer{env.sys};
+  env.self->send(r, subscribe_atom_v, env.me());
+  env.self->send(r, add_peer_atom_v, caf::actor_cast<caf::actor>(sender));
+  env.self->send(r, add_peer_atom_v, caf::actor_cast<caf::actor>(other_peer));
+  env.sched.run();
+  sender->send(r, drain_marker{7, 2});
+  env.sched.run();
+  env.self->receive([](const drain_marker& m) { BOOST_TEST(m.origin == 7u); },
+                    caf::after(std::chrono::seconds(0)) >> [] { BOOST_FAIL("no marker"); });
+  other_peer->receive([](const drain_marker& m) { BOOST_TEST(m.epoch == 2u); },
+                      caf::after(std::chrono::seconds(0)) >> [] { BOOST_FAIL("no marker"); });
+  bool echoed = false;
+  sender->receive([&](const drain_marker&) { echoed = true; },
+                  caf::after(std::chrono::seconds(0)) >> [] {});
+  BOOST_TEST(!echoed);
+  stop(env, r);
+}
+
+BOOST_AUTO_TEST_CASE(relay_forwards_a_marker_seen_twice_only_once) {
+  deterministic_system env;
+  auto r = env.sys.spawn(relay);
+  env.self->send(r, subscribe_atom_v, env.me());
+  env.sched.run();
+  env.self->send(r, drain_marker{7, 0});
+  env.self->send(r, drain_marker{7, 0});
+  env.sched.run();
+  BOOST_TEST(env.take_all<drain_marker>() == 1u);
+  stop(env, r);
+}
