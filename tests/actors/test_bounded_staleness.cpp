@@ -14,6 +14,7 @@
 #include "strom/compute/frames/update_frame.hpp"
 #include "strom/compute/replica_from_spec.hpp"
 #include "strom/runtime/job_spec.hpp"
+#include "support/deterministic_system.hpp"
 
 using namespace strom;
 using namespace strom::actors;
@@ -25,33 +26,7 @@ constexpr std::size_t features = 4;
 /// Samples in the tiny training set: 8 steps of batch 1.
 constexpr std::size_t samples = 8;
 
-/// An actor system on CAF's deterministic scheduler, plus a blocking actor to talk to it.
-struct deterministic_system {
-  static caf::actor_system_config& configured(caf::actor_system_config& cfg) {
-    register_message_types(cfg);
-    cfg.set("scheduler.policy", caf::atom("testing"));
-    return cfg;
-  }
-  caf::actor_system_config cfg;
-  caf::actor_system sys{configured(cfg)};
-  caf::scheduler::test_coordinator& sched =
-    dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
-  caf::scoped_actor self{sys};
-
-  caf::actor me() { return caf::actor_cast<caf::actor>(self); }
-
-  /// Messages of type T waiting in the blocking actor's mailbox, taken out.
-  template <class T>
-  std::size_t take_all() {
-    std::size_t count = 0;
-    bool more = true;
-    while (more)
-      self->receive([&](const T&) { ++count; }, caf::after(std::chrono::seconds(0)) >> [&] {
-        more = false;
-      });
-    return count;
-  }
-};
+using strom::testing::deterministic_system;
 
 std::shared_ptr<compute::replica> tiny_replica() {
   const auto job = runtime::parse_job_text(

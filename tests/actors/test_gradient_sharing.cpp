@@ -12,6 +12,7 @@
 #include "strom/actors/relay.hpp"
 #include "strom/compute/codecs/threshold_encoder.hpp"
 #include "strom/compute/frames/update_frame.hpp"
+#include "support/deterministic_system.hpp"
 
 using namespace strom;
 using namespace strom::actors;
@@ -20,20 +21,7 @@ namespace {
 
 constexpr std::size_t elements = 64;
 
-/// An actor system on CAF's deterministic scheduler, plus a blocking actor to talk to it.
-struct deterministic_system {
-  static caf::actor_system_config& configured(caf::actor_system_config& cfg) {
-    register_message_types(cfg);
-    cfg.set("scheduler.policy", caf::atom("testing"));
-    return cfg;
-  }
-  caf::actor_system_config cfg;
-  caf::actor_system sys{configured(cfg)};
-  caf::scheduler::test_coordinator& sched =
-    dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
-  caf::scoped_actor self{sys};
-
-};
+using strom::testing::deterministic_system;
 
 /// A frame from origin 7 with `sequence`, carrying +1 at the first 8 elements.
 compute::frame sample_frame(std::uint64_t sequence) {

@@ -10,6 +10,7 @@
 
 #include "strom/actors/heartbeat_monitor.hpp"
 #include "strom/actors/messages.hpp"
+#include "support/deterministic_system.hpp"
 
 using namespace strom::actors;
 using namespace std::chrono_literals;
@@ -53,20 +54,10 @@ caf::behavior failing_agent() {
 
 /// An actor system on CAF's deterministic scheduler; a blocking actor plays the scheduler
 /// (it gets the reports) and the observer of the fake agent's pings.
-struct deterministic_system {
-  static caf::actor_system_config& configured(caf::actor_system_config& cfg) {
-    register_message_types(cfg);
-    cfg.set("scheduler.policy", caf::atom("testing"));
-    return cfg;
-  }
-  caf::actor_system_config cfg;
-  caf::actor_system sys{configured(cfg)};
-  caf::scheduler::test_coordinator& sched =
-    dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
-  caf::scoped_actor self{sys};
+struct heartbeat_fixture : strom::testing::deterministic_system {
   std::vector<caf::actor> spawned;  ///< ended on teardown, also when a check failed
 
-  ~deterministic_system() {
+  ~heartbeat_fixture() {
     for (const auto& actor : spawned)
       self->send_exit(actor, caf::exit_reason::user_shutdown);
     sched.run();
@@ -137,7 +128,7 @@ struct deterministic_system {
 } // namespace
 
 BOOST_AUTO_TEST_CASE(answered_pings_never_report) {
-  deterministic_system env;
+  heartbeat_fixture env;
   env.spawn_watched(1000);
   for (int i = 0; i < 20; ++i)
     env.advance(interval);
@@ -148,7 +139,7 @@ BOOST_AUTO_TEST_CASE(answered_pings_never_report) {
 }
 
 BOOST_AUTO_TEST_CASE(silent_agent_is_not_reported_before_the_timeout) {
-  deterministic_system env;
+  heartbeat_fixture env;
   env.spawn_watched(0);
   env.advance(timeout - 1ms);
   const auto seen = env.drain();
@@ -157,7 +148,7 @@ BOOST_AUTO_TEST_CASE(silent_agent_is_not_reported_before_the_timeout) {
 }
 
 BOOST_AUTO_TEST_CASE(agent_that_stops_answering_is_reported_after_the_timeout) {
-  deterministic_system env;
+  heartbeat_fixture env;
   env.spawn_watched(3);  // answers the pings at 0, 0.5 s and 1 s
   env.advance(1500ms);                           // the ping at 1.5 s goes unanswered
   BOOST_TEST(env.drain().reports == 0u);
@@ -168,7 +159,7 @@ BOOST_AUTO_TEST_CASE(agent_that_stops_answering_is_reported_after_the_timeout) {
 }
 
 BOOST_AUTO_TEST_CASE(hung_node_is_reported_exactly_once) {
-  deterministic_system env;
+  heartbeat_fixture env;
   env.spawn_watched(0);
   // Every ping times out in turn; only the first may be reported.
   for (int i = 0; i < 20; ++i)
@@ -177,7 +168,7 @@ BOOST_AUTO_TEST_CASE(hung_node_is_reported_exactly_once) {
 }
 
 BOOST_AUTO_TEST_CASE(error_answer_is_reported_naming_the_node) {
-  deterministic_system env;
+  heartbeat_fixture env;
   auto agent = env.sys.spawn(failing_agent);
   env.spawned.push_back(agent);
   env.spawn_monitor(agent);
@@ -189,7 +180,7 @@ BOOST_AUTO_TEST_CASE(error_answer_is_reported_naming_the_node) {
 }
 
 BOOST_AUTO_TEST_CASE(report_names_the_node_and_the_timeout) {
-  deterministic_system env;
+  heartbeat_fixture env;
   env.spawn_watched(0);
   env.advance(timeout);
   const auto seen = env.drain();
@@ -199,7 +190,7 @@ BOOST_AUTO_TEST_CASE(report_names_the_node_and_the_timeout) {
 }
 
 BOOST_AUTO_TEST_CASE(monitor_quits_after_reporting) {
-  deterministic_system env;
+  heartbeat_fixture env;
   env.spawn_watched(0);
   env.advance(timeout);
   auto seen = env.drain();
@@ -212,7 +203,7 @@ BOOST_AUTO_TEST_CASE(monitor_quits_after_reporting) {
 }
 
 BOOST_AUTO_TEST_CASE(monitor_quits_quietly_when_the_agent_goes_down) {
-  deterministic_system env;
+  heartbeat_fixture env;
   auto agent = env.spawn_watched(0);
   env.self->send_exit(agent, caf::exit_reason::kill);
   env.sched.run();
@@ -224,7 +215,7 @@ BOOST_AUTO_TEST_CASE(monitor_quits_quietly_when_the_agent_goes_down) {
 }
 
 BOOST_AUTO_TEST_CASE(pings_use_high_priority) {
-  deterministic_system env;
+  heartbeat_fixture env;
   env.spawn_watched(1000);
   for (int i = 0; i < 4; ++i)
     env.advance(interval);

@@ -3,6 +3,9 @@
 // when a test says so) with strom's message types, plus a blocking actor the test talks
 // through. Blocking receives must only look at mailboxes after `sched.run()`.
 
+#include <chrono>
+#include <cstddef>
+
 #include <caf/all.hpp>
 
 #include "strom/actors/messages.hpp"
@@ -20,6 +23,20 @@ struct deterministic_system {
   caf::scheduler::test_coordinator& sched =
     dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
   caf::scoped_actor self{sys};
+
+  /// The blocking actor as a handle other actors can be given.
+  caf::actor me() { return caf::actor_cast<caf::actor>(self); }
+
+  /// Messages of type T waiting in the blocking actor's mailbox, taken out.
+  template <class T>
+  std::size_t take_all() {
+    std::size_t count = 0;
+    bool more = true;
+    while (more)
+      self->receive([&](const T&) { ++count; },
+                    caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
+    return count;
+  }
 };
 
 } // namespace strom::testing
