@@ -35,7 +35,8 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
 cmake --build "$build" -j "$(nproc)"
 
 if [ "$mode" = train ]; then
-  "$build/runtime/strom" train examples/fashion_mlp.job \
+  # An in-process cluster: two nodes, each its own actor system, over loopback.
+  "$build/runtime/strom" train examples/fashion_mlp.job --nodes 2 \
     --metrics-out "$build/fashion_mlp.metrics.json" --checkpoint-dir "$build/checkpoints"
   cat "$build/fashion_mlp.metrics.json"
 else
