@@ -11,6 +11,11 @@ struct momentum_options {
   float momentum = 0.9f;
 };
 
+/// The velocity step both momentum updaters take: v = mu * v + g, then gradient becomes
+/// lr * v, or with `look_ahead` (Nesterov) lr * (g + mu * v). Sizes are checked by callers.
+void momentum_step(std::span<float> gradient, std::span<float> velocity, float mu, float lr,
+                   bool look_ahead) noexcept;
+
 /// v = mu * v + g; update = lr * v   (state: v[n])
 class momentum_updater final : public updater {
 public:
