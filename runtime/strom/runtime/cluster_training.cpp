@@ -9,6 +9,7 @@
 
 #include "strom/actors/scheduler.hpp"
 #include "strom/runtime/job_client.hpp"
+#include "strom/runtime/node_daemon.hpp"
 #include "strom/runtime/node_startup.hpp"
 #include "strom/runtime/system_config.hpp"
 #include "strom/runtime/training_setup.hpp"
@@ -47,8 +48,7 @@ struct in_process_cluster {
 result<void> start(in_process_cluster& cluster, const cluster_shape& shape) {
   const bool networked = shape.nodes > 1;
   for (std::uint32_t i = 0; i < shape.nodes; ++i) {
-    cluster.configs.push_back(
-      std::make_unique<system_config>(networked));
+    cluster.configs.push_back(std::make_unique<system_config>(networked));
     cluster.systems.push_back(std::make_unique<caf::actor_system>(*cluster.configs.back()));
   }
   auto& home = *cluster.systems.front();
@@ -65,10 +65,9 @@ result<void> start(in_process_cluster& cluster, const cluster_shape& shape) {
     auto& system = *cluster.systems[i];
     caf::actor scheduler = cluster.scheduler;
     if (i > 0) {
-      auto remote = system.middleman().remote_actor(loopback, port);
+      auto remote = connect_to_scheduler(system, {loopback, port});
       if (!remote)
-        return error{fmt::format("node {} cannot reach the scheduler at {}:{}: {}", i, loopback,
-                                 port, system.render(remote.error()))};
+        return error{fmt::format("node {}: {}", i, remote.err().message)};
       scheduler = *remote;
     }
     const node_identity identity{fmt::format("node-{}", i), networked ? loopback : "in-process",
