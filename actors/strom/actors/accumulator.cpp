@@ -40,7 +40,7 @@ std::uint64_t node_clock(const accumulator_state& st) {
 /// header still moves the node's clock) and starts the next round.
 void close_round(caf::stateful_actor<accumulator_state>* self, const accumulator_setup& setup) {
   auto& st = self->state;
-  const auto encoded = st.encoder->encode(st.sum);
+  const auto encoded = st.encoder->encode({});
   ++st.stats.rounds;
   st.stats.dense_bytes_equivalent += sizeof(float) * setup.elements;
   st.stats.density_sum += st.encoder->last_density();
@@ -62,25 +62,11 @@ void close_round(caf::stateful_actor<accumulator_state>* self, const accumulator
   self->send(setup.relay, shared_frame{std::move(*built)});
 }
 
-/// sum = -values for the round's first update (no separate clearing pass), sum -= values for
-/// the others. Plain indexed loops over restrict pointers: the compiler vectorises both.
-void add_update(float* __restrict sum, const float* __restrict values, std::size_t n,
-                bool first) noexcept {
-  if (first) {
-    for (std::size_t i = 0; i < n; ++i)
-      sum[i] = -values[i];
-  } else {
-    for (std::size_t i = 0; i < n; ++i)
-      sum[i] -= values[i];
-  }
-}
-
 } // namespace
 
 caf::behavior accumulator(caf::stateful_actor<accumulator_state>* self, accumulator_setup setup) {
   auto& st = self->state;
   st.encoder.emplace(setup.elements, setup.encoding);
-  st.sum.assign(setup.elements, 0.0f);
   st.contributed.assign(setup.workers, 0);
   st.finished.assign(setup.workers, 0);
   st.included.assign(setup.workers, 0);
@@ -99,7 +85,8 @@ caf::behavior accumulator(caf::stateful_actor<accumulator_state>* self, accumula
       // into one frame doubles a stale step (seen diverging on a loaded machine).
       if (st.contributed[update.worker])
         close_round(self, setup);
-      add_update(st.sum.data(), update.values->data(), setup.elements, st.contributions == 0);
+      // The frame carries the change to add to the parameters: minus the update.
+      st.encoder->add(*update.values, -1.0f);
       ++st.contributions;
       st.contributed[update.worker] = 1;
       st.epoch = update.epoch;

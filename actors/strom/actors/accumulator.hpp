@@ -1,7 +1,7 @@
 #pragma once
-// The accumulator: one per node. It sums the node's workers' updates and, once every worker
-// still training this epoch has contributed (a round), threshold-encodes the sum with the
-// node's one encoder (which keeps the residual), wraps it in an UpdateFrame and hands it to
+// The accumulator: one per node. It sums the node's workers' updates into the node's one
+// encoder's residual and, once every worker still training this epoch has contributed (a
+// round), threshold-encodes what reached the threshold, wraps it in an UpdateFrame and hands it to
 // the relay. Workers never wait for a round: a fast worker's second update closes the round
 // early, so a frame holds at most one update per worker. Every round sends a frame, empty
 // (header only) when nothing reached the threshold, and its header's `iteration` is the
@@ -35,10 +35,11 @@ struct accumulator_setup {
 
 /// An accumulator's state.
 struct accumulator_state {
-  std::optional<compute::threshold_encoder> encoder;  ///< set when the actor starts
-  std::vector<float> sum;          ///< minus the sum of this round's updates
+  /// Set when the actor starts; its residual takes each update as it comes (negated), so a
+  /// round's sum needs no buffer of its own.
+  std::optional<compute::threshold_encoder> encoder;
   std::vector<char> contributed;   ///< per worker: sent an update this round
-  std::uint32_t contributions = 0; ///< updates in this round (the first is copied, not added)
+  std::uint32_t contributions = 0; ///< updates in this round
   std::vector<char> finished;      ///< per worker: done with this epoch's partition
   std::vector<std::uint64_t> included;  ///< per worker: its updates in this epoch's sent rounds
   std::uint64_t next_sequence = 0; ///< per-origin sequence of the next frame

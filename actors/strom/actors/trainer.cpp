@@ -121,9 +121,8 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
         return;
       }
       const float loss = replica.compute_update(batch->features, batch->labels, batch->size);
-      const auto update = replica.update();
-      auto& buffer = free_buffer(st, update.size());
-      std::copy(update.begin(), update.end(), buffer->begin());
+      auto& buffer = free_buffer(st, replica.update().size());
+      replica.swap_update(*buffer);
       self->send(setup.accumulator,
                  worker_update{setup.worker, replica.iteration(), st.epoch, buffer});
       st.loss_sum += loss;

@@ -1,12 +1,13 @@
 #pragma once
 // The trainer: one data-parallel replica in one worker slot. Each step it computes an update
-// on its next batch and sends a copy to the node's accumulator; it never applies its own
-// update. What it applies are the frames the relay hands it (every node's encoded sums), so
-// all replicas stay identical. Frames and steps share one mailbox: frames that arrive during
-// a step are applied before the next one, without locks. Staleness is bounded (stale-
-// synchronous parallel, Ho et al. 2013): a trainer does not run more than `staleness` updates
-// ahead of the slowest worker of any origin, counted in the frames it has applied. Spawn it detached: a step is long and must not
-// block CAF's scheduler threads.
+// on its next batch and hands it to the node's accumulator (the replica's gradient buffer
+// itself, swapped for a free one from a pool: no copy); it never applies its own update.
+// What it applies are the frames the relay hands it (every node's encoded sums), so all
+// replicas stay identical. Frames and steps share one mailbox: frames that arrive during a
+// step are applied before the next one, without locks. Staleness is bounded (stale-
+// synchronous parallel, Ho et al. 2013): a trainer does not run more than `staleness`
+// updates ahead of the slowest worker of any origin, counted in the frames it has applied.
+// Spawn it detached: a step is long and must not block CAF's scheduler threads.
 
 #include <cstddef>
 #include <cstdint>

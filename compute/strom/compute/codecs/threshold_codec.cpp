@@ -22,11 +22,14 @@ constexpr std::int32_t float_abs_bits = 0x7fffffff;
 
 } // namespace
 
-std::size_t threshold_scan(std::span<float> residual, std::span<const float> update,
-                           float threshold, std::span<std::int32_t> indices) {
+namespace {
+
+/// threshold_scan's loop; WithUpdate false scans the residual as it is (no second stream).
+template <bool WithUpdate>
+std::size_t scan(std::span<float> residual, const float* u, float threshold,
+                 std::span<std::int32_t> indices) {
   const std::size_t n = residual.size();
   float* r = residual.data();
-  const float* u = update.data();
   std::size_t hits = 0;
   const std::size_t capacity = indices.size();
   auto record = [&](std::size_t i) {
@@ -42,11 +45,14 @@ std::size_t threshold_scan(std::span<float> residual, std::span<const float> upd
   for (; i + scan_block <= n; i += scan_block) {
     mask_lanes reached = {0, 0, 0, 0};
     for (std::size_t k = 0; k < scan_block; k += lanes) {
-      float_lanes rv, uv;
+      float_lanes rv;
       std::memcpy(&rv, r + i + k, sizeof rv);
-      std::memcpy(&uv, u + i + k, sizeof uv);
-      rv += uv;
-      std::memcpy(r + i + k, &rv, sizeof rv);
+      if constexpr (WithUpdate) {
+        float_lanes uv;
+        std::memcpy(&uv, u + i + k, sizeof uv);
+        rv += uv;
+        std::memcpy(r + i + k, &rv, sizeof rv);
+      }
       reached |= reinterpret_cast<float_lanes>(reinterpret_cast<mask_lanes>(rv) & abs_bits) >= limit;
     }
     const std::int32_t any = reached[0] | reached[1] | reached[2] | reached[3];
@@ -56,10 +62,57 @@ std::size_t threshold_scan(std::span<float> residual, std::span<const float> upd
     }
   }
   for (; i < n; ++i) {
-    r[i] += u[i];
+    if constexpr (WithUpdate)
+      r[i] += u[i];
     if (std::fabs(r[i]) >= threshold) record(i);
   }
   return hits;
+}
+
+} // namespace
+
+std::size_t threshold_scan(std::span<float> residual, std::span<const float> update,
+                           float threshold, std::span<std::int32_t> indices) {
+  return update.empty() ? scan<false>(residual, nullptr, threshold, indices)
+                        : scan<true>(residual, update.data(), threshold, indices);
+}
+
+void scaled_add(std::span<float> residual, std::span<const float> update, float scale) {
+  float* __restrict r = residual.data();
+  const float* __restrict u = update.data();
+  const std::size_t n = residual.size();
+  for (std::size_t i = 0; i < n; ++i)
+    r[i] += scale * u[i];
+}
+
+double clip_to_bound(std::span<float> residual, float bound) {
+  // Lanes of partial sums per block, so that the clamp and the sum vectorise; the blocks'
+  // sums go into a double, which keeps the total exact enough over millions of elements.
+  constexpr std::size_t block = 256;
+  const float_lanes high = {bound, bound, bound, bound};
+  const float_lanes low = -high;
+  float* r = residual.data();
+  const std::size_t n = residual.size();
+  double removed = 0.0;
+  std::size_t i = 0;
+  for (; i + block <= n; i += block) {
+    float_lanes part = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (std::size_t k = 0; k < block; k += lanes) {
+      float_lanes rv;
+      std::memcpy(&rv, r + i + k, sizeof rv);
+      float_lanes kept = rv > high ? high : rv;
+      kept = kept < low ? low : kept;
+      part += rv - kept;
+      std::memcpy(r + i + k, &kept, sizeof kept);
+    }
+    removed += static_cast<double>(part[0] + part[1] + part[2] + part[3]);
+  }
+  for (; i < n; ++i) {
+    const float kept = std::fmin(std::fmax(r[i], -bound), bound);
+    removed += static_cast<double>(r[i] - kept);
+    r[i] = kept;
+  }
+  return removed;
 }
 
 void threshold_commit(std::span<float> residual, std::span<const std::int32_t> indices,

@@ -23,6 +23,12 @@ std::span<std::int32_t> as_indices(std::vector<std::uint32_t>& words, std::size_
   return {reinterpret_cast<std::int32_t*>(words.data()), count};
 }
 
+void require_size(std::span<const float> update, std::size_t elements) {
+  if (update.size() != elements)
+    throw std::invalid_argument("threshold_encoder: update of " + std::to_string(update.size()) +
+                                " elements for a buffer of " + std::to_string(elements));
+}
+
 } // namespace
 
 threshold_encoder::threshold_encoder(std::size_t elements, threshold_encoder_options options)
@@ -43,10 +49,14 @@ threshold_encoder::threshold_encoder(std::size_t elements, threshold_encoder_opt
                                 std::to_string(options_.shake_up_divisor));
 }
 
+void threshold_encoder::add(std::span<const float> update, float scale) {
+  require_size(update, residual_.size());
+  scaled_add(residual_, update, scale);
+}
+
 std::optional<encoded_update> threshold_encoder::encode(std::span<const float> update) {
-  if (update.size() != residual_.size())
-    throw std::invalid_argument("threshold_encoder: update of " + std::to_string(update.size()) +
-                                " elements for a buffer of " + std::to_string(residual_.size()));
+  if (!update.empty())
+    require_size(update, residual_.size());
   ++iteration_;
   const bool shake_up =
     options_.shake_up_every > 0 && iteration_ % options_.shake_up_every == 0;
@@ -94,14 +104,7 @@ encoded_update threshold_encoder::bitmap_message(float threshold) {
 }
 
 void threshold_encoder::clip_residual(float threshold) {
-  const float bound = options_.clip_factor * threshold;
-  double removed = 0.0;
-  for (float& r : residual_) {
-    const float kept = std::clamp(r, -bound, bound);
-    removed += static_cast<double>(r - kept);
-    r = kept;
-  }
-  clipped_ += removed;
+  clipped_ += clip_to_bound(residual_, options_.clip_factor * threshold);
 }
 
 } // namespace strom::compute
