@@ -216,7 +216,8 @@ struct Distributed {
   workersPerNode @0 :UInt32 = 1;
   sharing @1 :Sharing;
   # Stale-synchronous parallel bound (Ho et al. 2013): a worker computes its (j+1)-th update
-  # of an epoch only once every node's first j - staleness rounds have reached it. >= 1.
+  # of an epoch only once the first j - staleness updates of every node's slowest worker
+  # have reached it. 0: synchronous.
   staleness @2 :UInt32 = 1;
 }
 

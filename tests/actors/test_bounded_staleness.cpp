@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include <caf/all.hpp>
@@ -98,18 +99,25 @@ BOOST_AUTO_TEST_CASE(empty_update_frame_reads_and_applies_as_nothing) {
     BOOST_TEST(value == 1.0f);
 }
 
-BOOST_AUTO_TEST_CASE(accumulator_sends_an_empty_frame_for_a_round_below_the_threshold) {
+/// An update from `worker` that sent nothing (below the threshold).
+worker_update nothing_from(std::uint32_t worker, std::uint64_t iteration) {
+  worker_update update;
+  update.worker = worker;
+  update.iteration = iteration;
+  update.elements = 32;
+  return update;
+}
+
+BOOST_AUTO_TEST_CASE(accumulator_sends_an_empty_frame_for_an_update_below_the_threshold) {
   deterministic_system env;
   accumulator_setup setup;
   setup.node_id = 4;
   setup.workers = 1;
   setup.elements = 32;
-  setup.encoding.policy = compute::threshold_policy{compute::fixed_threshold_options{10.0f}};
   setup.relay = env.me();
   auto acc = env.sys.spawn(accumulator, setup);
-  auto values = std::make_shared<std::vector<float>>(setup.elements, 0.1f);
-  env.self->send(acc, worker_update{0, 1, 0, values});
-  env.self->send(acc, worker_update{0, 2, 0, values});
+  env.self->send(acc, nothing_from(0, 1));
+  env.self->send(acc, nothing_from(0, 2));
   env.sched.run();
   std::vector<compute::frame> frames;
   env.self->receive_while([&] { return frames.size() < 2; })(
@@ -120,12 +128,13 @@ BOOST_AUTO_TEST_CASE(accumulator_sends_an_empty_frame_for_a_round_below_the_thre
     BOOST_REQUIRE(view);
     BOOST_TEST(view->header.origin_node == 4u);
     BOOST_TEST(view->header.sequence == k);
+    BOOST_TEST(view->header.iteration == k + 1);  // the clock moves all the same
     BOOST_TEST(view->payload.size() == 0u);
   }
   env.self->send(acc, stats_atom_v);
   env.sched.run();
   env.self->receive([&](const accumulator_stats& s) {
-    BOOST_TEST(s.rounds == 2u);
+    BOOST_TEST(s.updates == 2u);
     BOOST_TEST(s.frames_sent == 0u);  // nothing passed the threshold
     BOOST_TEST(s.bytes_sent == frames[0].size() + frames[1].size());
   });
@@ -139,20 +148,20 @@ BOOST_AUTO_TEST_CASE(accumulator_clock_counts_the_slowest_workers_updates) {
   setup.elements = 32;
   setup.relay = env.me();
   auto acc = env.sys.spawn(accumulator, setup);
-  auto values = std::make_shared<std::vector<float>>(setup.elements, 0.0f);
-  env.self->send(acc, worker_update{0, 1, 0, values});
-  env.self->send(acc, worker_update{0, 2, 0, values});  // closes a round without worker 1
-  env.self->send(acc, worker_update{1, 1, 0, values});  // completes the next round
+  env.self->send(acc, nothing_from(0, 1));
+  env.self->send(acc, nothing_from(0, 2));
+  env.self->send(acc, nothing_from(1, 1));
+  env.self->send(acc, finished_atom_v, std::uint32_t{1}, std::uint32_t{0});
+  env.self->send(acc, nothing_from(0, 3));  // worker 1 finished: only worker 0 counts
   env.sched.run();
   std::vector<std::uint64_t> clocks;
   compute::frame_workspace ws;
-  env.self->receive_while([&] { return clocks.size() < 2; })([&](const shared_frame& f) {
+  env.self->receive_while([&] { return clocks.size() < 4; })([&](const shared_frame& f) {
     auto view = compute::read_update_frame(f.value, ws);
     BOOST_REQUIRE(view);
     clocks.push_back(view->header.iteration);
   });
-  BOOST_TEST(clocks[0] == 0u);  // worker 1 was not in the first round
-  BOOST_TEST(clocks[1] == 1u);
+  BOOST_TEST(clocks == (std::vector<std::uint64_t>{0, 0, 1, 3}), "clocks");
   stop(env, acc);
 }
 
@@ -217,16 +226,67 @@ BOOST_AUTO_TEST_CASE(drain_report_waits_for_the_marker_of_every_origin) {
   stop(env, t);
 }
 
-BOOST_AUTO_TEST_CASE(trainer_with_staleness_zero_stops_with_an_error) {
+BOOST_AUTO_TEST_CASE(trainer_with_staleness_zero_waits_for_every_update_of_its_origins) {
   deterministic_system env;
   auto t = spawn_trainer(env, {0}, 0);
+  env.self->send(t, start_atom_v, std::uint32_t{0});
+  env.sched.run();
+  BOOST_TEST(env.take_all<worker_update>() == 1u);
+  env.self->send(t, shared_frame{empty_round(0, 0, 0)});  // clock 1: the first is everywhere
+  env.sched.run();
+  BOOST_TEST(env.take_all<worker_update>() == 1u);
+  stop(env, t);
+}
+
+BOOST_AUTO_TEST_CASE(trainer_without_origins_stops_with_an_error) {
+  deterministic_system env;
+  auto t = spawn_trainer(env, {}, 1);
   env.self->monitor(t);
   env.sched.run();
   env.self->receive(
     [&](const caf::down_msg& down) {
-      BOOST_TEST(env.sys.render(down.reason).find("staleness") != std::string::npos);
+      BOOST_TEST(env.sys.render(down.reason).find("origins") != std::string::npos);
     },
     caf::after(std::chrono::seconds(0)) >> [] { BOOST_FAIL("the trainer did not stop"); });
+}
+
+BOOST_AUTO_TEST_CASE(trainer_sends_its_update_negated_and_threshold_encoded) {
+  deterministic_system env;
+  trainer_setup setup;
+  setup.replica = tiny_replica();
+  setup.train = tiny_data();
+  setup.share = {0, samples};
+  setup.shuffle = false;
+  setup.origins = {0};
+  setup.encoding.policy = compute::threshold_policy{compute::fixed_threshold_options{0.01f}};
+  setup.accumulator = env.me();
+  setup.supervisor = env.me();
+  // The same step on an equal replica gives the update the message must carry.
+  auto twin = tiny_replica();
+  const auto& data = *setup.train;
+  twin->compute_update(std::span{data.features}.first(features), std::span{data.labels}.first(1),
+                       1);
+  const std::vector<float> expected_update(twin->update().begin(), twin->update().end());
+  auto t = env.sys.spawn(trainer, std::move(setup));
+  env.self->send(t, start_atom_v, std::uint32_t{0});
+  env.sched.run();
+  worker_update first;
+  env.self->receive([&](const worker_update& u) { first = u; });
+  BOOST_TEST(first.iteration == 1u);
+  BOOST_TEST(first.elements == expected_update.size());
+  std::vector<float> change(expected_update.size(), 0.0f);
+  BOOST_REQUIRE(compute::decode_add(static_cast<compute::encoding>(first.enc), first.threshold,
+                                    std::as_bytes(std::span{first.payload}), change));
+  std::size_t sent = 0;
+  for (std::size_t i = 0; i < change.size(); ++i) {
+    const float u = expected_update[i];
+    const float want = u >= 0.01f ? -0.01f : (u <= -0.01f ? 0.01f : 0.0f);
+    BOOST_TEST(change[i] == want, "element " << i);
+    sent += want != 0.0f;
+  }
+  BOOST_TEST(sent > 0u);
+  BOOST_TEST(first.values == sent);
+  stop(env, t);
 }
 
 BOOST_AUTO_TEST_CASE(relay_forwards_a_marker_to_peers_but_not_back_to_the_sender) {

@@ -237,7 +237,7 @@ BOOST_AUTO_TEST_CASE(runs_every_epoch_and_sums_the_nodes_reports) {
         node_sharing_report counts;
         counts.job_id = job_id;
         counts.node_id = agent == &a ? id_a : id_b;
-        counts.sent.rounds = 10;
+        counts.sent.updates = 10;
         counts.sent.bytes_sent = agent == &a ? 100 : 200;
         counts.sent.dense_bytes_equivalent = 10000;
         return counts;

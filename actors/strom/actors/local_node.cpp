@@ -23,7 +23,7 @@ local_node spawn_local_node(caf::actor_system& system, const local_node_setup& s
   node.accumulator = system.spawn(
     accumulator, accumulator_setup{setup.node_id, workers,
                                    setup.replicas.front()->net().parameters().size(),
-                                   setup.encoding, setup.frames, node.relay});
+                                   setup.frames, node.relay});
   for (std::uint32_t w = 0; w < workers; ++w) {
     trainer_setup one{w,
                       setup.replicas[w],
@@ -35,6 +35,7 @@ local_node spawn_local_node(caf::actor_system& system, const local_node_setup& s
                       setup.batch_size,
                       origins,
                       setup.staleness,
+                      setup.encoding,
                       node.accumulator,
                       setup.supervisor};
     node.trainers.push_back(system.spawn<caf::detached>(trainer, std::move(one)));

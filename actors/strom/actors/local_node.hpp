@@ -29,7 +29,7 @@ struct local_node_setup {
   std::uint64_t seed = 0;                                   ///< the job seed
   bool shuffle = true;
   std::size_t batch_size = 1;
-  compute::threshold_encoder_options encoding;
+  compute::threshold_encoder_options encoding;  ///< each worker's encoder settings
   compute::frame_options frames;
   caf::actor supervisor;  ///< receives the trainers' reports
 };

@@ -37,32 +37,28 @@ caf::error save_frame(caf::serializer& sink, const compute::frame& value) {
   return sink.end_sequence();
 }
 
-caf::error load_floats(caf::deserializer& source,
-                       std::shared_ptr<const std::vector<float>>& target) {
+caf::error load_words(caf::deserializer& source, std::vector<std::uint32_t>& target) {
   std::size_t count = 0;
   if (auto err = source.begin_sequence(count))
     return err;
-  if (count > max_update_floats)
+  if (count > max_payload_words)
     return caf::make_error(caf::sec::invalid_argument,
-                           "worker_update: " + std::to_string(count) + " floats exceed the cap of "
-                             + std::to_string(max_update_floats));
-  auto values = std::make_shared<std::vector<float>>(count);
+                           "worker_update: " + std::to_string(count) + " words exceed the cap of "
+                             + std::to_string(max_payload_words));
+  target.resize(count);
   if (count > 0)
-    if (auto err = source.apply_raw(count * sizeof(float), values->data()))
+    if (auto err = source.apply_raw(count * sizeof(std::uint32_t), target.data()))
       return err;
-  if (auto err = source.end_sequence())
-    return err;
-  target = std::move(values);
-  return caf::none;
+  return source.end_sequence();
 }
 
-caf::error save_floats(caf::serializer& sink,
-                       const std::shared_ptr<const std::vector<float>>& value) {
-  std::size_t count = value ? value->size() : 0;
+caf::error save_words(caf::serializer& sink, const std::vector<std::uint32_t>& value) {
+  std::size_t count = value.size();
   if (auto err = sink.begin_sequence(count))
     return err;
   if (count > 0)
-    if (auto err = sink.apply_raw(count * sizeof(float), const_cast<float*>(value->data())))
+    if (auto err = sink.apply_raw(count * sizeof(std::uint32_t),
+                                  const_cast<std::uint32_t*>(value.data())))
       return err;
   return sink.end_sequence();
 }

@@ -24,13 +24,18 @@ struct shared_frame {
   compute::frame value;  ///< the frame (stream header word + one segment)
 };
 
-/// One worker's update after a step, laid out like the model's parameters. The buffer is
-/// pooled by the sending trainer and must not be modified by receivers.
+/// One worker's update after a step, threshold-encoded by the worker against its own
+/// residual (Deeplearning4j encodes per worker thread, too): the change to add to the
+/// parameters, or nothing (`values` 0, no payload) when nothing reached the threshold.
 struct worker_update {
   std::uint32_t worker = 0;     ///< worker slot on the node
   std::uint64_t iteration = 0;  ///< the worker's updater steps so far
   std::uint32_t epoch = 0;      ///< 0-based epoch
-  std::shared_ptr<const std::vector<float>> values;  ///< the update to subtract
+  std::uint8_t enc = 0;         ///< a compute::encoding: threshold or bitmap
+  float threshold = 0.0f;       ///< magnitude of each step sent
+  std::uint64_t elements = 0;   ///< elements of the model the payload covers
+  std::uint64_t values = 0;     ///< values sent (the density numerator)
+  std::vector<std::uint32_t> payload;  ///< the encoded little-endian words
 };
 
 /// Progress of one trainer after one step.
@@ -69,12 +74,12 @@ struct drain_marker {
 
 /// What an accumulator sent so far.
 struct accumulator_stats {
-  std::uint64_t rounds = 0;          ///< sums encoded
-  std::uint64_t frames_sent = 0;     ///< rounds that sent something
+  std::uint64_t updates = 0;         ///< worker updates framed (one frame each)
+  std::uint64_t frames_sent = 0;     ///< of them, frames that carried something
   std::uint64_t bytes_sent = 0;      ///< frame bytes
-  std::uint64_t dense_bytes_equivalent = 0;  ///< 4 bytes per element per round
-  double density_sum = 0.0;          ///< sum of each round's values sent / elements
-  float threshold = 0.0f;            ///< the threshold the next round would use
+  std::uint64_t dense_bytes_equivalent = 0;  ///< 4 bytes per element per update
+  double density_sum = 0.0;          ///< sum of each update's values sent / elements
+  float threshold = 0.0f;            ///< the threshold of the latest update
 };
 
 /// What a relay saw so far.
@@ -232,8 +237,8 @@ struct cluster_status {
 
 // -- inspection (CAF 0.17 syntax) ------------------------------------------------------------
 
-/// Largest float buffer accepted from outside: the Cap'n Proto Data limit, in floats.
-inline constexpr std::size_t max_update_floats = compute::max_payload_bytes / sizeof(float);
+/// Largest encoded payload accepted from outside: the Cap'n Proto Data limit, in words.
+inline constexpr std::size_t max_payload_words = compute::max_payload_bytes / sizeof(std::uint32_t);
 
 namespace detail {
 
@@ -245,10 +250,10 @@ inline constexpr bool is_binary_inspector = std::is_same_v<typename F::result_ty
 caf::error load_frame(caf::deserializer& source, compute::frame& target);
 /// Writes a frame as one length-prefixed byte sequence.
 caf::error save_frame(caf::serializer& sink, const compute::frame& value);
-/// Loads a float buffer after checking the announced length before allocating.
-caf::error load_floats(caf::deserializer& source, std::shared_ptr<const std::vector<float>>& target);
-/// Writes a float buffer (null as empty) as one length-prefixed sequence.
-caf::error save_floats(caf::serializer& sink, const std::shared_ptr<const std::vector<float>>& value);
+/// Loads an encoded payload after checking the announced length before allocating.
+caf::error load_words(caf::deserializer& source, std::vector<std::uint32_t>& target);
+/// Writes an encoded payload as one length-prefixed sequence.
+caf::error save_words(caf::serializer& sink, const std::vector<std::uint32_t>& value);
 
 } // namespace detail
 
@@ -265,14 +270,14 @@ typename F::result_type inspect(F& f, shared_frame& x) {
 template <class F>
 typename F::result_type inspect(F& f, worker_update& x) {
   if constexpr (!detail::is_binary_inspector<F>) {
-    return f(caf::meta::type_name("worker_update"), x.worker, x.iteration, x.epoch);
+    return f(caf::meta::type_name("worker_update"), x.worker, x.iteration, x.epoch, x.values);
   } else {
-    if (auto err = f(x.worker, x.iteration, x.epoch))
+    if (auto err = f(x.worker, x.iteration, x.epoch, x.enc, x.threshold, x.elements, x.values))
       return err;
     if constexpr (F::reads_state)
-      return detail::save_floats(f, x.values);
+      return detail::save_words(f, x.payload);
     else
-      return detail::load_floats(f, x.values);
+      return detail::load_words(f, x.payload);
   }
 }
 
@@ -300,7 +305,7 @@ typename F::result_type inspect(F& f, drain_marker& x) {
 
 template <class F>
 typename F::result_type inspect(F& f, accumulator_stats& x) {
-  return f(caf::meta::type_name("accumulator_stats"), x.rounds, x.frames_sent, x.bytes_sent,
+  return f(caf::meta::type_name("accumulator_stats"), x.updates, x.frames_sent, x.bytes_sent,
            x.dense_bytes_equivalent, x.density_sum, x.threshold);
 }
 

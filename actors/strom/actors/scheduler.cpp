@@ -110,17 +110,17 @@ void publish_progress(self_ptr self) {
 void complete_job(self_ptr self, const scheduler_setup& setup) {
   auto& job = *self->state.job;
   auto& r = job.report;
-  std::uint64_t rounds = 0;
+  std::uint64_t updates = 0;
   double density_sum = 0.0;
   for (const auto& [id, node] : job.sharing) {
     r.bytes_sent += node.sent.bytes_sent;
     r.dense_bytes_equivalent += node.sent.dense_bytes_equivalent;
-    rounds += node.sent.rounds;
+    updates += node.sent.updates;
     density_sum += node.sent.density_sum;
     r.duplicate_updates_dropped += node.relayed.duplicates_dropped;
     r.frames_rejected += node.relayed.frames_rejected;
   }
-  r.mean_density = rounds ? density_sum / rounds : 0.0;
+  r.mean_density = updates ? density_sum / updates : 0.0;
   r.final_threshold = job.sharing[job.nodes.front()].sent.threshold;
   self->request(job.hub, setup.answer_timeout, stats_atom_v)
     .then(

@@ -1,7 +1,7 @@
 #include "strom/actors/trainer.hpp"
 
 #include <algorithm>
-#include <atomic>
+#include <cstring>
 
 #include "strom/log.hpp"
 
@@ -9,18 +9,24 @@ namespace strom::actors {
 
 namespace {
 
-/// A free buffer from the pool, or a new one while every buffer is still in flight (only
-/// during warm-up: the accumulator releases each buffer once it has summed it).
-std::shared_ptr<std::vector<float>>& free_buffer(trainer_state& st, std::size_t elements) {
-  for (auto& buffer : st.pool) {
-    if (buffer.use_count() == 1) {
-      // Pairs with the release in the accumulator's last shared_ptr decrement, so its reads
-      // of the buffer happen before our next write.
-      std::atomic_thread_fence(std::memory_order_acquire);
-      return buffer;
-    }
+/// This step's update as the change to add (its negation), encoded against the worker's
+/// residual; a message without payload when nothing reached the threshold.
+worker_update encode_update(trainer_state& st, std::uint32_t worker, compute::replica& replica) {
+  worker_update out;
+  out.worker = worker;
+  out.iteration = replica.iteration();
+  out.epoch = st.epoch;
+  const auto update = replica.update();
+  out.elements = update.size();
+  out.threshold = st.encoder->threshold();
+  if (const auto encoded = st.encoder->encode(update, -1.0f)) {
+    out.enc = static_cast<std::uint8_t>(encoded->enc);
+    out.threshold = encoded->threshold;
+    out.values = encoded->values;
+    out.payload.resize(encoded->payload.size() / sizeof(std::uint32_t));
+    std::memcpy(out.payload.data(), encoded->payload.data(), encoded->payload.size());
   }
-  return st.pool.emplace_back(std::make_shared<std::vector<float>>(elements));
+  return out;
 }
 
 caf::error describe(std::exception_ptr& failure) {
@@ -45,15 +51,12 @@ origin_progress* find_origin(trainer_state& st, std::uint64_t origin) {
 /// has drained the epoch or its clock (the updates of its slowest worker that its applied
 /// frames include) is at least batches - staleness.
 ///
-/// Why staleness >= 1 cannot deadlock: a round holds at most one update per worker (a
-/// worker's second update closes the round), so of a worker's j updates at most one (the
-/// newest, in the open round) is not yet in a sent frame. Take the waiting trainer with the
-/// fewest updates, j. Every worker still training at an origin that has not drained has
-/// computed at least j updates (it waits at j or more; a worker that finished its share no
-/// longer counts for the clock, and once all have, the origin drains), so the origin's
-/// frames include at least j - 1 of each: its clock reaches j - 1 >= j - staleness at every
-/// trainer and that trainer resumes. Staleness 0 would require the open round, which may be
-/// waiting for this very trainer's next update.
+/// Why this cannot deadlock, even at staleness 0 (fully synchronous): every update becomes a
+/// frame as soon as it is computed. Take the waiting trainer with the fewest updates, j.
+/// Every worker still training at an origin that has not drained has computed at least j
+/// updates (it waits at j or more; a worker that finished its share no longer counts for the
+/// clock, and once all have, the origin drains), so the origin's frames include j of each:
+/// its clock reaches j >= j - staleness at every trainer and that trainer resumes.
 bool may_step(const trainer_state& st, std::uint32_t staleness) {
   for (const auto& entry : st.origins) {
     if (entry.drained > st.epoch)
@@ -80,15 +83,13 @@ void resume_if_allowed(caf::stateful_actor<trainer_state>* self, const trainer_s
 caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup setup) {
   self->set_exception_handler(
     [](caf::scheduled_actor*, std::exception_ptr& failure) { return describe(failure); });
-  if (setup.staleness == 0 || setup.origins.empty()) {
-    self->quit(caf::make_error(caf::sec::invalid_argument,
-                               "trainer: staleness must be >= 1 and origins non-empty, got "
-                                 + std::to_string(setup.staleness) + " and "
-                                 + std::to_string(setup.origins.size()) + " origins"));
+  if (setup.origins.empty()) {
+    self->quit(caf::make_error(caf::sec::invalid_argument, "trainer: no origins to train with"));
     return {};
   }
   for (const auto origin : setup.origins)
     self->state.origins.push_back(origin_progress{origin});
+  self->state.encoder.emplace(setup.replica->net().parameters().size(), setup.encoding);
   return {
     [self, setup](start_atom, std::uint32_t epoch) {
       auto& st = self->state;
@@ -121,10 +122,7 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
         return;
       }
       const float loss = replica.compute_update(batch->features, batch->labels, batch->size);
-      auto& buffer = free_buffer(st, replica.update().size());
-      replica.swap_update(*buffer);
-      self->send(setup.accumulator,
-                 worker_update{setup.worker, replica.iteration(), st.epoch, buffer});
+      self->send(setup.accumulator, encode_update(st, setup.worker, replica));
       st.loss_sum += loss;
       ++st.batches;
       st.samples += batch->size;

@@ -1,8 +1,10 @@
 #pragma once
 // The trainer: one data-parallel replica in one worker slot. Each step it computes an update
-// on its next batch and hands it to the node's accumulator (the replica's gradient buffer
-// itself, swapped for a free one from a pool: no copy); it never applies its own update.
-// What it applies are the frames the relay hands it (every node's encoded sums), so all
+// on its next batch, threshold-encodes it against its own residual (as Deeplearning4j's
+// workers do: the dense update never leaves the thread that computed it, so encoding costs
+// one pass over memory that is still in this core's cache) and hands the encoded update to
+// the node's accumulator; it never applies its own update directly. What it applies are the
+// frames the relay hands it (every worker's encoded updates, its own included), so all
 // replicas stay identical. Frames and steps share one mailbox: frames that arrive during a
 // step are applied before the next one, without locks. Staleness is bounded (stale-
 // synchronous parallel, Ho et al. 2013): a trainer does not run more than `staleness`
@@ -12,12 +14,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <caf/all.hpp>
 
 #include "strom/actors/messages.hpp"
 #include "strom/actors/seen_updates.hpp"
+#include "strom/compute/codecs/threshold_encoder.hpp"
 #include "strom/compute/data/batch_loader.hpp"
 #include "strom/compute/data/partition.hpp"
 #include "strom/compute/frames/update_frame.hpp"
@@ -35,7 +39,9 @@ struct trainer_setup {
   bool shuffle = true;                            ///< reshuffle the share every epoch
   std::size_t batch_size = 1;
   std::vector<std::uint64_t> origins;  ///< every node whose frames reach this trainer
-  std::uint32_t staleness = 1;  ///< updates a step may run ahead of each origin's clock; >= 1
+  std::uint32_t staleness = 1;  ///< updates a step may run ahead of each origin's clock; 0:
+                                ///< synchronous
+  compute::threshold_encoder_options encoding;  ///< this worker's encoder settings
   caf::actor accumulator;  ///< receives worker_update and finished_atom
   caf::actor supervisor;   ///< receives step_report, epoch_report and drain_report
 };
@@ -52,8 +58,7 @@ struct origin_progress {
 /// A trainer's state.
 struct trainer_state {
   std::unique_ptr<compute::batch_loader> loader;  ///< created by the first start
-  /// Update buffers handed to the accumulator; one whose only owner is this pool is free.
-  std::vector<std::shared_ptr<std::vector<float>>> pool;
+  std::optional<compute::threshold_encoder> encoder;  ///< holds this worker's residual
   compute::frame_workspace workspace;
   seen_updates applied;  ///< keys of the frames applied, to catch duplicates
   std::vector<origin_progress> origins;  ///< one per origin of the setup
@@ -74,8 +79,7 @@ struct trainer_state {
 /// finished_atom to the accumulator and epoch_report to the supervisor); shared_frame is
 /// applied to the replica; drain_marker counts the origin as drained and, once every origin
 /// drained the epoch, answers the supervisor with a drain_report. An exception in a step ends
-/// the actor with its message; a setup with staleness 0 or no origins ends it at once with an
-/// error.
+/// the actor with its message; a setup without origins ends it at once with an error.
 caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup setup);
 
 } // namespace strom::actors

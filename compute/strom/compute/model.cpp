@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <stdexcept>
-#include <string>
 
 #include "strom/compute/layers/softmax_cross_entropy.hpp"
 
@@ -26,25 +25,12 @@ model::model(shape input, std::vector<std::unique_ptr<layer>> layers, std::size_
   parameters_.assign(parameter_offset, 0.0f);
   gradients_.assign(parameter_offset, 0.0f);
   state_.assign(state_offset, 0.0f);
-  bind_layers();
-}
-
-void model::bind_layers() {
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     const auto& s = slices_[i];
     layers_[i]->bind(std::span{parameters_}.subspan(s.parameter_offset, s.parameter_count),
                      std::span{gradients_}.subspan(s.parameter_offset, s.parameter_count),
                      std::span{state_}.subspan(s.state_offset, s.state_count));
   }
-}
-
-void model::swap_gradients(std::vector<float>& storage) {
-  if (storage.size() != gradients_.size())
-    throw std::invalid_argument("model::swap_gradients: a buffer of " +
-                                std::to_string(storage.size()) + " floats for " +
-                                std::to_string(gradients_.size()) + " gradients");
-  gradients_.swap(storage);
-  bind_layers();
 }
 
 void model::initialize(std::uint64_t seed) {

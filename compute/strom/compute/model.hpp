@@ -46,10 +46,6 @@ public:
   std::span<const float> parameters() const noexcept { return parameters_; }
   /// The flat gradients of the last compute_gradients call, laid out like parameters().
   std::span<float> gradients() noexcept { return gradients_; }
-  /// Exchanges the gradient buffer with `storage` (same size, else std::invalid_argument):
-  /// the last gradients leave without a copy and the next ones land in what came in. Every
-  /// compute_gradients overwrites the whole buffer, so what comes in may hold anything.
-  void swap_gradients(std::vector<float>& storage);
   /// The flat non-trainable state (batch-norm running statistics).
   std::span<float> state() noexcept { return state_; }
   std::span<const float> state() const noexcept { return state_; }
@@ -73,7 +69,6 @@ public:
   std::span<const float> predict(std::span<const float> features, std::size_t batch);
 
 private:
-  void bind_layers();
   std::span<const float> forward(std::span<const float> features, std::size_t batch, pass mode);
 
   shape input_;

@@ -49,9 +49,6 @@ public:
                        std::size_t batch);
   /// The update computed by the last compute_update.
   std::span<const float> update() noexcept { return model_->gradients(); }
-  /// Hands the last update over to `storage` (same size) without a copy; the replica keeps
-  /// `storage`'s old buffer for the next one.
-  void swap_update(std::vector<float>& storage) { model_->swap_gradients(storage); }
   /// parameters -= update, over the whole model or a slice starting at `offset`.
   void apply(std::span<const float> update, std::size_t offset = 0);
   /// compute_update then apply it: plain single-worker training.

@@ -29,9 +29,6 @@ result<actors::node_job> prepare_node_job(const actors::job_assignment& assignme
   if (!encoding)
     return error{fmt::format("{}: {}", job->source(), encoding.err().message)};
   const auto staleness = spec.getDistributed().getStaleness();
-  if (staleness == 0)
-    return error{fmt::format("{}: distributed.staleness: must be at least 1, got 0",
-                             job->source())};
 
   actors::node_job prepared;
   auto& node = prepared.node;

@@ -22,14 +22,11 @@ constexpr std::int32_t float_abs_bits = 0x7fffffff;
 
 } // namespace
 
-namespace {
-
-/// threshold_scan's loop; WithUpdate false scans the residual as it is (no second stream).
-template <bool WithUpdate>
-std::size_t scan(std::span<float> residual, const float* u, float threshold,
-                 std::span<std::int32_t> indices) {
+std::size_t threshold_scan(std::span<float> residual, std::span<const float> update,
+                           float threshold, std::span<std::int32_t> indices, float scale) {
   const std::size_t n = residual.size();
   float* r = residual.data();
+  const float* u = update.data();
   std::size_t hits = 0;
   const std::size_t capacity = indices.size();
   auto record = [&](std::size_t i) {
@@ -40,19 +37,17 @@ std::size_t scan(std::span<float> residual, const float* u, float threshold,
     ++hits;
   };
   const float_lanes limit = {threshold, threshold, threshold, threshold};
+  const float_lanes factor = {scale, scale, scale, scale};
   const mask_lanes abs_bits = {float_abs_bits, float_abs_bits, float_abs_bits, float_abs_bits};
   std::size_t i = 0;
   for (; i + scan_block <= n; i += scan_block) {
     mask_lanes reached = {0, 0, 0, 0};
     for (std::size_t k = 0; k < scan_block; k += lanes) {
-      float_lanes rv;
+      float_lanes rv, uv;
       std::memcpy(&rv, r + i + k, sizeof rv);
-      if constexpr (WithUpdate) {
-        float_lanes uv;
-        std::memcpy(&uv, u + i + k, sizeof uv);
-        rv += uv;
-        std::memcpy(r + i + k, &rv, sizeof rv);
-      }
+      std::memcpy(&uv, u + i + k, sizeof uv);
+      rv += factor * uv;
+      std::memcpy(r + i + k, &rv, sizeof rv);
       reached |= reinterpret_cast<float_lanes>(reinterpret_cast<mask_lanes>(rv) & abs_bits) >= limit;
     }
     const std::int32_t any = reached[0] | reached[1] | reached[2] | reached[3];
@@ -62,27 +57,10 @@ std::size_t scan(std::span<float> residual, const float* u, float threshold,
     }
   }
   for (; i < n; ++i) {
-    if constexpr (WithUpdate)
-      r[i] += u[i];
+    r[i] += scale * u[i];
     if (std::fabs(r[i]) >= threshold) record(i);
   }
   return hits;
-}
-
-} // namespace
-
-std::size_t threshold_scan(std::span<float> residual, std::span<const float> update,
-                           float threshold, std::span<std::int32_t> indices) {
-  return update.empty() ? scan<false>(residual, nullptr, threshold, indices)
-                        : scan<true>(residual, update.data(), threshold, indices);
-}
-
-void scaled_add(std::span<float> residual, std::span<const float> update, float scale) {
-  float* __restrict r = residual.data();
-  const float* __restrict u = update.data();
-  const std::size_t n = residual.size();
-  for (std::size_t i = 0; i < n; ++i)
-    r[i] += scale * u[i];
 }
 
 double clip_to_bound(std::span<float> residual, float bound) {

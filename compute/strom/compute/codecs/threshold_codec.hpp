@@ -8,16 +8,13 @@
 
 namespace strom::compute {
 
-/// Adds `update` into `residual` (an empty `update` leaves it as it is) and records, while
-/// `indices` has room, the signed 1-based index of every element whose residual reaches
-/// +/- `threshold`. Returns how many elements reached it, which may exceed indices.size().
-/// The residual keeps the full values: the caller commits the sparse steps or switches to
-/// the bitmap.
+/// Adds `scale * update` into `residual` and records, while `indices` has room, the signed
+/// 1-based index of every element whose residual reaches +/- `threshold`. Returns how many
+/// elements reached it, which may exceed indices.size(). The residual keeps the full values:
+/// the caller commits the sparse steps or switches to the bitmap.
 std::size_t threshold_scan(std::span<float> residual, std::span<const float> update,
-                           float threshold, std::span<std::int32_t> indices);
-
-/// residual += scale * update, element by element (same sizes).
-void scaled_add(std::span<float> residual, std::span<const float> update, float scale);
+                           float threshold, std::span<std::int32_t> indices,
+                           float scale = 1.0f);
 
 /// Clamps every residual element to [-bound, bound]; returns the sum of what was removed.
 double clip_to_bound(std::span<float> residual, float bound);

@@ -23,12 +23,6 @@ std::span<std::int32_t> as_indices(std::vector<std::uint32_t>& words, std::size_
   return {reinterpret_cast<std::int32_t*>(words.data()), count};
 }
 
-void require_size(std::span<const float> update, std::size_t elements) {
-  if (update.size() != elements)
-    throw std::invalid_argument("threshold_encoder: update of " + std::to_string(update.size()) +
-                                " elements for a buffer of " + std::to_string(elements));
-}
-
 } // namespace
 
 threshold_encoder::threshold_encoder(std::size_t elements, threshold_encoder_options options)
@@ -49,14 +43,11 @@ threshold_encoder::threshold_encoder(std::size_t elements, threshold_encoder_opt
                                 std::to_string(options_.shake_up_divisor));
 }
 
-void threshold_encoder::add(std::span<const float> update, float scale) {
-  require_size(update, residual_.size());
-  scaled_add(residual_, update, scale);
-}
-
-std::optional<encoded_update> threshold_encoder::encode(std::span<const float> update) {
-  if (!update.empty())
-    require_size(update, residual_.size());
+std::optional<encoded_update> threshold_encoder::encode(std::span<const float> update,
+                                                        float scale) {
+  if (update.size() != residual_.size())
+    throw std::invalid_argument("threshold_encoder: update of " + std::to_string(update.size()) +
+                                " elements for a buffer of " + std::to_string(residual_.size()));
   ++iteration_;
   const bool shake_up =
     options_.shake_up_every > 0 && iteration_ % options_.shake_up_every == 0;
@@ -66,13 +57,13 @@ std::optional<encoded_update> threshold_encoder::encode(std::span<const float> u
     // A bitmap at a fraction of the threshold flushes the small values that would otherwise
     // sit in the residual for a long time; the scan only counts and adds the update.
     const float shake_threshold = threshold / options_.shake_up_divisor;
-    const std::size_t hits = threshold_scan(residual_, update, shake_threshold, {});
+    const std::size_t hits = threshold_scan(residual_, update, shake_threshold, {}, scale);
     if (hits >= min_message_values) message = bitmap_message(shake_threshold);
     last_density_ = static_cast<double>(message ? message->values : hits) /
                     static_cast<double>(residual_.size());
   } else {
     const std::size_t hits =
-      threshold_scan(residual_, update, threshold, as_indices(workspace_, sparse_capacity_));
+      threshold_scan(residual_, update, threshold, as_indices(workspace_, sparse_capacity_), scale);
     const bool stay_bitmap = last_encoding_ == encoding::bitmap &&
                              hits >= sparse_capacity_ / options_.switch_back_divisor;
     if (hits < min_message_values)

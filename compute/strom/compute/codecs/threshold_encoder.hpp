@@ -42,13 +42,11 @@ public:
 
   // -- encoding ------------------------------------------------------------------------------
 
-  /// Adds `update` (elements() floats, or none) into the residual and encodes what reached
-  /// the threshold; nullopt when fewer than 2 values would be sent. The payload is valid until
-  /// the next encode call.
-  std::optional<encoded_update> encode(std::span<const float> update);
-  /// Adds `scale * update` (elements() floats) into the residual without encoding: several
-  /// updates that one encode({}) then sends as their sum, without a buffer for the sum.
-  void add(std::span<const float> update, float scale);
+  /// Adds `scale * update` (elements() floats) into the residual and encodes what reached
+  /// the threshold; nullopt when fewer than 2 values would be sent. The payload is valid
+  /// until the next encode call. A scale of -1 encodes the change that applies an update
+  /// meant to be subtracted.
+  std::optional<encoded_update> encode(std::span<const float> update, float scale = 1.0f);
 
   // -- properties ----------------------------------------------------------------------------
 
