@@ -25,7 +25,7 @@ struct local_node_setup {
                                        ///< included; empty means {node_id}
   std::uint32_t first_worker = 0;   ///< global rank of worker slot 0 across the nodes
   std::uint32_t total_workers = 0;  ///< data partitions over all nodes; 0: the replicas
-  std::uint32_t staleness = 1;      ///< updates a trainer may run ahead of any origin; >= 1
+  std::uint32_t staleness = 1;      ///< updates a trainer may run ahead of any origin; 0: sync
   std::uint64_t seed = 0;                                   ///< the job seed
   bool shuffle = true;
   std::size_t batch_size = 1;

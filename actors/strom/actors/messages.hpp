@@ -68,7 +68,7 @@ struct drain_report {
 /// Travels behind the last frame of an epoch, accumulator -> relay -> trainers: mailboxes
 /// are FIFO per sender, so a trainer that sees it has applied every frame before it.
 struct drain_marker {
-  std::uint64_t origin = 0;  ///< node whose accumulator flushed its last round
+  std::uint64_t origin = 0;  ///< node whose accumulator sent its last frame of the epoch
   std::uint32_t epoch = 0;   ///< 0-based
 };
 

@@ -32,7 +32,7 @@ struct training_report {
   std::uint64_t duplicate_updates_dropped = 0;  ///< dropped by relays
   std::uint64_t duplicate_updates_applied = 0;  ///< must stay 0
   std::uint64_t frames_rejected = 0;            ///< unreadable frames dropped
-  double mean_density = 0.0;                    ///< values sent per element, per encoded round
+  double mean_density = 0.0;                    ///< values sent per element, per worker update
   double final_threshold = 0.0;                 ///< the encoder's threshold at the end
 };
 
