@@ -1,5 +1,7 @@
 #include "arguments.hpp"
 
+#include "commands.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -90,6 +92,19 @@ std::string help_text(const command_spec& spec) {
     text += fmt::format("  {:<26} {}\n", flag, o.help);
   }
   return text;
+}
+
+parsed_command parse_command(const command_spec& spec, const char* name, int argc, char** argv) {
+  auto args = parse_arguments(spec, argc, argv);
+  if (!args) {
+    fmt::print(stderr, "{}: {}\n", name, args.err().message);
+    return {std::nullopt, exit_usage};
+  }
+  if (args->has("help")) {
+    fmt::print("{}", help_text(spec));
+    return {std::nullopt, exit_ok};
+  }
+  return {std::move(*args), exit_ok};
 }
 
 } // namespace strom::cli

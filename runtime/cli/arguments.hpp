@@ -52,4 +52,14 @@ result<arguments> parse_arguments(const command_spec& spec, int argc, char** arg
 /// The help text for a command.
 std::string help_text(const command_spec& spec);
 
+/// A command's parsed arguments or, when it is to end at once, its exit status.
+struct parsed_command {
+  std::optional<arguments> args;
+  int exit_status = 0;
+};
+
+/// The start every command shares: parse_arguments, then print a usage error as
+/// "NAME: message" (exit_usage) or the help text for --help (exit_ok), leaving no arguments.
+parsed_command parse_command(const command_spec& spec, const char* name, int argc, char** argv);
+
 } // namespace strom::cli

@@ -30,15 +30,10 @@ const command_spec attach_spec{
 } // namespace
 
 int run_attach(int argc, char** argv) {
-  auto args = parse_arguments(attach_spec, argc, argv);
-  if (!args) {
-    fmt::print(stderr, "strom attach: {}\n", args.err().message);
-    return exit_usage;
-  }
-  if (args->has("help")) {
-    fmt::print("{}", help_text(attach_spec));
-    return exit_ok;
-  }
+  auto parsed = parse_command(attach_spec, "strom attach", argc, argv);
+  if (!parsed.args)
+    return parsed.exit_status;
+  auto& args = parsed.args;
   const auto& id_text = args->positionals()[0];
   std::uint64_t job_id = 0;
   auto [end, ec] = std::from_chars(id_text.data(), id_text.data() + id_text.size(), job_id);

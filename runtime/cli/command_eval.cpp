@@ -21,15 +21,10 @@ const command_spec eval_spec{
 } // namespace
 
 int run_eval(int argc, char** argv) {
-  auto args = parse_arguments(eval_spec, argc, argv);
-  if (!args) {
-    fmt::print(stderr, "strom eval: {}\n", args.err().message);
-    return exit_usage;
-  }
-  if (args->has("help")) {
-    fmt::print("{}", help_text(eval_spec));
-    return exit_ok;
-  }
+  auto parsed = parse_command(eval_spec, "strom eval", argc, argv);
+  if (!parsed.args)
+    return parsed.exit_status;
+  auto& args = parsed.args;
   const auto& path = args->positionals()[0];
   auto saved = runtime::load_checkpoint(path);
   if (!saved) {

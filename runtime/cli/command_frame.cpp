@@ -25,15 +25,10 @@ int run_frame(int argc, char** argv) {
     fmt::print(stderr, "strom frame: expected 'inspect': usage: {}\n", inspect_spec.usage);
     return exit_usage;
   }
-  auto args = parse_arguments(inspect_spec, argc - 1, argv + 1);
-  if (!args) {
-    fmt::print(stderr, "strom frame inspect: {}\n", args.err().message);
-    return exit_usage;
-  }
-  if (args->has("help")) {
-    fmt::print("{}", help_text(inspect_spec));
-    return exit_ok;
-  }
+  auto parsed = parse_command(inspect_spec, "strom frame inspect", argc - 1, argv + 1);
+  if (!parsed.args)
+    return parsed.exit_status;
+  auto& args = parsed.args;
   return runtime::inspect_frame_file(args->positionals()[0], stdout, stderr);
 }
 

@@ -100,13 +100,10 @@ int run_worker(const arguments& args) {
 } // namespace
 
 int run_node(int argc, char** argv) {
-  auto args = parse_arguments(node_spec, argc, argv);
-  if (!args)
-    return usage(args.err().message);
-  if (args->has("help")) {
-    fmt::print("{}", help_text(node_spec));
-    return exit_ok;
-  }
+  auto parsed = parse_command(node_spec, "strom node", argc, argv);
+  if (!parsed.args)
+    return parsed.exit_status;
+  auto& args = parsed.args;
   if (args->has("scheduler") == args->has("join"))
     return usage("give either --scheduler (with --listen) or --join HOST:PORT");
   return args->has("scheduler") ? run_scheduler(*args) : run_worker(*args);

@@ -46,15 +46,10 @@ void print_status(const std::string& where, const actors::cluster_status& status
 } // namespace
 
 int run_status(int argc, char** argv) {
-  auto args = parse_arguments(status_spec, argc, argv);
-  if (!args) {
-    fmt::print(stderr, "strom status: {}\n", args.err().message);
-    return exit_usage;
-  }
-  if (args->has("help")) {
-    fmt::print("{}", help_text(status_spec));
-    return exit_ok;
-  }
+  auto parsed = parse_command(status_spec, "strom status", argc, argv);
+  if (!parsed.args)
+    return parsed.exit_status;
+  auto& args = parsed.args;
   auto to = args->get_endpoint("to");
   if (!to) {
     fmt::print(stderr, "strom status: {}\n", to.err().message);

@@ -41,15 +41,10 @@ constexpr std::uint64_t max_job_nodes = 4096;
 } // namespace
 
 int run_submit(int argc, char** argv) {
-  auto args = parse_arguments(submit_spec, argc, argv);
-  if (!args) {
-    fmt::print(stderr, "strom submit: {}\n", args.err().message);
-    return exit_usage;
-  }
-  if (args->has("help")) {
-    fmt::print("{}", help_text(submit_spec));
-    return exit_ok;
-  }
+  auto parsed = parse_command(submit_spec, "strom submit", argc, argv);
+  if (!parsed.args)
+    return parsed.exit_status;
+  auto& args = parsed.args;
   auto to = args->get_endpoint("to");
   auto epochs = args->get_uint("epochs", 1, max_epochs);
   auto seed = args->get_uint("seed", 0, UINT64_MAX);

@@ -36,15 +36,10 @@ constexpr std::uint64_t max_nodes = 64;
 } // namespace
 
 int run_train(int argc, char** argv) {
-  auto args = parse_arguments(train_spec, argc, argv);
-  if (!args) {
-    fmt::print(stderr, "strom train: {}\n", args.err().message);
-    return exit_usage;
-  }
-  if (args->has("help")) {
-    fmt::print("{}", help_text(train_spec));
-    return exit_ok;
-  }
+  auto parsed = parse_command(train_spec, "strom train", argc, argv);
+  if (!parsed.args)
+    return parsed.exit_status;
+  auto& args = parsed.args;
   auto epochs = args->get_uint("epochs", 1, max_epochs);
   auto workers = args->get_uint("workers", 1, max_workers);
   auto nodes = args->get_uint("nodes", 1, max_nodes);
