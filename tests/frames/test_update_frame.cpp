@@ -3,6 +3,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -137,6 +138,28 @@ BOOST_AUTO_TEST_CASE(frame_applies_to_its_slice_only) {
     const float expected = i >= 5 && i < 15 ? ((i - 5) % 2 == 0 ? 1.0f : -1.0f) : 0.0f;
     BOOST_TEST(model[i] == expected, "element " << i);
   }
+}
+
+BOOST_AUTO_TEST_CASE(read_frame_applies_to_its_slice_and_refuses_a_model_too_small) {
+  const auto sample = test::encode_sample(encoding::threshold, test::sparse_values(10, 1));
+  auto f = build_update_frame({.offset = 5}, sample.update);
+  BOOST_TEST_REQUIRE(f.ok());
+  frame_workspace ws;
+  auto view = read_update_frame(*f, ws);
+  BOOST_TEST_REQUIRE(view.ok());
+  std::vector<float> from_view(20, 0.0f);
+  BOOST_TEST_REQUIRE(apply_update_frame(*view, from_view).ok());
+  std::vector<float> from_frame(20, 0.0f);
+  frame_workspace other;
+  BOOST_TEST_REQUIRE(apply_update_frame(*f, from_frame, other).ok());
+  BOOST_TEST(from_view == from_frame, boost::test_tools::per_element());
+  BOOST_TEST(std::count(from_view.begin(), from_view.end(), 0.0f) < 20);
+  BOOST_TEST(std::count(from_view.begin(), from_view.begin() + 5, 0.0f) == 5);
+  std::vector<float> small(14, 1.0f);
+  const auto refused = apply_update_frame(*view, small);
+  BOOST_TEST_REQUIRE(!refused.ok());
+  BOOST_TEST(refused.err().message.find("does not fit a model of 14") != std::string::npos);
+  BOOST_TEST(small == std::vector<float>(14, 1.0f), boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(empty_update_round_trips) {

@@ -133,9 +133,7 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
     [self, setup](const shared_frame& incoming) {
       auto& st = self->state;
       auto view = compute::read_update_frame(incoming.value, st.workspace);
-      auto applied = view ? compute::apply_update_frame(incoming.value,
-                                                        setup.replica->net().parameters(),
-                                                        st.workspace)
+      auto applied = view ? compute::apply_update_frame(*view, setup.replica->net().parameters())
                           : view.err();
       if (!applied) {
         ++st.frames_rejected;

@@ -155,6 +155,23 @@ result<void> materialise_payload(stored_update& s, frame_workspace& ws) {
   return success();
 }
 
+/// Refuses a slice that does not fit a model of `size` elements.
+result<void> check_slice(const update_frame_view& v, std::uint64_t size) {
+  if (v.header.offset > size || v.elements > size - v.header.offset)
+    return error{fmt::format("update frame: slice [{}, +{}) does not fit a model of {} elements",
+                             v.header.offset, v.elements, size)};
+  return success();
+}
+
+/// Adds the payload of a checked view into its slice of `model`.
+result<void> decode_slice(const update_frame_view& v, std::span<float> model) {
+  if (auto ok = decode_add(v.enc, v.threshold, v.payload, model.subspan(v.header.offset,
+                                                                         v.elements)); !ok)
+    return error{fmt::format("update frame (origin {}, sequence {}): {}", v.header.origin_node,
+                             v.header.sequence, ok.err().message)};
+  return success();
+}
+
 } // namespace
 
 result<frame> build_update_frame(const frame_header& header, const encoded_update& update,
@@ -239,19 +256,18 @@ result<void> apply_update_frame(const frame& f, std::span<float> model, frame_wo
   auto stored = read_stored(f);
   if (!stored)
     return stored.err();
-  const update_frame_view& v = stored->view;
   // Checked before decompressing, so a forged slice costs no allocation.
-  const std::uint64_t size = model.size();
-  if (v.header.offset > size || v.elements > size - v.header.offset)
-    return error{fmt::format("update frame: slice [{}, +{}) does not fit a model of {} elements",
-                             v.header.offset, v.elements, size)};
+  if (auto ok = check_slice(stored->view, model.size()); !ok)
+    return ok;
   if (auto ok = materialise_payload(*stored, ws); !ok)
     return ok;
-  if (auto ok = decode_add(v.enc, v.threshold, v.payload, model.subspan(v.header.offset,
-                                                                         v.elements)); !ok)
-    return error{fmt::format("update frame (origin {}, sequence {}): {}", v.header.origin_node,
-                             v.header.sequence, ok.err().message)};
-  return success();
+  return decode_slice(stored->view, model);
+}
+
+result<void> apply_update_frame(const update_frame_view& v, std::span<float> model) {
+  if (auto ok = check_slice(v, model.size()); !ok)
+    return ok;
+  return decode_slice(v, model);
 }
 
 } // namespace strom::compute

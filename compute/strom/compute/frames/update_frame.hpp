@@ -82,4 +82,7 @@ result<update_frame_view> read_update_frame(const frame& f, frame_workspace& ws)
 /// fit its encoding.
 result<void> apply_update_frame(const frame& f, std::span<float> model, frame_workspace& ws);
 
+/// The same for a frame already read (read_update_frame), without reading it again.
+result<void> apply_update_frame(const update_frame_view& v, std::span<float> model);
+
 } // namespace strom::compute
