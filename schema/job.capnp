@@ -232,6 +232,11 @@ struct Sharing {
   residualClipFactor @3 :Float32 = 5.0;  # clip the residual to this many thresholds ...
   residualClipEvery @4 :UInt32 = 5;      # ... every this many encodings; 0: never clip
   shakeUpEvery @5 :UInt32 = 0;           # every k-th encoding at a third of the threshold; 0: never
+  # Momentum factor masking (Lin et al. 2018, Deep Gradient Compression): clear the updater's
+  # momentum (Adam's first moment, the velocity) of every element a worker has just sent.
+  # Not in DL4J; measured on examples/fashion_mlp.job, 2 workers: final training loss
+  # 0.206-0.209 instead of 0.220-0.223, test accuracy +0.45 points.
+  momentumMasking @6 :Bool = true;
 }
 
 struct AdaptiveThreshold {

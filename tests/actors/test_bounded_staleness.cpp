@@ -1,9 +1,11 @@
 #define BOOST_TEST_MODULE actors_bounded_staleness
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include <caf/all.hpp>
@@ -29,10 +31,11 @@ constexpr std::size_t samples = 8;
 
 using strom::testing::deterministic_system;
 
-std::shared_ptr<compute::replica> tiny_replica() {
+/// A replica of a one-layer model; `rule` is the updater's union field in job-text form.
+std::shared_ptr<compute::replica> tiny_replica(const std::string& rule = "sgd = void") {
   const auto job = runtime::parse_job_text(
     "(network = (input = (width = 4), layers = [(output = (units = 2))]), "
-    "training = (batchSize = 1, updater = (learningRate = 0.1, sgd = void)))",
+    "training = (batchSize = 1, updater = (learningRate = 0.1, " + rule + ")))",
     "tiny.job", ".");
   BOOST_REQUIRE_MESSAGE(job, (job ? "" : job.err().message));
   auto built = compute::make_replica(job->reader(), 0);
@@ -287,6 +290,68 @@ BOOST_AUTO_TEST_CASE(trainer_sends_its_update_negated_and_threshold_encoded) {
   BOOST_TEST(sent > 0u);
   BOOST_TEST(first.values == sent);
   stop(env, t);
+}
+
+/// Runs a trainer with momentum SGD for one step and returns its velocity, with the twin's
+/// (the same step, no masking) in `unmasked` and the elements sent in `sent`. The first
+/// update is 0.1 * gradient: the threshold sends some elements and keeps others.
+std::vector<float> velocity_after_one_step(bool masking, std::vector<float>& unmasked,
+                                               std::vector<bool>& sent) {
+  deterministic_system env;
+  trainer_setup setup;
+  setup.replica = tiny_replica("momentum = ()");
+  setup.train = tiny_data();
+  setup.share = {0, samples};
+  setup.shuffle = false;
+  setup.origins = {0};
+  setup.encoding.policy = compute::threshold_policy{compute::fixed_threshold_options{0.035f}};
+  setup.momentum_masking = masking;
+  setup.staleness = 0;  // the trainer then waits for its own frame after the first step
+  setup.accumulator = env.me();
+  setup.supervisor = env.me();
+  auto replica = setup.replica;
+  auto twin = tiny_replica("momentum = ()");
+  const auto& data = *setup.train;
+  twin->compute_update(std::span{data.features}.first(features), std::span{data.labels}.first(1),
+                       1);
+  unmasked.assign(twin->momentum().begin(), twin->momentum().end());
+  auto t = env.sys.spawn(trainer, std::move(setup));
+  env.self->send(t, start_atom_v, std::uint32_t{0});
+  env.sched.run();
+  worker_update first;
+  env.self->receive([&](const worker_update& u) { first = u; });
+  std::vector<float> change(unmasked.size(), 0.0f);
+  BOOST_REQUIRE(compute::decode_add(static_cast<compute::encoding>(first.enc), first.threshold,
+                                    std::as_bytes(std::span{first.payload}), change));
+  sent.assign(change.size(), false);
+  for (std::size_t i = 0; i < change.size(); ++i) sent[i] = change[i] != 0.0f;
+  // No frame comes back: the trainer waits after one step and its replica is at rest.
+  std::vector<float> moment(replica->momentum().begin(), replica->momentum().end());
+  stop(env, t);
+  return moment;
+}
+
+BOOST_AUTO_TEST_CASE(trainer_clears_the_momentum_of_exactly_the_elements_it_sent) {
+  std::vector<float> unmasked;
+  std::vector<bool> sent;
+  const auto masked = velocity_after_one_step(true, unmasked, sent);
+  std::size_t cleared = 0;
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < masked.size(); ++i) {
+    BOOST_TEST(masked[i] == (sent[i] ? 0.0f : unmasked[i]), "element " << i);
+    cleared += sent[i];
+    kept += !sent[i] && unmasked[i] != 0.0f;
+  }
+  BOOST_TEST(cleared > 0u);
+  BOOST_TEST(kept > 0u);
+}
+
+BOOST_AUTO_TEST_CASE(trainer_without_masking_keeps_its_momentum) {
+  std::vector<float> unmasked;
+  std::vector<bool> sent;
+  const auto kept = velocity_after_one_step(false, unmasked, sent);
+  BOOST_TEST(std::count(sent.begin(), sent.end(), true) > 0);
+  BOOST_TEST(kept == unmasked, boost::test_tools::per_element());
 }
 
 BOOST_AUTO_TEST_CASE(relay_forwards_a_marker_to_peers_but_not_back_to_the_sender) {

@@ -36,6 +36,7 @@ local_node spawn_local_node(caf::actor_system& system, const local_node_setup& s
                       origins,
                       setup.staleness,
                       setup.encoding,
+                      setup.momentum_masking,
                       node.accumulator,
                       setup.supervisor};
     node.trainers.push_back(system.spawn<caf::detached>(trainer, std::move(one)));

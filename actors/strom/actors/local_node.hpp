@@ -30,6 +30,7 @@ struct local_node_setup {
   bool shuffle = true;
   std::size_t batch_size = 1;
   compute::threshold_encoder_options encoding;  ///< each worker's encoder settings
+  bool momentum_masking = true;  ///< clear the momentum of the elements a worker sent
   compute::frame_options frames;
   caf::actor supervisor;  ///< receives the trainers' reports
 };
@@ -45,8 +46,7 @@ struct local_node {
 };
 
 /// Spawns and wires the node's actors; the trainers wait for (start_atom, epoch). Worker w
-/// trains partition first_worker + w of total_workers. A trainer given staleness 0 stops at
-/// once with an error (its supervisor's monitor sees it).
+/// trains partition first_worker + w of total_workers.
 local_node spawn_local_node(caf::actor_system& system, const local_node_setup& setup);
 
 } // namespace strom::actors

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "strom/compute/codecs/sent_elements.hpp"
 #include "strom/log.hpp"
 
 namespace strom::actors {
@@ -10,16 +11,20 @@ namespace strom::actors {
 namespace {
 
 /// This step's update as the change to add (its negation), encoded against the worker's
-/// residual; a message without payload when nothing reached the threshold.
-worker_update encode_update(trainer_state& st, std::uint32_t worker, compute::replica& replica) {
+/// residual; a message without payload when nothing reached the threshold. With momentum
+/// masking, the sent elements' momentum is cleared.
+worker_update encode_update(trainer_state& st, const trainer_setup& setup,
+                            compute::replica& replica) {
   worker_update out;
-  out.worker = worker;
+  out.worker = setup.worker;
   out.iteration = replica.iteration();
   out.epoch = st.epoch;
   const auto update = replica.update();
   out.elements = update.size();
   out.threshold = st.encoder->threshold();
   if (const auto encoded = st.encoder->encode(update, -1.0f)) {
+    if (const auto momentum = replica.momentum(); setup.momentum_masking && !momentum.empty())
+      compute::clear_sent_elements(*encoded, momentum);
     out.enc = static_cast<std::uint8_t>(encoded->enc);
     out.threshold = encoded->threshold;
     out.values = encoded->values;
@@ -122,7 +127,7 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
         return;
       }
       const float loss = replica.compute_update(batch->features, batch->labels, batch->size);
-      self->send(setup.accumulator, encode_update(st, setup.worker, replica));
+      self->send(setup.accumulator, encode_update(st, setup, replica));
       st.loss_sum += loss;
       ++st.batches;
       st.samples += batch->size;

@@ -42,6 +42,9 @@ struct trainer_setup {
   std::uint32_t staleness = 1;  ///< updates a step may run ahead of each origin's clock; 0:
                                 ///< synchronous
   compute::threshold_encoder_options encoding;  ///< this worker's encoder settings
+  /// Clear the updater's momentum of every element this worker sends (momentum factor
+  /// masking, compute/codecs/sent_elements.hpp).
+  bool momentum_masking = true;
   caf::actor accumulator;  ///< receives worker_update and finished_atom
   caf::actor supervisor;   ///< receives step_report, epoch_report and drain_report
 };

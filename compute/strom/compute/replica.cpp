@@ -24,6 +24,10 @@ float replica::compute_update(std::span<const float> features,
   return loss;
 }
 
+std::span<float> replica::momentum() {
+  return options_.update_rule->momentum(updater_state_, model_->parameters().size());
+}
+
 void replica::apply(std::span<const float> update, std::size_t offset) {
   auto parameters = model_->parameters();
   if (offset > parameters.size() || update.size() > parameters.size() - offset)

@@ -34,6 +34,9 @@ public:
   /// The updater's flat state (e.g. Adam's moments), laid out m[n] then v[n] and so on.
   std::span<float> updater_state() noexcept { return updater_state_; }
   std::span<const float> updater_state() const noexcept { return updater_state_; }
+  /// The part of the updater state that carries past gradients forward (updater::momentum);
+  /// empty for updaters without momentum.
+  std::span<float> momentum();
   /// Updater steps taken.
   std::uint64_t iteration() const noexcept { return iteration_; }
   /// Epochs completed.

@@ -38,4 +38,8 @@ void adam_updater::compute_update(std::span<float> gradient, std::span<float> st
   }
 }
 
+std::span<float> adam_updater::momentum(std::span<float> state, std::size_t parameters) const {
+  return state.first(parameters);
+}
+
 } // namespace strom::compute

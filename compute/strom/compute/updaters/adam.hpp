@@ -26,6 +26,8 @@ public:
   /// Advances both moments and turns the gradient into the bias-corrected Adam step.
   void compute_update(std::span<float> gradient, std::span<float> state,
                       const step_context& step) const override;
+  /// The first moment m: the first `parameters` floats of the state.
+  std::span<float> momentum(std::span<float> state, std::size_t parameters) const override;
 
 private:
   adam_options options_;

@@ -27,4 +27,8 @@ void momentum_updater::compute_update(std::span<float> gradient, std::span<float
   momentum_step(gradient, state, options_.momentum, step.learning_rate, false);
 }
 
+std::span<float> momentum_updater::momentum(std::span<float> state, std::size_t parameters) const {
+  return state.first(parameters);
+}
+
 } // namespace strom::compute

@@ -28,6 +28,8 @@ public:
   /// Advances the velocity and turns the gradient into lr * velocity.
   void compute_update(std::span<float> gradient, std::span<float> state,
                       const step_context& step) const override;
+  /// The velocity: the first `parameters` floats of the state.
+  std::span<float> momentum(std::span<float> state, std::size_t parameters) const override;
 
 private:
   momentum_options options_;

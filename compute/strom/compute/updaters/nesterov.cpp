@@ -14,4 +14,8 @@ void nesterov_updater::compute_update(std::span<float> gradient, std::span<float
   momentum_step(gradient, state, options_.momentum, step.learning_rate, true);
 }
 
+std::span<float> nesterov_updater::momentum(std::span<float> state, std::size_t parameters) const {
+  return state.first(parameters);
+}
+
 } // namespace strom::compute

@@ -9,6 +9,8 @@
 
 namespace strom::compute {
 
+std::span<float> updater::momentum(std::span<float>, std::size_t) const { return {}; }
+
 void updater::initialize_state(std::span<float> state) const {
   std::fill(state.begin(), state.end(), 0.0f);
 }

@@ -30,6 +30,10 @@ public:
   /// `state`; `state` has state_size(gradient.size()) floats.
   virtual void compute_update(std::span<float> gradient, std::span<float> state,
                               const step_context& step) const = 0;
+  /// The part of `state` (of a model of `parameters` floats) that carries past gradients
+  /// into future updates, laid out like the parameters: the first moment or the velocity.
+  /// Empty for updaters without momentum.
+  virtual std::span<float> momentum(std::span<float> state, std::size_t parameters) const;
 };
 
 /// Subtracts an update from the parameters: parameters -= update.
