@@ -6,17 +6,12 @@
 
 #include "strom/compute/codecs/sent_elements.hpp"
 #include "strom/compute/codecs/threshold_encoder.hpp"
+#include "support/fixed_threshold.hpp"
 
 using namespace strom::compute;
+using strom::testing::fixed_unclipped;
 
 namespace {
-
-threshold_encoder_options fixed_unclipped(float threshold) {
-  threshold_encoder_options options;
-  options.policy = threshold_policy(fixed_threshold_options{threshold});
-  options.clip_every = 0;
-  return options;
-}
 
 /// The elements an update changes, found by decoding it into zeros.
 std::vector<bool> changed_by(const encoded_update& update) {

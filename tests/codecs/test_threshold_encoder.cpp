@@ -7,17 +7,12 @@
 #include <vector>
 
 #include "strom/compute/codecs/threshold_encoder.hpp"
+#include "support/fixed_threshold.hpp"
 
 using namespace strom::compute;
+using strom::testing::fixed_unclipped;
 
 namespace {
-
-threshold_encoder_options fixed_unclipped(float threshold) {
-  threshold_encoder_options options;
-  options.policy = threshold_policy(fixed_threshold_options{threshold});
-  options.clip_every = 0;
-  return options;
-}
 
 // An update of `hits` ones spread over the buffer.
 std::vector<float> ones(std::size_t elements, std::size_t hits) {
