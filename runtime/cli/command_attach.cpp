@@ -2,15 +2,12 @@
 
 #include <charconv>
 
-#include <caf/actor_system.hpp>
-
 #include "arguments.hpp"
 #include "commands.hpp"
+#include "scheduler_link.hpp"
 #include "training_summary.hpp"
 #include "strom/runtime/job_client.hpp"
-#include "strom/runtime/node_daemon.hpp"
 #include "strom/runtime/progress_display.hpp"
-#include "strom/runtime/system_config.hpp"
 
 namespace strom::cli {
 
@@ -47,15 +44,11 @@ int run_attach(int argc, char** argv) {
     return exit_usage;
   }
   const auto where = runtime::to_string(*to);
-  runtime::system_config config{true};
-  caf::actor_system system{config};
-  auto scheduler = runtime::connect_to_scheduler(system, *to);
-  if (!scheduler) {
-    fmt::print(stderr, "strom attach: job {}: {}\n", job_id, scheduler.err().message);
+  auto link = connect_scheduler(*to, "strom attach", fmt::format("job {}", job_id));
+  if (!link)
     return exit_failure;
-  }
   runtime::progress_display display{stderr};
-  auto report = runtime::attach_job(system, *scheduler, job_id, &display);
+  auto report = runtime::attach_job(link->system, link->scheduler, job_id, &display);
   if (!report)
     report = error{fmt::format("job {} on {}: {}", job_id, where, report.err().message)};
   return finish_training("strom attach", report, args->get("metrics-out"));

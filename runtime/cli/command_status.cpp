@@ -1,12 +1,9 @@
 #include <fmt/format.h>
 
-#include <caf/actor_system.hpp>
-
 #include "arguments.hpp"
 #include "commands.hpp"
+#include "scheduler_link.hpp"
 #include "strom/runtime/job_client.hpp"
-#include "strom/runtime/node_daemon.hpp"
-#include "strom/runtime/system_config.hpp"
 
 namespace strom::cli {
 
@@ -56,14 +53,10 @@ int run_status(int argc, char** argv) {
     return exit_usage;
   }
   const auto where = runtime::to_string(*to);
-  runtime::system_config config{true};
-  caf::actor_system system{config};
-  auto scheduler = runtime::connect_to_scheduler(system, *to);
-  if (!scheduler) {
-    fmt::print(stderr, "strom status: {}\n", scheduler.err().message);
+  auto link = connect_scheduler(*to, "strom status", "");
+  if (!link)
     return exit_failure;
-  }
-  auto status = runtime::query_status(system, *scheduler);
+  auto status = runtime::query_status(link->system, link->scheduler);
   if (!status) {
     fmt::print(stderr, "strom status: scheduler {}: {}\n", where, status.err().message);
     return exit_failure;

@@ -2,17 +2,14 @@
 
 #include <filesystem>
 
-#include <caf/actor_system.hpp>
-
 #include "arguments.hpp"
 #include "commands.hpp"
+#include "scheduler_link.hpp"
 #include "training_summary.hpp"
 #include "strom/runtime/job_client.hpp"
 #include "strom/runtime/job_spec.hpp"
-#include "strom/runtime/node_daemon.hpp"
 #include "strom/runtime/node_startup.hpp"
 #include "strom/runtime/progress_display.hpp"
-#include "strom/runtime/system_config.hpp"
 
 namespace strom::cli {
 
@@ -85,15 +82,11 @@ int run_submit(int argc, char** argv) {
   }
 
   const auto where = runtime::to_string(*to);
-  runtime::system_config config{true};
-  caf::actor_system system{config};
-  auto scheduler = runtime::connect_to_scheduler(system, *to);
-  if (!scheduler) {
-    fmt::print(stderr, "strom submit: {}: {}\n", job->source(), scheduler.err().message);
+  auto link = connect_scheduler(*to, "strom submit", job->source());
+  if (!link)
     return exit_failure;
-  }
   if (args->has("detach")) {
-    auto job_id = runtime::submit_job(system, *scheduler, *submission);
+    auto job_id = runtime::submit_job(link->system, link->scheduler, *submission);
     if (!job_id) {
       fmt::print(stderr, "strom submit: {} to {}: {}\n", job->source(), where,
                  job_id.err().message);
@@ -104,7 +97,7 @@ int run_submit(int argc, char** argv) {
     return exit_ok;
   }
   runtime::progress_display display{stderr};
-  auto report = runtime::run_job(system, *scheduler, *submission, &display);
+  auto report = runtime::run_job(link->system, link->scheduler, *submission, &display);
   if (!report)
     report = error{fmt::format("{} on {}: {}", job->source(), where, report.err().message)};
   return finish_training("strom submit", report, args->get("metrics-out"));
