@@ -27,13 +27,14 @@ struct deterministic_system {
   /// The blocking actor as a handle other actors can be given.
   caf::actor me() { return caf::actor_cast<caf::actor>(self); }
 
-  /// Messages of type T waiting in the blocking actor's mailbox, taken out.
-  template <class T>
+  /// Messages of types Ts... (e.g. an atom and a struct) waiting in the blocking actor's
+  /// mailbox, taken out.
+  template <class... Ts>
   std::size_t take_all() {
     std::size_t count = 0;
     bool more = true;
     while (more)
-      self->receive([&](const T&) { ++count; },
+      self->receive([&](const Ts&...) { ++count; },
                     caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
     return count;
   }

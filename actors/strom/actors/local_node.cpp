@@ -1,6 +1,5 @@
 #include "strom/actors/local_node.hpp"
 
-#include "strom/actors/accumulator.hpp"
 #include "strom/actors/relay.hpp"
 #include "strom/actors/trainer.hpp"
 #include "strom/compute/data/partition.hpp"
@@ -8,7 +7,7 @@
 namespace strom::actors {
 
 std::vector<caf::actor> local_node::all() const {
-  std::vector<caf::actor> everyone{relay, accumulator};
+  std::vector<caf::actor> everyone{relay};
   everyone.insert(everyone.end(), trainers.begin(), trainers.end());
   return everyone;
 }
@@ -20,10 +19,8 @@ local_node spawn_local_node(caf::actor_system& system, const local_node_setup& s
     setup.origins.empty() ? std::vector<std::uint64_t>{setup.node_id} : setup.origins;
   local_node node;
   node.relay = system.spawn(relay);
-  node.accumulator = system.spawn(
-    accumulator, accumulator_setup{setup.node_id, workers,
-                                   setup.replicas.front()->net().parameters().size(),
-                                   setup.frames, node.relay});
+  node.framer = std::make_shared<node_framer>(
+    setup.node_id, workers, setup.replicas.front()->net().parameters().size(), setup.frames);
   for (std::uint32_t w = 0; w < workers; ++w) {
     trainer_setup one{w,
                       setup.replicas[w],
@@ -37,13 +34,17 @@ local_node spawn_local_node(caf::actor_system& system, const local_node_setup& s
                       setup.staleness,
                       setup.encoding,
                       setup.momentum_masking,
-                      node.accumulator,
+                      node.framer,
+                      node.relay,
                       setup.supervisor,
-                      setup.node_id,
                       setup.apply_own_update};
     node.trainers.push_back(system.spawn<caf::detached>(trainer, std::move(one)));
     caf::anon_send(node.relay, subscribe_atom_v, node.trainers.back());
   }
+  for (const auto& trainer : node.trainers)
+    for (const auto& sibling : node.trainers)
+      if (sibling != trainer)
+        caf::anon_send(trainer, siblings_atom_v, sibling);
   return node;
 }
 

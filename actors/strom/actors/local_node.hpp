@@ -1,6 +1,7 @@
 #pragma once
-// Spawns one node's gradient-sharing actors in this process: a relay, an accumulator and one
-// detached trainer per replica, wired together (trainers -> accumulator -> relay -> trainers).
+// Spawns one node's gradient-sharing actors in this process: a relay and one detached
+// trainer per replica, sharing one node_framer, wired together (each trainer -> its siblings
+// and the relay; relay -> trainers for the other nodes' frames).
 // A later multi-node step connects relays with add_peer_atom; nothing here changes.
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 
 #include <caf/all.hpp>
 
+#include "strom/actors/node_framer.hpp"
 #include "strom/compute/codecs/threshold_encoder.hpp"
 #include "strom/compute/data/dataset.hpp"
 #include "strom/compute/frames/update_frame.hpp"
@@ -39,8 +41,8 @@ struct local_node_setup {
 /// Handles of a node's actors; keeping them keeps the actors alive.
 struct local_node {
   caf::actor relay;
-  caf::actor accumulator;
-  std::vector<caf::actor> trainers;  ///< by worker slot
+  std::vector<caf::actor> trainers;     ///< by worker slot
+  std::shared_ptr<node_framer> framer;  ///< what the node sent
 
   /// Every actor of the node.
   std::vector<caf::actor> all() const;

@@ -1,7 +1,5 @@
 #include "strom/actors/messages.hpp"
 
-#include <cstring>
-
 namespace strom::actors {
 
 namespace detail {
@@ -33,32 +31,6 @@ caf::error save_frame(caf::serializer& sink, const compute::frame& value) {
   // apply_raw takes a mutable pointer for both directions; a serializer only reads it.
   if (bytes > 0)
     if (auto err = sink.apply_raw(bytes, const_cast<std::byte*>(value.bytes().data())))
-      return err;
-  return sink.end_sequence();
-}
-
-caf::error load_words(caf::deserializer& source, std::vector<std::uint32_t>& target) {
-  std::size_t count = 0;
-  if (auto err = source.begin_sequence(count))
-    return err;
-  if (count > max_payload_words)
-    return caf::make_error(caf::sec::invalid_argument,
-                           "worker_update: " + std::to_string(count) + " words exceed the cap of "
-                             + std::to_string(max_payload_words));
-  target.resize(count);
-  if (count > 0)
-    if (auto err = source.apply_raw(count * sizeof(std::uint32_t), target.data()))
-      return err;
-  return source.end_sequence();
-}
-
-caf::error save_words(caf::serializer& sink, const std::vector<std::uint32_t>& value) {
-  std::size_t count = value.size();
-  if (auto err = sink.begin_sequence(count))
-    return err;
-  if (count > 0)
-    if (auto err = sink.apply_raw(count * sizeof(std::uint32_t),
-                                  const_cast<std::uint32_t*>(value.data())))
       return err;
   return sink.end_sequence();
 }

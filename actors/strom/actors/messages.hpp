@@ -24,20 +24,6 @@ struct shared_frame {
   compute::frame value;  ///< the frame (stream header word + one segment)
 };
 
-/// One worker's update after a step, threshold-encoded by the worker against its own
-/// residual (Deeplearning4j encodes per worker thread, too): the change to add to the
-/// parameters, or nothing (`values` 0, no payload) when nothing reached the threshold.
-struct worker_update {
-  std::uint32_t worker = 0;     ///< worker slot on the node
-  std::uint64_t iteration = 0;  ///< the worker's updater steps so far
-  std::uint32_t epoch = 0;      ///< 0-based epoch
-  std::uint8_t enc = 0;         ///< a compute::encoding: threshold or bitmap
-  float threshold = 0.0f;       ///< magnitude of each step sent
-  std::uint64_t elements = 0;   ///< elements of the model the payload covers
-  std::uint64_t values = 0;     ///< values sent (the density numerator)
-  std::vector<std::uint32_t> payload;  ///< the encoded little-endian words
-};
-
 /// Progress of one trainer after one step.
 struct step_report {
   std::uint32_t worker = 0;
@@ -65,15 +51,16 @@ struct drain_report {
   std::uint64_t frames_rejected = 0;            ///< frames that did not fit the replica
 };
 
-/// Travels behind the last frame of an epoch, accumulator -> relay -> trainers: mailboxes
-/// are FIFO per sender, so a trainer that sees it has applied every frame before it.
+/// Travels behind the last frame of a node's epoch, from its last trainer to finish to the
+/// other trainers and through the relays: mailboxes are FIFO per sender and every frame of
+/// the node was sent before it, so a trainer that sees it has applied every frame before it.
 struct drain_marker {
-  std::uint64_t origin = 0;  ///< node whose accumulator sent its last frame of the epoch
+  std::uint64_t origin = 0;  ///< node whose workers all framed their last update of the epoch
   std::uint32_t epoch = 0;   ///< 0-based
 };
 
-/// What an accumulator sent so far.
-struct accumulator_stats {
+/// What a node framed so far (node_framer).
+struct framing_stats {
   std::uint64_t updates = 0;         ///< worker updates framed (one frame each)
   std::uint64_t frames_sent = 0;     ///< of them, frames that carried something
   std::uint64_t bytes_sent = 0;      ///< frame bytes
@@ -93,7 +80,7 @@ struct relay_stats {
 
 /// Bumped whenever a message of this header changes: nodes of different versions refuse to
 /// join instead of misreading each other.
-inline constexpr std::uint32_t protocol_version = 1;
+inline constexpr std::uint32_t protocol_version = 2;
 
 /// node_agent -> scheduler: asks to join (the sender is the agent the scheduler monitors).
 struct join_request {
@@ -185,7 +172,7 @@ struct node_epoch_report {
 struct node_sharing_report {
   std::uint64_t job_id = 0;
   std::uint64_t node_id = 0;
-  accumulator_stats sent;
+  framing_stats sent;
   relay_stats relayed;
 };
 
@@ -237,9 +224,6 @@ struct cluster_status {
 
 // -- inspection (CAF 0.17 syntax) ------------------------------------------------------------
 
-/// Largest encoded payload accepted from outside: the Cap'n Proto Data limit, in words.
-inline constexpr std::size_t max_payload_words = compute::max_payload_bytes / sizeof(std::uint32_t);
-
 namespace detail {
 
 /// True for CAF's binary serializer and deserializer (not the to_string inspector).
@@ -250,10 +234,6 @@ inline constexpr bool is_binary_inspector = std::is_same_v<typename F::result_ty
 caf::error load_frame(caf::deserializer& source, compute::frame& target);
 /// Writes a frame as one length-prefixed byte sequence.
 caf::error save_frame(caf::serializer& sink, const compute::frame& value);
-/// Loads an encoded payload after checking the announced length before allocating.
-caf::error load_words(caf::deserializer& source, std::vector<std::uint32_t>& target);
-/// Writes an encoded payload as one length-prefixed sequence.
-caf::error save_words(caf::serializer& sink, const std::vector<std::uint32_t>& value);
 
 } // namespace detail
 
@@ -265,20 +245,6 @@ typename F::result_type inspect(F& f, shared_frame& x) {
     return detail::save_frame(f, x.value);
   else
     return detail::load_frame(f, x.value);
-}
-
-template <class F>
-typename F::result_type inspect(F& f, worker_update& x) {
-  if constexpr (!detail::is_binary_inspector<F>) {
-    return f(caf::meta::type_name("worker_update"), x.worker, x.iteration, x.epoch, x.values);
-  } else {
-    if (auto err = f(x.worker, x.iteration, x.epoch, x.enc, x.threshold, x.elements, x.values))
-      return err;
-    if constexpr (F::reads_state)
-      return detail::save_words(f, x.payload);
-    else
-      return detail::load_words(f, x.payload);
-  }
 }
 
 template <class F>
@@ -304,8 +270,8 @@ typename F::result_type inspect(F& f, drain_marker& x) {
 }
 
 template <class F>
-typename F::result_type inspect(F& f, accumulator_stats& x) {
-  return f(caf::meta::type_name("accumulator_stats"), x.updates, x.frames_sent, x.bytes_sent,
+typename F::result_type inspect(F& f, framing_stats& x) {
+  return f(caf::meta::type_name("framing_stats"), x.updates, x.frames_sent, x.bytes_sent,
            x.dense_bytes_equivalent, x.density_sum, x.threshold);
 }
 
@@ -411,12 +377,11 @@ void register_message_types(caf::actor_system_config& cfg);
 CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
 
   CAF_ADD_TYPE_ID(strom, (strom::actors::shared_frame))
-  CAF_ADD_TYPE_ID(strom, (strom::actors::worker_update))
   CAF_ADD_TYPE_ID(strom, (strom::actors::step_report))
   CAF_ADD_TYPE_ID(strom, (strom::actors::epoch_report))
   CAF_ADD_TYPE_ID(strom, (strom::actors::drain_report))
   CAF_ADD_TYPE_ID(strom, (strom::actors::drain_marker))
-  CAF_ADD_TYPE_ID(strom, (strom::actors::accumulator_stats))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::framing_stats))
   CAF_ADD_TYPE_ID(strom, (strom::actors::relay_stats))
   CAF_ADD_TYPE_ID(strom, (strom::actors::training_report))
   CAF_ADD_TYPE_ID(strom, (strom::actors::epoch_totals))
@@ -443,7 +408,8 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   // Atoms: at most 10 characters each (CAF 0.17 atom_value).
   CAF_ADD_ATOM(strom, strom::actors, step_atom, "step")
   CAF_ADD_ATOM(strom, strom::actors, start_atom, "start")
-  CAF_ADD_ATOM(strom, strom::actors, finished_atom, "finished")
+  CAF_ADD_ATOM(strom, strom::actors, siblings_atom, "siblings")
+  CAF_ADD_ATOM(strom, strom::actors, publish_atom, "publish")
   CAF_ADD_ATOM(strom, strom::actors, subscribe_atom, "subscribe")
   CAF_ADD_ATOM(strom, strom::actors, add_peer_atom, "add_peer")
   CAF_ADD_ATOM(strom, strom::actors, stats_atom, "stats")

@@ -132,28 +132,21 @@ void stop(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id) {
     promise.deliver(make_failure(fmt::format("node {} runs no job {}", st.node_id, job_id)));
     return;
   }
-  const auto relay = st.run->actors.relay;
   auto answer = std::make_shared<node_sharing_report>();
   answer->job_id = job_id;
   answer->node_id = st.node_id;
-  auto give_up = [self, promise](caf::error& err) mutable {
-    promise.deliver(err);
-    stop_job(self);
-  };
-  self->request(st.run->actors.accumulator, setup.answer_timeout, stats_atom_v)
+  answer->sent = st.run->actors.framer->stats();
+  self->request(st.run->actors.relay, setup.answer_timeout, stats_atom_v)
     .then(
-      [self, setup, relay, answer, promise, give_up](const accumulator_stats& sent) mutable {
-        answer->sent = sent;
-        self->request(relay, setup.answer_timeout, stats_atom_v)
-          .then(
-            [self, answer, promise](const relay_stats& relayed) mutable {
-              answer->relayed = relayed;
-              promise.deliver(*answer);
-              stop_job(self);
-            },
-            give_up);
+      [self, answer, promise](const relay_stats& relayed) mutable {
+        answer->relayed = relayed;
+        promise.deliver(*answer);
+        stop_job(self);
       },
-      give_up);
+      [self, promise](caf::error& err) mutable {
+        promise.deliver(err);
+        stop_job(self);
+      });
 }
 
 } // namespace

@@ -1,7 +1,7 @@
 #pragma once
 // The node agent: the one actor per node that the scheduler knows and monitors. It joins the
 // scheduler (and ends when refused or when the scheduler is lost), answers heartbeats, and
-// for each job it is given spawns the node's trainers, accumulator and relay, starts their
+// for each job it is given spawns the node's trainers and relay, starts their
 // epochs, sums their reports for the scheduler and hands back the sharing counts at the end.
 // Work that takes long (loading a job's data, evaluating after an epoch) runs on a thread of
 // its own so heartbeats are answered meanwhile.
@@ -49,7 +49,7 @@ struct node_agent_setup {
   join_request identity;  ///< name, address, cores and workers to announce
   node_job_factory prepare;
   caf::timespan join_timeout = std::chrono::seconds(10);
-  /// Time the accumulator and relay may take to report their counts.
+  /// Time the relay may take to report its counts.
   caf::timespan answer_timeout = std::chrono::seconds(10);
   /// Progress goes to the scheduler at most this often.
   caf::timespan progress_interval = std::chrono::milliseconds(250);

@@ -3,8 +3,10 @@
 // through it once: frames that fail to read are counted and dropped, duplicates (same origin
 // and sequence, e.g. arriving over two mesh paths or resent after a restore) are counted and
 // dropped, and each new frame goes to every local subscriber (the trainers, which apply it)
-// and every peer relay except the one it came from. Drain markers travel the same way (so
-// each stays behind its origin's frames on every path), once per origin and epoch.
+// and every peer relay except the one it came from. A frame a local trainer publishes goes
+// to the peers only: the trainer gave it to its siblings itself. Drain markers travel the
+// same way (so each stays behind its origin's frames on every path), once per origin and
+// epoch.
 
 #include <cstdint>
 #include <unordered_map>
@@ -30,9 +32,10 @@ struct relay_state {
   static inline const char* name = "strom.relay";
 };
 
-/// Handles: shared_frame (validate, de-duplicate, forward); drain_marker (de-duplicate,
-/// forward to the subscribers and to every peer but the sender); (subscribe_atom, actor) and (add_peer_atom, actor) to connect; stats_atom
-/// -> relay_stats.
+/// Handles: shared_frame (validate, de-duplicate, forward to the subscribers and to every
+/// peer but the sender); drain_marker (de-duplicate, forward the same way); (publish_atom,
+/// shared_frame or drain_marker) from a local trainer (the same, to the peers only);
+/// (subscribe_atom, actor) and (add_peer_atom, actor) to connect; stats_atom -> relay_stats.
 caf::behavior relay(caf::stateful_actor<relay_state>* self);
 
 } // namespace strom::actors

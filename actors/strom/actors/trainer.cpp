@@ -1,7 +1,8 @@
 #include "strom/actors/trainer.hpp"
 
 #include <algorithm>
-#include <cstring>
+#include <optional>
+#include <stdexcept>
 
 #include "strom/compute/codecs/sent_elements.hpp"
 #include "strom/log.hpp"
@@ -11,34 +12,29 @@ namespace strom::actors {
 namespace {
 
 /// This step's update as the change to add (its negation), encoded against the worker's
-/// residual; a message without payload when nothing reached the threshold. With momentum
-/// masking, the sent elements' momentum is cleared; a worker that applies its own update at
-/// once applies it to its replica in the encoder's pass over it.
-worker_update encode_update(trainer_state& st, const trainer_setup& setup,
-                            compute::replica& replica) {
-  worker_update out;
-  out.worker = setup.worker;
-  out.iteration = replica.iteration();
-  out.epoch = st.epoch;
+/// residual and framed by the node; a header-only frame when nothing reached the threshold. A
+/// worker that applies its own update at once applies it to its replica in the encoder's pass
+/// over it. `sent` gets the encoded update (for momentum masking after the frame is out).
+compute::frame frame_update(trainer_state& st, const trainer_setup& setup,
+                            compute::replica& replica,
+                            std::optional<compute::encoded_update>& sent) {
   const auto update = replica.update();
-  out.elements = update.size();
-  out.threshold = st.encoder->threshold();
+  const auto threshold = st.encoder->threshold();
   const auto own = setup.apply_own_update ? replica.net().parameters() : std::span<float>{};
-  if (const auto encoded = st.encoder->encode(update, -1.0f, own)) {
-    if (const auto momentum = replica.momentum(); setup.momentum_masking && !momentum.empty())
-      compute::clear_sent_elements(*encoded, momentum);
-    out.enc = static_cast<std::uint8_t>(encoded->enc);
-    out.threshold = encoded->threshold;
-    out.values = encoded->values;
-    out.payload.resize(encoded->payload.size() / sizeof(std::uint32_t));
-    std::memcpy(out.payload.data(), encoded->payload.data(), encoded->payload.size());
-  }
-  return out;
+  sent = st.encoder->encode(update, -1.0f, own);
+  const auto framed = setup.framer->frame(
+    setup.worker, st.epoch,
+    sent ? *sent
+         : compute::encoded_update{compute::encoding::threshold, threshold, update.size(), 0, {}});
+  // The trainer's own update always fits its own node: failing here is a broken invariant.
+  if (!framed)
+    throw std::logic_error(framed.err().message);
+  return *framed;
 }
 
 /// Whether the frame carries this worker's own update, which its replica already holds.
 bool is_own(const compute::frame_header& header, const trainer_setup& setup) {
-  return setup.apply_own_update && header.origin_node == setup.node_id
+  return setup.apply_own_update && header.origin_node == setup.framer->node_id()
          && header.worker == setup.worker;
 }
 
@@ -91,19 +87,92 @@ void resume_if_allowed(caf::stateful_actor<trainer_state>* self, const trainer_s
   }
 }
 
+/// Applies a frame of this node (the trainer's own included) or of another node's relay.
+void take(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
+          const shared_frame& incoming) {
+  auto& st = self->state;
+  auto view = compute::read_update_frame(incoming.value, st.workspace);
+  auto applied = !view                      ? view.err()
+                 : is_own(view->header, setup) ? success()
+                 : compute::apply_update_frame(*view, setup.replica->net().parameters());
+  if (!applied) {
+    ++st.frames_rejected;
+    log::warning("trainer {}: dropped a frame: {}", setup.worker, applied.err().message);
+    return;
+  }
+  ++st.updates_applied;
+  const auto& header = view->header;
+  if (!st.applied.insert(header.origin_node, header.sequence)) {
+    ++st.duplicate_updates_applied;
+    return;
+  }
+  auto* from = find_origin(st, header.origin_node);
+  if (!from) {
+    log::warning("trainer {}: frame from origin {}, which is not in the setup", setup.worker,
+                 header.origin_node);
+    return;
+  }
+  // Frames of an epoch all arrive before that origin's drain marker, and the next epoch
+  // starts only after every drain: a newer epoch restarts the clock.
+  if (from->clock_epoch != header.epoch) {
+    from->clock_epoch = header.epoch;
+    from->clock = 0;
+  }
+  from->clock = std::max(from->clock, header.iteration);
+  resume_if_allowed(self, setup);
+}
+
+/// Counts an origin's epoch as drained; answers the supervisor once every origin drained.
+void take(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
+          const drain_marker& marker) {
+  auto& st = self->state;
+  auto* from = find_origin(st, marker.origin);
+  if (!from) {
+    log::warning("trainer {}: drain marker from origin {}, which is not in the setup",
+                 setup.worker, marker.origin);
+    return;
+  }
+  if (from->drained > marker.epoch)
+    return;  // seen before
+  from->drained = marker.epoch + 1;
+  resume_if_allowed(self, setup);
+  const bool all_drained =
+    std::all_of(st.origins.begin(), st.origins.end(),
+                [&](const origin_progress& entry) { return entry.drained > marker.epoch; });
+  if (all_drained)
+    self->send(setup.supervisor, drain_report{setup.worker, marker.epoch, st.updates_applied,
+                                              st.duplicate_updates_applied, st.frames_rejected});
+}
+
+/// Hands a frame or drain marker of this worker to the node's other trainers first (they may
+/// be waiting for it), then to the relay for the other nodes, then takes it itself.
+template <class Message>
+void publish(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
+             const Message& message) {
+  for (const auto& sibling : self->state.siblings)
+    self->send(sibling, message);
+  self->send(setup.relay, publish_atom_v, message);
+  take(self, setup, message);
+}
+
 } // namespace
 
 caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup setup) {
   self->set_exception_handler(
     [](caf::scheduled_actor*, std::exception_ptr& failure) { return describe(failure); });
-  if (setup.origins.empty()) {
-    self->quit(caf::make_error(caf::sec::invalid_argument, "trainer: no origins to train with"));
+  if (setup.origins.empty() || !setup.framer) {
+    self->quit(caf::make_error(caf::sec::invalid_argument,
+                               setup.framer ? "trainer: no origins to train with"
+                                            : "trainer: no node framer to frame updates with"));
     return {};
   }
   for (const auto origin : setup.origins)
     self->state.origins.push_back(origin_progress{origin});
   self->state.encoder.emplace(setup.replica->net().parameters().size(), setup.encoding);
   return {
+    [self](siblings_atom, const caf::actor& sibling) {
+      self->state.siblings.push_back(sibling);
+    },
     [self, setup](start_atom, std::uint32_t epoch) {
       auto& st = self->state;
       auto order = compute::epoch_order(setup.share, setup.seed, epoch, setup.shuffle);
@@ -129,13 +198,19 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
       const auto* batch = st.loader->next();
       if (!batch) {
         replica.finish_epoch();
-        self->send(setup.accumulator, finished_atom_v, setup.worker, st.epoch);
         self->send(setup.supervisor, epoch_report{setup.worker, st.epoch, st.loss_sum,
                                                   st.batches, st.samples, replica.iteration()});
+        if (setup.framer->finish(setup.worker))
+          publish(self, setup, drain_marker{setup.framer->node_id(), st.epoch});
         return;
       }
       const float loss = replica.compute_update(batch->features, batch->labels, batch->size);
-      self->send(setup.accumulator, encode_update(st, setup, replica));
+      std::optional<compute::encoded_update> sent;
+      publish(self, setup, shared_frame{frame_update(st, setup, replica, sent)});
+      // Off the critical path: the frame is out. The payload stays valid until the next encode.
+      if (const auto momentum = replica.momentum();
+          sent && setup.momentum_masking && !momentum.empty())
+        compute::clear_sent_elements(*sent, momentum);
       st.loss_sum += loss;
       ++st.batches;
       st.samples += batch->size;
@@ -143,58 +218,8 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
       // Queued behind any frames that arrived during this step: they are applied first.
       self->send(self, step_atom_v);
     },
-    [self, setup](const shared_frame& incoming) {
-      auto& st = self->state;
-      auto view = compute::read_update_frame(incoming.value, st.workspace);
-      auto applied = !view                      ? view.err()
-                     : is_own(view->header, setup) ? success()
-                     : compute::apply_update_frame(*view, setup.replica->net().parameters());
-      if (!applied) {
-        ++st.frames_rejected;
-        log::warning("trainer {}: dropped a frame: {}", setup.worker, applied.err().message);
-        return;
-      }
-      ++st.updates_applied;
-      const auto& header = view->header;
-      if (!st.applied.insert(header.origin_node, header.sequence)) {
-        ++st.duplicate_updates_applied;
-        return;
-      }
-      auto* from = find_origin(st, header.origin_node);
-      if (!from) {
-        log::warning("trainer {}: frame from origin {}, which is not in the setup", setup.worker,
-                     header.origin_node);
-        return;
-      }
-      // Frames of an epoch all arrive before that origin's drain marker, and the next epoch
-      // starts only after every drain: a newer epoch restarts the clock.
-      if (from->clock_epoch != header.epoch) {
-        from->clock_epoch = header.epoch;
-        from->clock = 0;
-      }
-      from->clock = std::max(from->clock, header.iteration);
-      resume_if_allowed(self, setup);
-    },
-    [self, setup](const drain_marker& marker) {
-      auto& st = self->state;
-      auto* from = find_origin(st, marker.origin);
-      if (!from) {
-        log::warning("trainer {}: drain marker from origin {}, which is not in the setup",
-                     setup.worker, marker.origin);
-        return;
-      }
-      if (from->drained > marker.epoch)
-        return;  // seen before
-      from->drained = marker.epoch + 1;
-      resume_if_allowed(self, setup);
-      const bool all_drained =
-        std::all_of(st.origins.begin(), st.origins.end(),
-                    [&](const origin_progress& entry) { return entry.drained > marker.epoch; });
-      if (all_drained)
-        self->send(setup.supervisor,
-                   drain_report{setup.worker, marker.epoch, st.updates_applied,
-                                st.duplicate_updates_applied, st.frames_rejected});
-    },
+    [self, setup](const shared_frame& incoming) { take(self, setup, incoming); },
+    [self, setup](const drain_marker& marker) { take(self, setup, marker); },
   };
 }
 

@@ -1,17 +1,18 @@
 #pragma once
 // The trainer: one data-parallel replica in one worker slot. Each step it computes an update
 // on its next batch, threshold-encodes it against its own residual (per worker, as in
-// Deeplearning4j: the dense update never leaves the thread that computed it) and hands the
-// encoded update to the node's accumulator. By default it also applies its own update to
-// its replica in full, in the encoder's pass over it, and skips its own frame when the relay
-// hands it back; every other worker's frames it applies as they come. Its replica is then
-// the replicas' common part plus its own unsent residual (clipping the residual clips the
-// replica too, so no replica strays further than the clip bound), and its next gradient
-// sees all of its own progress. Deeplearning4j applies a worker's own update only as its
-// encoded frame, which keeps the replicas identical but holds back each worker's own
-// progress by its residual (measured on examples/fashion_mlp.job, 4 nodes: 89.4% instead of
-// 88.9% test accuracy; README). Frames and steps share one mailbox: frames that arrive
-// during a step are applied before the next one, without locks. Staleness is bounded
+// Deeplearning4j: the dense update never leaves the thread that computed it), frames it
+// through the node's framer and sends the frame itself to its sibling trainers and to the
+// relay, which carries it to the other nodes (node_framer.hpp says why not through an
+// actor). By default it also applies its own update to its replica in full, in the encoder's
+// pass over it, and skips its own frame; every other worker's frames it applies as they
+// come. Its replica is then the replicas' common part plus its own unsent residual (clipping
+// the residual clips the replica too, so no replica strays further than the clip bound), and
+// its next gradient sees all of its own progress. Deeplearning4j applies a worker's own
+// update only as its encoded frame, which keeps the replicas identical but holds back each
+// worker's own progress by its residual (measured on examples/fashion_mlp.job, 4 nodes: 89.4%
+// instead of 88.9% test accuracy; README). Frames and steps share one mailbox: frames that
+// arrive during a step are applied before the next one, without locks. Staleness is bounded
 // (stale-synchronous parallel, Ho et al. 2013): a trainer does not run more than
 // `staleness` updates ahead of the slowest worker of any origin, counted in the frames it
 // has applied.
@@ -26,6 +27,7 @@
 #include <caf/all.hpp>
 
 #include "strom/actors/messages.hpp"
+#include "strom/actors/node_framer.hpp"
 #include "strom/actors/seen_updates.hpp"
 #include "strom/compute/codecs/threshold_encoder.hpp"
 #include "strom/compute/data/batch_loader.hpp"
@@ -51,9 +53,9 @@ struct trainer_setup {
   /// Clear the updater's momentum of every element this worker sends (momentum factor
   /// masking, compute/codecs/sent_elements.hpp).
   bool momentum_masking = true;
-  caf::actor accumulator;  ///< receives worker_update and finished_atom
-  caf::actor supervisor;   ///< receives step_report, epoch_report and drain_report
-  std::uint64_t node_id = 0;  ///< origin of this worker's own frames
+  std::shared_ptr<node_framer> framer;  ///< the node's, shared by its trainers
+  caf::actor relay;       ///< receives (publish_atom, frame or drain marker) for the peers
+  caf::actor supervisor;  ///< receives step_report, epoch_report and drain_report
   /// Apply the worker's own update in full at once and skip its own frames (see above);
   /// false: apply it only as its frame, as Deeplearning4j does.
   bool apply_own_update = true;
@@ -75,6 +77,7 @@ struct trainer_state {
   compute::frame_workspace workspace;
   seen_updates applied;  ///< keys of the frames applied, to catch duplicates
   std::vector<origin_progress> origins;  ///< one per origin of the setup
+  std::vector<caf::actor> siblings;      ///< the node's other trainers
   std::uint32_t epoch = 0;
   bool waiting = false;  ///< a step is held back by the staleness bound
   double loss_sum = 0.0;
@@ -87,12 +90,14 @@ struct trainer_state {
   static inline const char* name = "strom.trainer";
 };
 
-/// Handles: (start_atom, epoch) starts an epoch over the share; step_atom runs one step and
-/// queues the next, or parks until the staleness bound allows it (after the partition:
-/// finished_atom to the accumulator and epoch_report to the supervisor); shared_frame is
-/// applied to the replica; drain_marker counts the origin as drained and, once every origin
-/// drained the epoch, answers the supervisor with a drain_report. An exception in a step ends
-/// the actor with its message; a setup without origins ends it at once with an error.
+/// Handles: (siblings_atom, actor) adds a sibling trainer, which gets this worker's frames
+/// and drain markers; (start_atom, epoch) starts an epoch over the share; step_atom runs one
+/// step, publishes its frame (to the siblings, the relay and itself) and queues the next, or
+/// parks until the staleness bound allows it (after the partition: epoch_report to the
+/// supervisor and, from the node's last worker, the drain marker); shared_frame is applied to
+/// the replica; drain_marker counts the origin as drained and, once every origin drained the
+/// epoch, answers the supervisor with a drain_report. An exception in a step ends the actor
+/// with its message; a setup without origins or framer ends it at once with an error.
 caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup setup);
 
 } // namespace strom::actors

@@ -1,7 +1,7 @@
 #pragma once
 // Training on a cluster that lives in this process: a scheduler and K nodes, each node its
 // own actor system. With one node everything shares one system (Deeplearning4j's
-// ParallelWrapper: N workers exchanging encoded updates through the node's accumulator);
+// ParallelWrapper: N workers handing each other their encoded updates directly);
 // with more, the nodes talk over the real loopback transport, exactly as separate processes
 // would.
 
