@@ -264,30 +264,58 @@ BOOST_AUTO_TEST_CASE(trainer_publishes_its_update_negated_threshold_encoded_and_
 BOOST_AUTO_TEST_CASE(last_worker_of_the_node_to_finish_publishes_the_drain_marker) {
   deterministic_system env;
   auto setup = tiny_setup(env);
-  setup.origins = {own_node};
-  setup.staleness = 0;  // worker 0's second step waits for worker 1's first update
+  setup.origins = {own_node};  // a node alone: nothing goes to the relay
+  setup.staleness = 0;         // worker 0's second step waits for worker 1's first update
   setup.share = {0, 2};
   const auto elements = setup.replica->net().parameters().size();
   setup.framer =
     std::make_shared<node_framer>(own_node, 2, elements, compute::frame_options{});
   auto framer = setup.framer;
   auto t = env.sys.spawn(trainer, std::move(setup));
+  env.self->send(t, siblings_atom_v, env.me());  // the test is worker 1
   env.self->send(t, start_atom_v, std::uint32_t{0});
   env.sched.run();
-  BOOST_TEST(published(env) == 1u);
-  // Worker 1 of the node (the test) frames one update, hands it over and is done first.
+  BOOST_TEST(env.take_all<shared_frame>() == 1u);
+  // Worker 1 frames one update, hands it over and is done first.
   auto frame = framer->frame(1, 0, {compute::encoding::threshold, 0.5f, elements, 0, {}});
   BOOST_REQUIRE(frame);
   env.self->send(t, shared_frame{*frame});
   BOOST_TEST(!framer->finish(1));
   env.sched.run();
-  BOOST_TEST(published(env) == 1u);
-  env.self->receive([](publish_atom, const drain_marker& m) {
+  BOOST_TEST(env.take_all<shared_frame>() == 1u);
+  env.self->receive([](const drain_marker& m) {
                       BOOST_TEST(m.origin == own_node);
                       BOOST_TEST(m.epoch == 0u);
                     },
                     caf::after(std::chrono::seconds(0)) >> [] { BOOST_FAIL("no drain marker"); });
   BOOST_TEST(env.take_all<drain_report>() == 1u);  // its own marker drains the only origin
+  BOOST_TEST(published(env) == 0u);
+  const auto markers_published = env.take_all<publish_atom, drain_marker>();
+  BOOST_TEST(markers_published == 0u);
+  stop(env, t);
+}
+
+BOOST_AUTO_TEST_CASE(trainer_reports_progress_at_most_every_interval_and_all_of_it_by_the_end) {
+  deterministic_system env;
+  auto t = spawn_trainer(env, {own_node}, 1);
+  env.self->send(t, start_atom_v, std::uint32_t{0});
+  env.sched.run();  // virtual time stands still: every step but the report at the end waits
+  std::vector<step_report> reports;
+  env.self->receive_while([&] { return reports.empty(); })(
+    [&](const step_report& r) { reports.push_back(r); });
+  BOOST_TEST(env.take_all<step_report>() == 0u);
+  BOOST_TEST(reports.front().batches == samples);
+  BOOST_TEST(reports.front().samples == samples);
+  BOOST_TEST(reports.front().loss_sum > 0.0);
+  env.self->receive([](const epoch_report& done) { BOOST_TEST(done.batches == samples); },
+                    caf::after(std::chrono::seconds(0)) >> [] { BOOST_FAIL("no epoch report"); });
+  // Once the interval passed, the next step reports at once.
+  env.self->send(t, start_atom_v, std::uint32_t{1});
+  env.sched.run_once();  // the start
+  env.sched.clock().current_time += step_report_interval;
+  env.sched.run_once();  // the first step
+  env.self->receive([](const step_report& r) { BOOST_TEST(r.batches == 1u); },
+                    caf::after(std::chrono::seconds(0)) >> [] { BOOST_FAIL("no step report"); });
   stop(env, t);
 }
 

@@ -24,12 +24,13 @@ struct shared_frame {
   compute::frame value;  ///< the frame (stream header word + one segment)
 };
 
-/// Progress of one trainer after one step.
+/// Progress of one trainer since its previous step_report (of the same epoch).
 struct step_report {
   std::uint32_t worker = 0;
   std::uint32_t epoch = 0;    ///< 0-based
-  float loss = 0.0f;          ///< the batch's mean loss
-  std::uint64_t samples = 0;  ///< samples in the batch
+  std::uint64_t batches = 0;  ///< steps since the previous report
+  double loss_sum = 0.0;      ///< sum of their batches' mean losses
+  std::uint64_t samples = 0;  ///< samples in their batches
 };
 
 /// A trainer went through its whole partition for one epoch.
@@ -249,7 +250,8 @@ typename F::result_type inspect(F& f, shared_frame& x) {
 
 template <class F>
 typename F::result_type inspect(F& f, step_report& x) {
-  return f(caf::meta::type_name("step_report"), x.worker, x.epoch, x.loss, x.samples);
+  return f(caf::meta::type_name("step_report"), x.worker, x.epoch, x.batches, x.loss_sum,
+           x.samples);
 }
 
 template <class F>

@@ -216,8 +216,8 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
       if (!st.run)
         return;
       auto& run = *st.run;
-      run.totals.loss_sum += step.loss;
-      ++run.totals.batches;
+      run.totals.loss_sum += step.loss_sum;
+      run.totals.batches += step.batches;
       run.totals.samples += step.samples;
       const auto now = self->clock().now();
       if (now - run.progress_sent < setup.progress_interval)

@@ -145,14 +145,25 @@ void take(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
 }
 
 /// Hands a frame or drain marker of this worker to the node's other trainers first (they may
-/// be waiting for it), then to the relay for the other nodes, then takes it itself.
+/// be waiting for it), then to the relay for the other nodes (if any), then takes it itself.
 template <class Message>
 void publish(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
              const Message& message) {
   for (const auto& sibling : self->state.siblings)
     self->send(sibling, message);
-  self->send(setup.relay, publish_atom_v, message);
+  if (self->state.other_nodes)
+    self->send(setup.relay, publish_atom_v, message);
   take(self, setup, message);
+}
+
+/// Sends the progress not yet reported, if any.
+void report_steps(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup) {
+  auto& st = self->state;
+  st.reported_at = self->clock().now();
+  if (st.unreported.batches == 0)
+    return;
+  self->send(setup.supervisor, st.unreported);
+  st.unreported = step_report{setup.worker, st.epoch};
 }
 
 } // namespace
@@ -166,8 +177,10 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
                                             : "trainer: no node framer to frame updates with"));
     return {};
   }
-  for (const auto origin : setup.origins)
+  for (const auto origin : setup.origins) {
     self->state.origins.push_back(origin_progress{origin});
+    self->state.other_nodes |= origin != setup.framer->node_id();
+  }
   self->state.encoder.emplace(setup.replica->net().parameters().size(), setup.encoding);
   return {
     [self](siblings_atom, const caf::actor& sibling) {
@@ -186,6 +199,8 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
       st.loss_sum = 0.0;
       st.batches = 0;
       st.samples = 0;
+      st.unreported = step_report{setup.worker, epoch};
+      st.reported_at = self->clock().now();
       self->send(self, step_atom_v);
     },
     [self, setup](step_atom) {
@@ -198,6 +213,7 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
       const auto* batch = st.loader->next();
       if (!batch) {
         replica.finish_epoch();
+        report_steps(self, setup);
         self->send(setup.supervisor, epoch_report{setup.worker, st.epoch, st.loss_sum,
                                                   st.batches, st.samples, replica.iteration()});
         if (setup.framer->finish(setup.worker))
@@ -214,7 +230,11 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
       st.loss_sum += loss;
       ++st.batches;
       st.samples += batch->size;
-      self->send(setup.supervisor, step_report{setup.worker, st.epoch, loss, batch->size});
+      ++st.unreported.batches;
+      st.unreported.loss_sum += loss;
+      st.unreported.samples += batch->size;
+      if (self->clock().now() - st.reported_at >= step_report_interval)
+        report_steps(self, setup);
       // Queued behind any frames that arrived during this step: they are applied first.
       self->send(self, step_atom_v);
     },
