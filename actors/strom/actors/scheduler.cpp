@@ -320,11 +320,15 @@ void lose_node(self_ptr self, const scheduler_setup& setup, std::uint64_t node_i
   if (it == st.members.end())
     return;
   const auto failure = fmt::format("{} lost: {}", describe(it->status), why);
-  log::warning("scheduler: {}", failure);
+  const bool training = st.job && in_job(*st.job, node_id);
+  if (training)
+    log::warning("scheduler: {}", failure);
+  else  // between jobs, e.g. its daemon shutting down: not a failure
+    log::info("scheduler: {} left: {}", describe(it->status), why);
   self->demonitor(it->agent);
   self->send_exit(it->heartbeat, caf::exit_reason::user_shutdown);
   st.members.erase(it);
-  if (st.job && in_job(*st.job, node_id))
+  if (training)
     fail_job(self, setup, failure);
 }
 
