@@ -279,7 +279,7 @@ BOOST_AUTO_TEST_CASE(last_worker_of_the_node_to_finish_publishes_the_drain_marke
   // Worker 1 frames one update, hands it over and is done first.
   auto frame = framer->frame(1, 0, {compute::encoding::threshold, 0.5f, elements, 0, {}});
   BOOST_REQUIRE(frame);
-  env.self->send(t, shared_frame{*frame});
+  env.self->send(t, shared_frame{frame->frame});
   BOOST_TEST(!framer->finish(1));
   env.sched.run();
   BOOST_TEST(env.take_all<shared_frame>() == 1u);

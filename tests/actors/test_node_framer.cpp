@@ -37,7 +37,7 @@ std::vector<std::uint64_t> clocks_of(node_framer& framer, std::uint32_t worker, 
   for (int k = 0; k < count; ++k) {
     auto framed = framer.frame(worker, 0, nothing());
     BOOST_REQUIRE(framed);
-    clocks.push_back(header_of(*framed).iteration);
+    clocks.push_back(header_of(framed->frame).iteration);
   }
   return clocks;
 }
@@ -58,7 +58,7 @@ BOOST_AUTO_TEST_CASE(frames_each_workers_encoded_update_in_node_sequence) {
   for (std::uint32_t worker : {1u, 0u}) {
     auto f = framer.frame(worker, 2, *encoded);
     BOOST_REQUIRE_MESSAGE(f, (f ? "" : f.err().message));
-    framed.push_back(*f);
+    framed.push_back(f->frame);
   }
   compute::frame_workspace ws;
   for (std::uint64_t k = 0; k < framed.size(); ++k) {
@@ -89,7 +89,7 @@ BOOST_AUTO_TEST_CASE(an_update_below_the_threshold_makes_an_empty_frame_that_mov
   for (int k = 0; k < 2; ++k) {
     auto f = framer.frame(0, 0, nothing());
     BOOST_REQUIRE(f);
-    framed.push_back(*f);
+    framed.push_back(f->frame);
   }
   compute::frame_workspace ws;
   for (std::uint64_t k = 0; k < framed.size(); ++k) {
@@ -150,7 +150,7 @@ BOOST_AUTO_TEST_CASE(refuses_a_malformed_update_naming_it_and_counts_nothing) {
     BOOST_TEST(refused.err().message.find(what) != std::string::npos,
                refused.err().message << " names " << what);
     BOOST_TEST(framer.stats().updates == 0u);
-    BOOST_TEST(header_of(*framer.frame(0, 0, nothing())).sequence == 0u);  // none used up
+    BOOST_TEST(header_of(framer.frame(0, 0, nothing())->frame).sequence == 0u);  // none used up
   }
 }
 
@@ -165,7 +165,7 @@ BOOST_AUTO_TEST_CASE(workers_framing_at_once_get_distinct_sequence_numbers) {
       compute::frame_workspace ws;
       for (int k = 0; k < per_worker; ++k) {
         auto framed = framer.frame(w, 0, nothing());
-        auto view = framed ? compute::read_update_frame(*framed, ws) : framed.err();
+        auto view = framed ? compute::read_update_frame(framed->frame, ws) : framed.err();
         sequences[w].push_back(view ? view->header.sequence : ~std::uint64_t{0});
       }
     });

@@ -16,8 +16,8 @@ node_framer::node_framer(std::uint64_t node_id, std::uint32_t workers, std::size
     included_(workers, 0) {
 }
 
-result<compute::frame> node_framer::frame(std::uint32_t worker, std::uint32_t epoch,
-                                          const compute::encoded_update& update) {
+result<framed_update> node_framer::frame(std::uint32_t worker, std::uint32_t epoch,
+                                         const compute::encoded_update& update) {
   if (update.elements != elements_)
     return error{fmt::format("update from worker {} covers {} elements, expected {}", worker,
                              update.elements, elements_)};
@@ -36,7 +36,7 @@ result<compute::frame> node_framer::frame(std::uint32_t worker, std::uint32_t ep
   auto built = compute::build_update_frame(header, update, options_);
   if (!built) {
     --included_[worker];
-    return built;
+    return built.err();
   }
   ++next_sequence_;
   ++stats_.updates;
@@ -46,7 +46,7 @@ result<compute::frame> node_framer::frame(std::uint32_t worker, std::uint32_t ep
   stats_.dense_bytes_equivalent += sizeof(float) * elements_;
   stats_.density_sum += static_cast<double>(update.values) / static_cast<double>(elements_);
   stats_.threshold = update.threshold;
-  return built;
+  return framed_update{std::move(*built), header};
 }
 
 bool node_framer::finish(std::uint32_t worker) {

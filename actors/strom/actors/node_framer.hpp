@@ -21,6 +21,12 @@
 
 namespace strom::actors {
 
+/// A frame and the header it was stamped with, so that its sender need not read it back.
+struct framed_update {
+  compute::frame frame;
+  compute::frame_header header;
+};
+
 /// Frames the updates of one node's workers in one per-origin sequence (thread-safe).
 class node_framer {
 public:
@@ -32,8 +38,8 @@ public:
   /// threshold), stamped with the next sequence number and the node's clock, and counts it.
   /// Refuses, counting nothing, a worker slot, size, encoding or payload the node does not
   /// have.
-  result<compute::frame> frame(std::uint32_t worker, std::uint32_t epoch,
-                               const compute::encoded_update& update);
+  result<framed_update> frame(std::uint32_t worker, std::uint32_t epoch,
+                              const compute::encoded_update& update);
 
   /// Marks `worker` done with the current epoch; true for the last worker of the node, which
   /// sends the drain marker. The next epoch starts from a zero clock.

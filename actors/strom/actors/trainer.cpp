@@ -15,9 +15,9 @@ namespace {
 /// residual and framed by the node; a header-only frame when nothing reached the threshold. A
 /// worker that applies its own update at once applies it to its replica in the encoder's pass
 /// over it. `sent` gets the encoded update (for momentum masking after the frame is out).
-compute::frame frame_update(trainer_state& st, const trainer_setup& setup,
-                            compute::replica& replica,
-                            std::optional<compute::encoded_update>& sent) {
+framed_update frame_update(trainer_state& st, const trainer_setup& setup,
+                           compute::replica& replica,
+                           std::optional<compute::encoded_update>& sent) {
   const auto update = replica.update();
   const auto threshold = st.encoder->threshold();
   const auto own = setup.apply_own_update ? replica.net().parameters() : std::span<float>{};
@@ -29,7 +29,7 @@ compute::frame frame_update(trainer_state& st, const trainer_setup& setup,
   // The trainer's own update always fits its own node: failing here is a broken invariant.
   if (!framed)
     throw std::logic_error(framed.err().message);
-  return *framed;
+  return std::move(*framed);
 }
 
 /// Whether the frame carries this worker's own update, which its replica already holds.
@@ -87,21 +87,11 @@ void resume_if_allowed(caf::stateful_actor<trainer_state>* self, const trainer_s
   }
 }
 
-/// Applies a frame of this node (the trainer's own included) or of another node's relay.
-void take(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
-          const shared_frame& incoming) {
+/// Counts a frame of `header` as applied (or as a duplicate) and moves its origin's clock.
+void note_applied(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
+                  const compute::frame_header& header) {
   auto& st = self->state;
-  auto view = compute::read_update_frame(incoming.value, st.workspace);
-  auto applied = !view                      ? view.err()
-                 : is_own(view->header, setup) ? success()
-                 : compute::apply_update_frame(*view, setup.replica->net().parameters());
-  if (!applied) {
-    ++st.frames_rejected;
-    log::warning("trainer {}: dropped a frame: {}", setup.worker, applied.err().message);
-    return;
-  }
   ++st.updates_applied;
-  const auto& header = view->header;
   if (!st.applied.insert(header.origin_node, header.sequence)) {
     ++st.duplicate_updates_applied;
     return;
@@ -120,6 +110,23 @@ void take(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
   }
   from->clock = std::max(from->clock, header.iteration);
   resume_if_allowed(self, setup);
+}
+
+/// Applies a frame of another worker of this node or of another node's relay (or this
+/// worker's own, when it applies itself only through its frames).
+void take(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
+          const shared_frame& incoming) {
+  auto& st = self->state;
+  auto view = compute::read_update_frame(incoming.value, st.workspace);
+  auto applied = !view                      ? view.err()
+                 : is_own(view->header, setup) ? success()
+                 : compute::apply_update_frame(*view, setup.replica->net().parameters());
+  if (!applied) {
+    ++st.frames_rejected;
+    log::warning("trainer {}: dropped a frame: {}", setup.worker, applied.err().message);
+    return;
+  }
+  note_applied(self, setup, view->header);
 }
 
 /// Counts an origin's epoch as drained; answers the supervisor once every origin drained.
@@ -145,15 +152,14 @@ void take(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
 }
 
 /// Hands a frame or drain marker of this worker to the node's other trainers first (they may
-/// be waiting for it), then to the relay for the other nodes (if any), then takes it itself.
+/// be waiting for it), then to the relay for the other nodes (if any).
 template <class Message>
-void publish(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
-             const Message& message) {
+void send_to_others(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
+                    const Message& message) {
   for (const auto& sibling : self->state.siblings)
     self->send(sibling, message);
   if (self->state.other_nodes)
     self->send(setup.relay, publish_atom_v, message);
-  take(self, setup, message);
 }
 
 /// Sends the progress not yet reported, if any.
@@ -216,13 +222,23 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
         report_steps(self, setup);
         self->send(setup.supervisor, epoch_report{setup.worker, st.epoch, st.loss_sum,
                                                   st.batches, st.samples, replica.iteration()});
-        if (setup.framer->finish(setup.worker))
-          publish(self, setup, drain_marker{setup.framer->node_id(), st.epoch});
+        if (setup.framer->finish(setup.worker)) {
+          const drain_marker marker{setup.framer->node_id(), st.epoch};
+          send_to_others(self, setup, marker);
+          take(self, setup, marker);
+        }
         return;
       }
       const float loss = replica.compute_update(batch->features, batch->labels, batch->size);
       std::optional<compute::encoded_update> sent;
-      publish(self, setup, shared_frame{frame_update(st, setup, replica, sent)});
+      auto own = frame_update(st, setup, replica, sent);
+      const shared_frame message{std::move(own.frame)};
+      send_to_others(self, setup, message);
+      // Its replica holds the update already, unless it applies itself only through frames.
+      if (setup.apply_own_update)
+        note_applied(self, setup, own.header);
+      else
+        take(self, setup, message);
       // Off the critical path: the frame is out. The payload stays valid until the next encode.
       if (const auto momentum = replica.momentum();
           sent && setup.momentum_masking && !momentum.empty())

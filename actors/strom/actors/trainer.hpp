@@ -2,20 +2,20 @@
 // The trainer: one data-parallel replica in one worker slot. Each step it computes an update
 // on its next batch, threshold-encodes it against its own residual (per worker, as in
 // Deeplearning4j: the dense update never leaves the thread that computed it), frames it
-// through the node's framer and sends the frame itself to its sibling trainers and, when
-// the job has other nodes, to the relay, which carries it to them (node_framer.hpp says why
-// not through an actor). By default it also applies its own update to its replica in full, in the encoder's
-// pass over it, and skips its own frame; every other worker's frames it applies as they
-// come. Its replica is then the replicas' common part plus its own unsent residual (clipping
-// the residual clips the replica too, so no replica strays further than the clip bound), and
-// its next gradient sees all of its own progress. Deeplearning4j applies a worker's own
-// update only as its encoded frame, which keeps the replicas identical but holds back each
-// worker's own progress by its residual (measured on examples/fashion_mlp.job, 4 nodes: 89.4%
-// instead of 88.9% test accuracy; README). Frames and steps share one mailbox: frames that
-// arrive during a step are applied before the next one, without locks. Staleness is bounded
-// (stale-synchronous parallel, Ho et al. 2013): a trainer does not run more than
-// `staleness` updates ahead of the slowest worker of any origin, counted in the frames it
-// has applied.
+// through the node's framer and sends the frame itself to its sibling trainers and, when the
+// job has other nodes, to the relay, which carries it to them (node_framer.hpp says why not
+// through an actor). By default it also applies its own update to its replica in full, in the
+// encoder's pass over it, and skips its own frame; every other worker's frames it applies as
+// they come. Its replica is then the replicas' common part plus its own unsent residual
+// (clipping the residual clips the replica too, so no replica strays further than the clip
+// bound), and its next gradient sees all of its own progress. Deeplearning4j applies a
+// worker's own update only as its encoded frame, which keeps the replicas identical but holds
+// back each worker's own progress by its residual (measured on examples/fashion_mlp.job, 4
+// nodes: 89.4% instead of 88.9% test accuracy; README). Frames and steps share one mailbox:
+// frames that arrive during a step are applied before the next one, without locks. Staleness
+// is bounded (stale-synchronous parallel, Ho et al. 2013): a trainer does not run more than
+// `staleness` updates ahead of the slowest worker of any origin, counted in the frames it has
+// applied.
 // Spawn it detached: a step is long and must not block CAF's scheduler threads.
 
 #include <chrono>
