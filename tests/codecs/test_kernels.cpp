@@ -78,6 +78,20 @@ BOOST_AUTO_TEST_CASE(clip_to_bound_takes_what_it_removes_out_of_also) {
   BOOST_CHECK_THROW(clip_to_bound(residual, 1.0f, short_also), std::invalid_argument);
 }
 
+BOOST_AUTO_TEST_CASE(clip_listed_to_bound_clips_only_the_listed_elements) {
+  std::vector<float> residual{4.0f, 0.5f, -6.0f, 3.0f};
+  std::vector<float> also(4, 10.0f);
+  const std::vector<std::int32_t> listed{1, -3};  // element 3 (3.0) is not listed
+  BOOST_TEST(clip_listed_to_bound(residual, listed, 1.0f, also) == 3.0 - 5.0);
+  BOOST_TEST(residual == (std::vector<float>{1.0f, 0.5f, -1.0f, 3.0f}),
+             boost::test_tools::per_element());
+  BOOST_TEST(also == (std::vector<float>{7.0f, 10.0f, 15.0f, 10.0f}),
+             boost::test_tools::per_element());
+  std::vector<float> short_also(3);
+  BOOST_CHECK_THROW(clip_listed_to_bound(residual, listed, 1.0f, short_also),
+                    std::invalid_argument);
+}
+
 BOOST_AUTO_TEST_CASE(threshold_commit_and_decode_round_trip) {
   std::vector<float> residual{0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
   const std::vector<float> update{1.25f, -0.5f, -2.0f, 0.75f, 1.0f};

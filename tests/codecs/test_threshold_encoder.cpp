@@ -1,11 +1,13 @@
 #define BOOST_TEST_MODULE codecs_threshold_encoder
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
 
+#include "strom/compute/codecs/threshold_codec.hpp"
 #include "strom/compute/codecs/threshold_encoder.hpp"
 #include "support/fixed_threshold.hpp"
 
@@ -143,6 +145,45 @@ BOOST_AUTO_TEST_CASE(replica_given_as_also_stays_what_was_sent_plus_the_residual
                  "element " << i << ", step " << k);
   }
   BOOST_TEST(encoder.clipped() != 0.0);
+}
+
+BOOST_AUTO_TEST_CASE(clipping_after_a_sparse_step_equals_clipping_the_whole_residual) {
+  // After a sparse step the encoder clips only the elements that reached the threshold; the
+  // others are below it, hence within the bound. Checked against scan, commit and a clip of
+  // every element, on a sequence that does clip.
+  const float threshold = 1.0f;
+  threshold_encoder_options options = fixed_unclipped(threshold);
+  options.clip_every = 2;
+  options.clip_factor = 1.5f;
+  const std::size_t n = 1000;
+  threshold_encoder encoder(n, options);
+  std::vector<float> replica(n, 0.0f);
+  std::vector<float> reference_residual(n, 0.0f);
+  std::vector<float> reference_replica(n, 0.0f);
+  std::vector<std::int32_t> indices(n);
+  double reference_clipped = 0.0;
+  std::vector<float> update(n, 0.0f);
+  for (std::size_t k = 1; k <= 40; ++k) {
+    // A few large values on rotating elements (sparse steps), small ones everywhere else.
+    const float big[] = {2.5f, -3.5f, 5.0f, -6.0f};
+    for (std::size_t i = 0; i < n; ++i)
+      update[i] = (i + 3 * k) % 97 == 0 ? big[k % 4]
+                                         : 0.002f * static_cast<float>((i * k) % 7) - 0.006f;
+    const auto message = encoder.encode(update, -1.0f, replica);
+    BOOST_REQUIRE(message.has_value());
+    BOOST_REQUIRE(message->enc == encoding::threshold);
+    const auto hits =
+      threshold_scan(reference_residual, update, threshold, indices, -1.0f, reference_replica);
+    threshold_commit(reference_residual, std::span(indices).first(hits), threshold);
+    if (k % options.clip_every == 0)
+      reference_clipped +=
+        clip_to_bound(reference_residual, options.clip_factor * threshold, reference_replica);
+    BOOST_REQUIRE(std::ranges::equal(encoder.residual(), reference_residual));
+    BOOST_REQUIRE(std::ranges::equal(replica, reference_replica));
+  }
+  BOOST_TEST(reference_clipped != 0.0);
+  // The whole-residual clip sums in float lanes; the listed one in double.
+  BOOST_TEST(encoder.clipped() == reference_clipped, boost::test_tools::tolerance(1e-6));
 }
 
 BOOST_AUTO_TEST_CASE(shake_up_sends_a_bitmap_at_a_third_of_the_threshold) {

@@ -146,6 +146,22 @@ double clip_to_bound(std::span<float> residual, float bound, std::span<float> al
                       : clip<true>(residual, bound, also.data());
 }
 
+double clip_listed_to_bound(std::span<float> residual, std::span<const std::int32_t> indices,
+                            float bound, std::span<float> also) {
+  require_also_size("clip_listed_to_bound", also.size(), residual.size());
+  double removed = 0.0;
+  for (const std::int32_t index : indices) {
+    const auto i = static_cast<std::size_t>(index > 0 ? index : -static_cast<std::int64_t>(index)) - 1;
+    const float kept = std::fmin(std::fmax(residual[i], -bound), bound);
+    const float excess = residual[i] - kept;
+    removed += static_cast<double>(excess);
+    if (!also.empty())
+      also[i] -= excess;
+    residual[i] = kept;
+  }
+  return removed;
+}
+
 void threshold_commit(std::span<float> residual, std::span<const std::int32_t> indices,
                       float threshold) {
   for (const std::int32_t index : indices) {

@@ -23,6 +23,11 @@ std::size_t threshold_scan(std::span<float> residual, std::span<const float> upd
 /// already holds the residual then stays within `bound` of what the others were sent.
 double clip_to_bound(std::span<float> residual, float bound, std::span<float> also = {});
 
+/// clip_to_bound over the elements of the signed 1-based `indices` (as threshold_scan records
+/// them, each at most once) only.
+double clip_listed_to_bound(std::span<float> residual, std::span<const std::int32_t> indices,
+                            float bound, std::span<float> also = {});
+
 /// Takes the sent steps out of the residual: -threshold at each positive index, +threshold
 /// at each negative one.
 void threshold_commit(std::span<float> residual, std::span<const std::int32_t> indices,

@@ -33,8 +33,10 @@ threshold_encoder::threshold_encoder(std::size_t elements, threshold_encoder_opt
   if (elements > static_cast<std::size_t>(INT32_MAX))
     throw std::invalid_argument("threshold_encoder: " + std::to_string(elements) +
                                 " elements do not fit signed 32-bit indices");
-  if (options_.clip_every > 0 && !(options_.clip_factor > 0.0f))
-    throw std::invalid_argument("threshold_encoder: clip factor must be > 0, got " +
+  // At a bound of at least one threshold only elements that reached the threshold can lie
+  // beyond it, which lets a sparse step clip just those (see encode).
+  if (options_.clip_every > 0 && !(options_.clip_factor >= 1.0f))
+    throw std::invalid_argument("threshold_encoder: clip factor must be >= 1, got " +
                                 std::to_string(options_.clip_factor));
   if (options_.switch_back_divisor == 0)
     throw std::invalid_argument("threshold_encoder: switch-back divisor must be > 0");
@@ -53,6 +55,8 @@ std::optional<encoded_update> threshold_encoder::encode(std::span<const float> u
     options_.shake_up_every > 0 && iteration_ % options_.shake_up_every == 0;
   const float threshold = options_.policy.threshold();
   std::optional<encoded_update> message;
+  // The elements that reached the threshold, when the workspace lists them all.
+  std::optional<std::span<const std::int32_t>> listed;
   if (shake_up) {
     // A bitmap at a fraction of the threshold flushes the small values that would otherwise
     // sit in the residual for a long time; the scan only counts and adds the update.
@@ -73,13 +77,20 @@ std::optional<encoded_update> threshold_encoder::encode(std::span<const float> u
       message = bitmap_message(threshold);
     else
       message = sparse_message(hits, threshold);
+    if (hits <= sparse_capacity_ && (!message || message->enc == encoding::threshold))
+      listed = as_indices(workspace_, hits);
     last_density_ = static_cast<double>(message ? message->values : hits) /
                     static_cast<double>(residual_.size());
     options_.policy.observe(last_density_);
   }
   if (message) last_encoding_ = message->enc;
-  if (options_.clip_every > 0 && iteration_ % options_.clip_every == 0)
-    clip_residual(threshold, also);
+  if (options_.clip_every > 0 && iteration_ % options_.clip_every == 0) {
+    // Every element that did not reach the threshold is below it, so within the bound: when
+    // the reached ones are listed, clipping them is clipping the residual, at no pass over it.
+    const float bound = options_.clip_factor * threshold;
+    clipped_ += listed ? clip_listed_to_bound(residual_, *listed, bound, also)
+                       : clip_to_bound(residual_, bound, also);
+  }
   return message;
 }
 
@@ -94,10 +105,6 @@ encoded_update threshold_encoder::bitmap_message(float threshold) {
   const std::size_t values = bitmap_encode(residual_, threshold, workspace_);
   return {encoding::bitmap, threshold, residual_.size(), values,
           std::as_bytes(std::span<const std::uint32_t>(workspace_))};
-}
-
-void threshold_encoder::clip_residual(float threshold, std::span<float> also) {
-  clipped_ += clip_to_bound(residual_, options_.clip_factor * threshold, also);
 }
 
 } // namespace strom::compute

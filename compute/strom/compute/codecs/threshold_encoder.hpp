@@ -73,7 +73,6 @@ public:
 private:
   encoded_update sparse_message(std::size_t values, float threshold);
   encoded_update bitmap_message(float threshold);
-  void clip_residual(float threshold, std::span<float> also);
 
   threshold_encoder_options options_;
   std::vector<float> residual_;

@@ -70,8 +70,12 @@ void activation::backward(std::span<const float> input, std::span<const float> o
   float* din = input_gradient.data();
   switch (function_) {
     case activation_kind::relu:
-      for (std::size_t i = 0; i < n; ++i)
-        din[i] = out[i] > 0.0f ? dout[i] : 0.0f;
+      // The gradient is read unconditionally: read under the condition, it kept the loop a
+      // branch per element, half of them mispredicted (6% of a training step, perf).
+      for (std::size_t i = 0; i < n; ++i) {
+        const float gradient = dout[i];
+        din[i] = out[i] > 0.0f ? gradient : 0.0f;
+      }
       break;
     case activation_kind::leaky_relu:
       // The input, not the output, decides the slope: alpha may be zero or negative.
