@@ -111,16 +111,7 @@ BOOST_AUTO_TEST_CASE(reset_in_the_middle_of_an_epoch_discards_the_rest) {
   BOOST_TEST(drain(loader) == as_labels(order), boost::test_tools::per_element());
 }
 
-BOOST_AUTO_TEST_CASE(early_destruction_joins_the_thread) {
-  const auto data = numbered(1000);
-  for (int round = 0; round < 200; ++round) {
-    batch_loader loader(data, epoch_order({0, 1000}, 3, round, true), 16);
-    for (int i = 0; i < round % 5; ++i)
-      BOOST_REQUIRE(loader.next() != nullptr);
-  }
-}
-
-BOOST_AUTO_TEST_CASE(many_batches_reuse_the_ring_buffers) {
+BOOST_AUTO_TEST_CASE(every_batch_of_every_epoch_reuses_one_buffer) {
   const auto data = numbered(64);
   batch_loader loader(data, epoch_order({0, 64}, 11, 0, false), 4);
   std::vector<const float*> buffers;
@@ -131,7 +122,7 @@ BOOST_AUTO_TEST_CASE(many_batches_reuse_the_ring_buffers) {
         buffers.push_back(b->features.data());
     }
   }
-  BOOST_TEST(buffers.size() <= batch_loader::slots);
+  BOOST_TEST(buffers.size() == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(zero_batch_size_throws) {

@@ -14,46 +14,32 @@ batch_loader::batch_loader(const dataset& data, std::vector<std::uint32_t> order
     sample_floats_(data.sample_shape.size()) {
   if (batch_size == 0)
     throw std::invalid_argument("batch_loader: batch size must be at least 1");
-  check_order(order);
-  for (slot& s : ring_) {
-    s.features.resize(batch_size * sample_floats_);
-    s.labels.resize(batch_size);
-  }
-  total_ = count_batches(order.size());
-  order_ = std::move(order);
-  producer_ = std::thread([this] { produce(); });
-}
-
-batch_loader::~batch_loader() {
-  {
-    // Notifying under the lock keeps helgrind quiet; nothing here is hot.
-    std::lock_guard guard(mutex_);
-    stop_ = true;
-    changed_.notify_all();
-  }
-  producer_.join();
+  reset(std::move(order));
+  features_.resize(batch_size * sample_floats_);
+  labels_.resize(batch_size);
 }
 
 const batch* batch_loader::next() {
-  std::unique_lock lock(mutex_);
-  if (released_ < handed_) {
-    released_ = handed_;
-    changed_.notify_all();
-  }
   if (handed_ == total_)
     return nullptr;
-  changed_.wait(lock, [this] { return produced_ > handed_; });
-  return &ring_[handed_++ % slots].view;
+  const std::size_t first = handed_++ * batch_size_;
+  const std::size_t size = std::min(batch_size_, order_.size() - first);
+  const float* features = data_.features.data();
+  for (std::size_t i = 0; i < size; ++i) {
+    const std::size_t sample = order_[first + i];
+    std::memcpy(features_.data() + i * sample_floats_, features + sample * sample_floats_,
+                sample_floats_ * sizeof(float));
+    labels_[i] = data_.labels[sample];
+  }
+  view_ = {{features_.data(), size * sample_floats_}, {labels_.data(), size}, size};
+  return &view_;
 }
 
 void batch_loader::reset(std::vector<std::uint32_t> order) {
   check_order(order);
-  std::unique_lock lock(mutex_);
-  changed_.wait(lock, [this] { return !filling_; });
   total_ = count_batches(order.size());
   order_ = std::move(order);
-  produced_ = handed_ = released_ = 0;
-  changed_.notify_all();
+  handed_ = 0;
 }
 
 void batch_loader::check_order(const std::vector<std::uint32_t>& order) const {
@@ -66,40 +52,6 @@ void batch_loader::check_order(const std::vector<std::uint32_t>& order) const {
 
 std::size_t batch_loader::count_batches(std::size_t samples) const noexcept {
   return drop_last_ ? samples / batch_size_ : (samples + batch_size_ - 1) / batch_size_;
-}
-
-void batch_loader::fill(slot& target, std::size_t batch_index) {
-  const std::size_t first = batch_index * batch_size_;
-  const std::size_t size = std::min(batch_size_, order_.size() - first);
-  const float* features = data_.features.data();
-  for (std::size_t i = 0; i < size; ++i) {
-    const std::size_t sample = order_[first + i];
-    std::memcpy(target.features.data() + i * sample_floats_, features + sample * sample_floats_,
-                sample_floats_ * sizeof(float));
-    target.labels[i] = data_.labels[sample];
-  }
-  target.view = {{target.features.data(), size * sample_floats_}, {target.labels.data(), size},
-                 size};
-}
-
-void batch_loader::produce() {
-  std::unique_lock lock(mutex_);
-  for (;;) {
-    // Work exists when the epoch has batches left and the ring has a slot the consumer freed.
-    changed_.wait(lock, [this] {
-      return stop_ || (produced_ < total_ && produced_ - released_ < slots);
-    });
-    if (stop_)
-      return;
-    const std::size_t index = produced_;
-    filling_ = true;
-    lock.unlock();
-    fill(ring_[index % slots], index);
-    lock.lock();
-    filling_ = false;
-    ++produced_;
-    changed_.notify_all();
-  }
 }
 
 } // namespace strom::compute
