@@ -151,7 +151,8 @@ double clip_listed_to_bound(std::span<float> residual, std::span<const std::int3
   require_also_size("clip_listed_to_bound", also.size(), residual.size());
   double removed = 0.0;
   for (const std::int32_t index : indices) {
-    const auto i = static_cast<std::size_t>(index > 0 ? index : -static_cast<std::int64_t>(index)) - 1;
+    const std::int64_t signed_index = index;  // wide enough to negate INT32_MIN
+    const auto i = static_cast<std::size_t>(signed_index > 0 ? signed_index : -signed_index) - 1;
     const float kept = std::fmin(std::fmax(residual[i], -bound), bound);
     const float excess = residual[i] - kept;
     removed += static_cast<double>(excess);
