@@ -1,8 +1,10 @@
 #include "strom/actors/trainer.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <stdexcept>
+#include <thread>
 
 #include "strom/compute/codecs/sent_elements.hpp"
 #include "strom/log.hpp"
@@ -77,13 +79,25 @@ bool may_step(const trainer_state& st, std::uint32_t staleness) {
   return true;
 }
 
+/// Waits up to park_spin, yielding, for a message to a parked trainer, which then handles it
+/// without its thread having blocked.
+void linger(caf::stateful_actor<trainer_state>* self) {
+  const auto until = std::chrono::steady_clock::now() + park_spin;
+  while (self->mailbox().empty() && std::chrono::steady_clock::now() < until)
+    std::this_thread::yield();
+}
+
 /// Resumes a parked step once the bound allows it. The step goes to the back of the mailbox,
 /// behind frames that are already queued.
 void resume_if_allowed(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup) {
   auto& st = self->state;
-  if (st.waiting && may_step(st, setup.staleness)) {
+  if (!st.waiting)
+    return;
+  if (may_step(st, setup.staleness)) {
     st.waiting = false;
     self->send(self, step_atom_v);
+  } else {
+    linger(self);
   }
 }
 
@@ -213,6 +227,7 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
       auto& st = self->state;
       if (!may_step(st, setup.staleness)) {
         st.waiting = true;
+        linger(self);
         return;
       }
       auto& replica = *setup.replica;
