@@ -80,8 +80,10 @@ bool may_step(const trainer_state& st, std::uint32_t staleness) {
 }
 
 /// Waits up to park_spin, yielding, for a message to a parked trainer, which then handles it
-/// without its thread having blocked.
-void linger(caf::stateful_actor<trainer_state>* self) {
+/// without its thread having blocked; called last in a handler.
+void linger_if_parked(caf::stateful_actor<trainer_state>* self) {
+  if (!self->state.waiting)
+    return;
   const auto until = std::chrono::steady_clock::now() + park_spin;
   while (self->mailbox().empty() && std::chrono::steady_clock::now() < until)
     std::this_thread::yield();
@@ -91,13 +93,9 @@ void linger(caf::stateful_actor<trainer_state>* self) {
 /// behind frames that are already queued.
 void resume_if_allowed(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup) {
   auto& st = self->state;
-  if (!st.waiting)
-    return;
-  if (may_step(st, setup.staleness)) {
+  if (st.waiting && may_step(st, setup.staleness)) {
     st.waiting = false;
     self->send(self, step_atom_v);
-  } else {
-    linger(self);
   }
 }
 
@@ -227,7 +225,7 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
       auto& st = self->state;
       if (!may_step(st, setup.staleness)) {
         st.waiting = true;
-        linger(self);
+        linger_if_parked(self);
         return;
       }
       auto& replica = *setup.replica;
@@ -269,8 +267,14 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
       // Queued behind any frames that arrived during this step: they are applied first.
       self->send(self, step_atom_v);
     },
-    [self, setup](const shared_frame& incoming) { take(self, setup, incoming); },
-    [self, setup](const drain_marker& marker) { take(self, setup, marker); },
+    [self, setup](const shared_frame& incoming) {
+      take(self, setup, incoming);
+      linger_if_parked(self);
+    },
+    [self, setup](const drain_marker& marker) {
+      take(self, setup, marker);
+      linger_if_parked(self);
+    },
   };
 }
 

@@ -113,9 +113,11 @@ struct trainer_state {
 /// itself), reports progress at most every step_report_interval and queues the next, or parks
 /// until the staleness bound allows it (after the partition: the last step_report and the
 /// epoch_report to the supervisor and, from the node's last worker, the drain marker);
-/// shared_frame is applied to the replica; drain_marker counts the origin as drained and, once every origin drained the
-/// epoch, answers the supervisor with a drain_report. An exception in a step ends the actor
-/// with its message; a setup without origins or framer ends it at once with an error.
+/// shared_frame is applied to the replica; drain_marker counts the origin as drained and,
+/// once every origin drained the epoch, answers the supervisor with a drain_report. A parked
+/// trainer spins for up to park_spin after each message before its thread may block. An
+/// exception in a step ends the actor with its message; a setup without origins or framer
+/// ends it at once with an error.
 caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup setup);
 
 } // namespace strom::actors

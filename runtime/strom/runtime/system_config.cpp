@@ -32,8 +32,8 @@ system_config::system_config(bool networked, std::size_t threads) {
   actors::register_message_types(*this);
   if (networked)
     load_network(*this);
-  // Trainers run detached; the scheduler threads only carry the relays and
-  // agents. Sleeping threads on one shared queue (the sharing policy) leave the cores to the
+  // Trainers run detached; the scheduler threads only carry the relays and agents.
+  // Sleeping threads on one shared queue (the sharing policy) leave the cores to the
   // trainers: CAF's default, a work-stealing thread per core, polled ~6000 times a second
   // each on a 2-core machine with 2 trainers and took ~8% of the samples (perf).
   set("scheduler.policy", caf::atom("sharing"));

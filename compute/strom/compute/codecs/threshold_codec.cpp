@@ -30,6 +30,20 @@ void require_also_size(const char* kernel, std::size_t also, std::size_t residua
                                 std::to_string(residual));
 }
 
+/// The 0-based element of a signed 1-based index (widened first, so that INT32_MIN negates).
+std::size_t element_of(std::int32_t index) {
+  const std::int64_t wide = index;
+  return static_cast<std::size_t>(wide > 0 ? wide : -wide) - 1;
+}
+
+/// Clamps `value` to [-bound, bound]; returns what that removed.
+float clamp_to_bound(float& value, float bound) {
+  const float kept = std::fmin(std::fmax(value, -bound), bound);
+  const float excess = value - kept;
+  value = kept;
+  return excess;
+}
+
 /// threshold_scan, with `also` (of residual.size() floats) receiving `scale * update` too
 /// when Also is set; a template so that the plain scan carries no per-block test.
 template <bool Also>
@@ -128,12 +142,10 @@ double clip(std::span<float> residual, float bound, float* also) {
     removed += static_cast<double>(part[0] + part[1] + part[2] + part[3]);
   }
   for (; i < n; ++i) {
-    const float kept = std::fmin(std::fmax(r[i], -bound), bound);
-    const float excess = r[i] - kept;
+    const float excess = clamp_to_bound(r[i], bound);
     removed += static_cast<double>(excess);
     if constexpr (Also)
       also[i] -= excess;
-    r[i] = kept;
   }
   return removed;
 }
@@ -151,14 +163,11 @@ double clip_listed_to_bound(std::span<float> residual, std::span<const std::int3
   require_also_size("clip_listed_to_bound", also.size(), residual.size());
   double removed = 0.0;
   for (const std::int32_t index : indices) {
-    const std::int64_t signed_index = index;  // wide enough to negate INT32_MIN
-    const auto i = static_cast<std::size_t>(signed_index > 0 ? signed_index : -signed_index) - 1;
-    const float kept = std::fmin(std::fmax(residual[i], -bound), bound);
-    const float excess = residual[i] - kept;
+    const std::size_t i = element_of(index);
+    const float excess = clamp_to_bound(residual[i], bound);
     removed += static_cast<double>(excess);
     if (!also.empty())
       also[i] -= excess;
-    residual[i] = kept;
   }
   return removed;
 }
@@ -166,10 +175,7 @@ double clip_listed_to_bound(std::span<float> residual, std::span<const std::int3
 void threshold_commit(std::span<float> residual, std::span<const std::int32_t> indices,
                       float threshold) {
   for (const std::int32_t index : indices) {
-    if (index > 0)
-      residual[static_cast<std::size_t>(index) - 1] -= threshold;
-    else
-      residual[static_cast<std::size_t>(-static_cast<std::int64_t>(index)) - 1] += threshold;
+    residual[element_of(index)] += index > 0 ? -threshold : threshold;
   }
 }
 
@@ -178,10 +184,7 @@ void threshold_decode_add(std::span<const std::byte> payload, float threshold,
   const std::size_t count = payload.size() / 4;
   for (std::size_t k = 0; k < count; ++k) {
     const auto index = static_cast<std::int32_t>(load_word(payload.data() + 4 * k));
-    if (index > 0)
-      target[static_cast<std::size_t>(index) - 1] += threshold;
-    else
-      target[static_cast<std::size_t>(-static_cast<std::int64_t>(index)) - 1] -= threshold;
+    target[element_of(index)] += index > 0 ? threshold : -threshold;
   }
 }
 
