@@ -1,13 +1,17 @@
 #define BOOST_TEST_MODULE codecs_kernels
 #include <boost/test/unit_test.hpp>
 
+#include <cmath>
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <stdexcept>
 #include <vector>
 
 #include "strom/compute/codecs/bitmap_codec.hpp"
 #include "strom/compute/codecs/decode.hpp"
 #include "strom/compute/codecs/threshold_codec.hpp"
+#include "strom/compute/codecs/threshold_scan_avx512.hpp"
 #include "strom/compute/codecs/two_bit_codec.hpp"
 #include "strom/compute/random.hpp"
 
@@ -19,7 +23,86 @@ std::span<const std::byte> bytes_of(const std::vector<std::uint32_t>& words) {
   return std::as_bytes(std::span<const std::uint32_t>(words));
 }
 
+/// threshold_scan's signature, with `also` as a span (empty: none).
+using scan_kernel = std::function<std::size_t(std::span<float>, std::span<const float>, float,
+                                              std::span<std::int32_t>, float, std::span<float>)>;
+
+/// The scan one element at a time, as its contract reads.
+std::size_t reference_scan(std::span<float> residual, std::span<const float> update,
+                           float threshold, std::span<std::int32_t> indices, float scale,
+                           std::span<float> also) {
+  std::size_t hits = 0;
+  for (std::size_t i = 0; i < residual.size(); ++i) {
+    const float change = scale * update[i];
+    residual[i] += change;
+    if (!also.empty()) also[i] += change;
+    if (std::fabs(residual[i]) >= threshold) {
+      const auto index = static_cast<std::int32_t>(i + 1);
+      if (hits < indices.size()) indices[hits] = residual[i] > 0.0f ? index : -index;
+      ++hits;
+    }
+  }
+  return hits;
+}
+
+/// Runs `kernel` and the reference on random buffers: sizes around the kernels' block widths,
+/// densities from none to most, index buffers from empty to roomy, scales whose products are
+/// exact (so that a fused multiply-add could not hide), with and without `also`. Everything
+/// the kernel writes must match bit for bit.
+void check_against_reference(const scan_kernel& kernel, const std::string& name) {
+  rng random(29);
+  for (const std::size_t n : {1u, 4u, 15u, 16u, 17u, 33u, 64u, 1000u, 4099u})
+    for (const float threshold : {0.05f, 0.5f, 0.95f, 2.0f})
+      for (const std::size_t capacity : {std::size_t{0}, std::size_t{3}, std::size_t{20}, n})
+        for (const float scale : {-1.0f, 0.5f})
+          for (const bool with_also : {false, true}) {
+            std::vector<float> update(n), residual(n), also(with_also ? n : 0);
+            for (auto& x : update) x = random.uniform(-1.0f, 1.0f);
+            for (auto& x : residual) x = random.uniform(-0.5f, 0.5f);
+            for (auto& x : also) x = random.uniform(-3.0f, 3.0f);
+            auto expected_residual = residual;
+            auto expected_also = also;
+            std::vector<std::int32_t> indices(capacity), expected_indices(capacity);
+            const auto expected = reference_scan(expected_residual, update, threshold,
+                                                 expected_indices, scale, expected_also);
+            const auto hits = kernel(residual, update, threshold, indices, scale, also);
+            const std::size_t listed = std::min(hits, capacity);
+            BOOST_TEST_CONTEXT(name << " n=" << n << " threshold=" << threshold << " capacity="
+                                    << capacity << " scale=" << scale << " also=" << with_also) {
+              BOOST_TEST(hits == expected);
+              BOOST_TEST(std::vector<std::int32_t>(indices.begin(), indices.begin() + listed) ==
+                           std::vector<std::int32_t>(expected_indices.begin(),
+                                                     expected_indices.begin() + listed),
+                         boost::test_tools::per_element());
+              BOOST_TEST(residual == expected_residual, boost::test_tools::per_element());
+              BOOST_TEST(also == expected_also, boost::test_tools::per_element());
+            }
+          }
+}
+
 } // namespace
+
+BOOST_AUTO_TEST_CASE(portable_threshold_scan_matches_the_element_by_element_scan) {
+  check_against_reference(
+    [](auto residual, auto update, float threshold, auto indices, float scale, auto also) {
+      return threshold_scan_portable(residual, update, threshold, indices, scale, also);
+    },
+    "portable");
+}
+
+BOOST_AUTO_TEST_CASE(avx512_threshold_scan_matches_the_element_by_element_scan) {
+  std::vector<float> probe(1, 0.0f);
+  if (!threshold_scan_avx512(probe, probe, 1.0f, {}, 1.0f, nullptr)) {
+    BOOST_TEST_MESSAGE("skipped: this CPU has no AVX-512F (threshold_scan runs the portable kernel)");
+    return;
+  }
+  check_against_reference(
+    [](auto residual, auto update, float threshold, auto indices, float scale, auto also) {
+      return *threshold_scan_avx512(residual, update, threshold, indices, scale,
+                                    also.empty() ? nullptr : also.data());
+    },
+    "avx512");
+}
 
 BOOST_AUTO_TEST_CASE(threshold_scan_adds_update_and_records_signed_one_based_indices) {
   std::vector<float> residual(40, 0.0f);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "strom/compute/codecs/little_endian.hpp"
+#include "strom/compute/codecs/threshold_scan_avx512.hpp"
 
 namespace strom::compute {
 
@@ -104,6 +105,16 @@ std::size_t threshold_scan(std::span<float> residual, std::span<const float> upd
                            float threshold, std::span<std::int32_t> indices, float scale,
                            std::span<float> also) {
   require_also_size("threshold_scan", also.size(), residual.size());
+  if (const auto hits = threshold_scan_avx512(residual, update, threshold, indices, scale,
+                                              also.empty() ? nullptr : also.data()))
+    return *hits;
+  return threshold_scan_portable(residual, update, threshold, indices, scale, also);
+}
+
+std::size_t threshold_scan_portable(std::span<float> residual, std::span<const float> update,
+                                    float threshold, std::span<std::int32_t> indices,
+                                    float scale, std::span<float> also) {
+  require_also_size("threshold_scan_portable", also.size(), residual.size());
   return also.empty() ? scan<false>(residual, update, threshold, indices, scale, nullptr)
                       : scan<true>(residual, update, threshold, indices, scale, also.data());
 }

@@ -14,9 +14,16 @@ namespace strom::compute {
 /// the caller commits the sparse steps or switches to the bitmap. A non-empty `also` (as long
 /// as the residual) gets `scale * update` added in the same pass: a worker that applies its
 /// own update at once saves a pass over it; throws std::invalid_argument on a size mismatch.
+/// Index entries past the returned count may be overwritten. Runs threshold_scan_avx512 where
+/// the CPU has AVX-512F, threshold_scan_portable otherwise; both give the same results.
 std::size_t threshold_scan(std::span<float> residual, std::span<const float> update,
                            float threshold, std::span<std::int32_t> indices,
                            float scale = 1.0f, std::span<float> also = {});
+
+/// threshold_scan on the kernel every CPU runs (four lanes), whatever this one has.
+std::size_t threshold_scan_portable(std::span<float> residual, std::span<const float> update,
+                                    float threshold, std::span<std::int32_t> indices,
+                                    float scale = 1.0f, std::span<float> also = {});
 
 /// Clamps every residual element to [-bound, bound]; returns the sum of what was removed. A
 /// non-empty `also` (as long as the residual) loses what was removed too: the replica that
