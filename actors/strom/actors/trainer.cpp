@@ -14,20 +14,23 @@ namespace strom::actors {
 namespace {
 
 /// This step's update as the change to add (its negation), encoded against the worker's
-/// residual and framed by the node; a header-only frame when nothing reached the threshold. A
-/// worker that applies its own update at once applies it to its replica in the encoder's pass
-/// over it. `sent` gets the encoded update (for momentum masking after the frame is out).
+/// residual and framed by the node; a header-only frame when nothing reached the threshold.
+/// The updater computes the update in the encoder's pass over the residual, and a worker that
+/// applies its own update at once applies it to its replica in that pass too. `sent` gets the
+/// encoded update (for momentum masking after the frame is out).
 framed_update frame_update(trainer_state& st, const trainer_setup& setup,
                            compute::replica& replica,
                            std::optional<compute::encoded_update>& sent) {
-  const auto update = replica.update();
+  const auto parameters = replica.net().parameters();
   const auto threshold = st.encoder->threshold();
-  const auto own = setup.apply_own_update ? replica.net().parameters() : std::span<float>{};
-  sent = st.encoder->encode(update, -1.0f, own);
+  sent = st.encoder->encode_with(
+    [&replica](const compute::threshold_scan_args& scan) { return replica.scan_update(scan); },
+    -1.0f, setup.apply_own_update ? parameters : std::span<float>{});
   const auto framed = setup.framer->frame(
     setup.worker, st.epoch,
     sent ? *sent
-         : compute::encoded_update{compute::encoding::threshold, threshold, update.size(), 0, {}});
+         : compute::encoded_update{compute::encoding::threshold, threshold, parameters.size(), 0,
+                                   {}});
   // The trainer's own update always fits its own node: failing here is a broken invariant.
   if (!framed)
     throw std::logic_error(framed.err().message);
@@ -242,7 +245,7 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
         }
         return;
       }
-      const float loss = replica.compute_update(batch->features, batch->labels, batch->size);
+      const float loss = replica.compute_gradients(batch->features, batch->labels, batch->size);
       std::optional<compute::encoded_update> sent;
       auto own = frame_update(st, setup, replica, sent);
       const shared_frame message{std::move(own.frame)};

@@ -12,16 +12,29 @@ replica::replica(std::unique_ptr<compute::model> net, replica_options options)
   options_.update_rule->initialize_state(updater_state_);
 }
 
+float replica::compute_gradients(std::span<const float> features,
+                                 std::span<const std::int32_t> labels, std::size_t batch) {
+  const float loss = model_->compute_gradients(features, labels, batch);
+  if (options_.l2 != 0.0f)
+    add_l2(model_->parameters(), model_->gradients(), model_->regularized_ranges(), options_.l2);
+  return loss;
+}
+
+step_context replica::next_step() noexcept {
+  const step_context step{iteration_, epoch_, learning_rate()};
+  ++iteration_;
+  return step;
+}
+
 float replica::compute_update(std::span<const float> features,
                               std::span<const std::int32_t> labels, std::size_t batch) {
-  const float loss = model_->compute_gradients(features, labels, batch);
-  auto gradients = model_->gradients();
-  if (options_.l2 != 0.0f)
-    add_l2(model_->parameters(), gradients, model_->regularized_ranges(), options_.l2);
-  step_context step{iteration_, epoch_, learning_rate()};
-  options_.update_rule->compute_update(gradients, updater_state_, step);
-  ++iteration_;
+  const float loss = compute_gradients(features, labels, batch);
+  options_.update_rule->compute_update(model_->gradients(), updater_state_, next_step());
   return loss;
+}
+
+std::size_t replica::scan_update(const threshold_scan_args& scan) {
+  return options_.update_rule->scan_step(model_->gradients(), updater_state_, next_step(), scan);
 }
 
 std::span<float> replica::momentum() {
@@ -37,8 +50,9 @@ void replica::apply(std::span<const float> update, std::size_t offset) {
 
 float replica::train_step(std::span<const float> features, std::span<const std::int32_t> labels,
                           std::size_t batch) {
-  const float loss = compute_update(features, labels, batch);
-  apply(update());
+  const float loss = compute_gradients(features, labels, batch);
+  options_.update_rule->apply_step(model_->gradients(), updater_state_, next_step(),
+                                   model_->parameters());
   return loss;
 }
 

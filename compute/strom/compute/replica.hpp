@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "strom/compute/codecs/threshold_codec.hpp"
 #include "strom/compute/model.hpp"
 #include "strom/compute/updaters/learning_rate_schedule.hpp"
 #include "strom/compute/updaters/updater.hpp"
@@ -54,15 +55,28 @@ public:
   std::span<const float> update() noexcept { return model_->gradients(); }
   /// parameters -= update, over the whole model or a slice starting at `offset`.
   void apply(std::span<const float> update, std::size_t offset = 0);
-  /// compute_update then apply it: plain single-worker training.
+  /// compute_update then apply it, in one pass over the parameters where the updater can
+  /// (updater::apply_step): plain single-worker training. update() is unspecified after it.
   float train_step(std::span<const float> features, std::span<const std::int32_t> labels,
                    std::size_t batch);
+  /// The first half of a step: forward, backward and L2 on one batch; returns the loss.
+  /// scan_update finishes the step.
+  float compute_gradients(std::span<const float> features, std::span<const std::int32_t> labels,
+                          std::size_t batch);
+  /// The second half of a step under gradient sharing: the updater on the gradients of the
+  /// last compute_gradients, each update handed to threshold_scan's pass over `scan` (the
+  /// same pass where the updater can: updater::scan_step); returns the scan's count. The
+  /// update is not kept: update() is unspecified after it.
+  std::size_t scan_update(const threshold_scan_args& scan);
   /// Marks an epoch as completed (epoch-based schedules move on).
   void finish_epoch() noexcept { ++epoch_; }
   /// Restores the progress counters (from a checkpoint).
   void set_progress(std::uint64_t iteration, std::uint32_t epoch) noexcept;
 
 private:
+  /// The context of the updater step about to run; counts it.
+  step_context next_step() noexcept;
+
   std::unique_ptr<compute::model> model_;
   replica_options options_;
   std::vector<float> updater_state_;

@@ -20,6 +20,16 @@ std::size_t threshold_scan(std::span<float> residual, std::span<const float> upd
                            float threshold, std::span<std::int32_t> indices,
                            float scale = 1.0f, std::span<float> also = {});
 
+/// threshold_scan's arguments besides the update: for a pass that computes the update as it
+/// scans (updater::scan_step), so that the update is never stored.
+struct threshold_scan_args {
+  std::span<float> residual;
+  float threshold = 0.0f;
+  std::span<std::int32_t> indices;
+  float scale = 1.0f;
+  std::span<float> also;
+};
+
 /// threshold_scan on the kernel every CPU runs (four lanes), whatever this one has.
 std::size_t threshold_scan_portable(std::span<float> residual, std::span<const float> update,
                                     float threshold, std::span<std::int32_t> indices,

@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "strom/compute/codecs/bitmap_codec.hpp"
-#include "strom/compute/codecs/threshold_codec.hpp"
 
 namespace strom::compute {
 
@@ -50,25 +49,42 @@ std::optional<encoded_update> threshold_encoder::encode(std::span<const float> u
   if (update.size() != residual_.size())
     throw std::invalid_argument("threshold_encoder: update of " + std::to_string(update.size()) +
                                 " elements for a buffer of " + std::to_string(residual_.size()));
+  return encode_with(
+    [update](const threshold_scan_args& scan) {
+      return threshold_scan(scan.residual, update, scan.threshold, scan.indices, scan.scale,
+                            scan.also);
+    },
+    scale, also);
+}
+
+bool threshold_encoder::shake_up_due() const noexcept {
+  return options_.shake_up_every > 0 && iteration_ % options_.shake_up_every == 0;
+}
+
+threshold_scan_args threshold_encoder::begin_encode(float scale, std::span<float> also) {
+  if (!also.empty() && also.size() != residual_.size())
+    throw std::invalid_argument("threshold_encoder: 'also' of " + std::to_string(also.size()) +
+                                " elements for a buffer of " + std::to_string(residual_.size()));
   ++iteration_;
-  const bool shake_up =
-    options_.shake_up_every > 0 && iteration_ % options_.shake_up_every == 0;
+  // A shake-up is a bitmap at a fraction of the threshold: it flushes the small values that
+  // would otherwise sit in the residual for a long time; its scan only counts and adds.
+  if (shake_up_due())
+    return {residual_, options_.policy.threshold() / options_.shake_up_divisor, {}, scale, also};
+  return {residual_, options_.policy.threshold(), as_indices(workspace_, sparse_capacity_), scale,
+          also};
+}
+
+std::optional<encoded_update> threshold_encoder::finish_encode(std::size_t hits,
+                                                               const threshold_scan_args& scan) {
   const float threshold = options_.policy.threshold();
   std::optional<encoded_update> message;
   // The elements that reached the threshold, when the workspace lists them all.
   std::optional<std::span<const std::int32_t>> listed;
-  if (shake_up) {
-    // A bitmap at a fraction of the threshold flushes the small values that would otherwise
-    // sit in the residual for a long time; the scan only counts and adds the update.
-    const float shake_threshold = threshold / options_.shake_up_divisor;
-    const std::size_t hits = threshold_scan(residual_, update, shake_threshold, {}, scale, also);
-    if (hits >= min_message_values) message = bitmap_message(shake_threshold);
+  if (shake_up_due()) {
+    if (hits >= min_message_values) message = bitmap_message(scan.threshold);
     last_density_ = static_cast<double>(message ? message->values : hits) /
                     static_cast<double>(residual_.size());
   } else {
-    const std::size_t hits =
-      threshold_scan(residual_, update, threshold, as_indices(workspace_, sparse_capacity_), scale,
-                     also);
     const bool stay_bitmap = last_encoding_ == encoding::bitmap &&
                              hits >= sparse_capacity_ / options_.switch_back_divisor;
     if (hits < min_message_values)
@@ -88,8 +104,8 @@ std::optional<encoded_update> threshold_encoder::encode(std::span<const float> u
     // Every element that did not reach the threshold is below it, so within the bound: when
     // the reached ones are listed, clipping them is clipping the residual, at no pass over it.
     const float bound = options_.clip_factor * threshold;
-    clipped_ += listed ? clip_listed_to_bound(residual_, *listed, bound, also)
-                       : clip_to_bound(residual_, bound, also);
+    clipped_ += listed ? clip_listed_to_bound(residual_, *listed, bound, scan.also)
+                       : clip_to_bound(residual_, bound, scan.also);
   }
   return message;
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "strom/compute/codecs/encoded_update.hpp"
+#include "strom/compute/codecs/threshold_codec.hpp"
 #include "strom/compute/codecs/threshold_policy.hpp"
 
 namespace strom::compute {
@@ -50,6 +51,17 @@ public:
   /// applies its own update at once, which then stays the others' view plus the residual.
   std::optional<encoded_update> encode(std::span<const float> update, float scale = 1.0f,
                                        std::span<float> also = {});
+  /// encode with the pass that adds the update into the residual done by `scan(args)`, which
+  /// keeps threshold_scan's contract for the update it computes (scale and `also` given
+  /// here): for an updater that computes the update in that pass (updater::scan_step)
+  /// instead of storing it first. Throws std::invalid_argument when `also` is neither empty
+  /// nor elements() long.
+  template <class Scan>
+  std::optional<encoded_update> encode_with(Scan&& scan, float scale = 1.0f,
+                                            std::span<float> also = {}) {
+    const threshold_scan_args args = begin_encode(scale, also);
+    return finish_encode(scan(args), args);
+  }
 
   // -- properties ----------------------------------------------------------------------------
 
@@ -71,6 +83,12 @@ public:
   std::size_t sparse_capacity() const noexcept { return sparse_capacity_; }
 
 private:
+  /// Counts the call and says what it scans against: the policy's threshold and the index
+  /// workspace, or for a shake-up a fraction of the threshold and no index room.
+  threshold_scan_args begin_encode(float scale, std::span<float> also);
+  /// Turns what the scan found into the message: encodes, commits, adapts, clips.
+  std::optional<encoded_update> finish_encode(std::size_t hits, const threshold_scan_args& scan);
+  bool shake_up_due() const noexcept;
   encoded_update sparse_message(std::size_t values, float threshold);
   encoded_update bitmap_message(float threshold);
 

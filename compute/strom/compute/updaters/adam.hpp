@@ -26,6 +26,13 @@ public:
   /// Advances both moments and turns the gradient into the bias-corrected Adam step.
   void compute_update(std::span<float> gradient, std::span<float> state,
                       const step_context& step) const override;
+  /// compute_update and the subtraction in one pass.
+  void apply_step(std::span<float> gradient, std::span<float> state, const step_context& step,
+                  std::span<float> parameters) const override;
+  /// compute_update and the threshold scan in one pass where the CPU has AVX-512F
+  /// (adam_scan_avx512); two passes otherwise.
+  std::size_t scan_step(std::span<float> gradient, std::span<float> state,
+                        const step_context& step, const threshold_scan_args& scan) const override;
   /// The first moment m: the first `parameters` floats of the state.
   std::span<float> momentum(std::span<float> state, std::size_t parameters) const override;
 

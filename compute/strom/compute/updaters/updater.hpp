@@ -2,11 +2,15 @@
 // The updater contract (Deeplearning4j's GradientUpdater): it turns a gradient into the
 // update that is subtracted from the parameters. Keeping "compute the update" apart from
 // "apply it" is what lets gradient sharing encode, send and apply updates instead of
-// gradients. Updater state is one flat buffer laid out like the parameters.
+// gradients; apply_step and scan_step put the two back together in one pass where an updater
+// can (the update is then never stored). Updater state is one flat buffer laid out like the
+// parameters.
 
 #include <cstddef>
 #include <cstdint>
 #include <span>
+
+#include "strom/compute/codecs/threshold_codec.hpp"
 
 namespace strom::compute {
 
@@ -30,6 +34,17 @@ public:
   /// `state`; `state` has state_size(gradient.size()) floats.
   virtual void compute_update(std::span<float> gradient, std::span<float> state,
                               const step_context& step) const = 0;
+  /// compute_update, then parameters -= update: plain training. An updater with a kernel
+  /// that does both in one pass (Adam) overrides it and leaves `gradient` unspecified, since
+  /// the update is never stored. Both step functions throw std::invalid_argument when the
+  /// parameters (the residual) are not as long as the gradient.
+  virtual void apply_step(std::span<float> gradient, std::span<float> state,
+                          const step_context& step, std::span<float> parameters) const;
+  /// compute_update, then threshold_scan of the update into `scan` (gradient sharing); returns
+  /// the scan's count. An updater with a kernel that does both in one pass (Adam, on
+  /// AVX-512F) overrides it and leaves `gradient` unspecified.
+  virtual std::size_t scan_step(std::span<float> gradient, std::span<float> state,
+                                const step_context& step, const threshold_scan_args& scan) const;
   /// The part of `state` (of a model of `parameters` floats) that carries past gradients
   /// into future updates, laid out like the parameters: the first moment or the velocity.
   /// Empty for updaters without momentum.
