@@ -1,6 +1,8 @@
 #define BOOST_TEST_MODULE updaters_fused_steps
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <memory>

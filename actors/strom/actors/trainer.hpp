@@ -1,7 +1,8 @@
 #pragma once
 // The trainer: one data-parallel replica in one worker slot. Each step it computes an update
 // on its next batch, threshold-encodes it against its own residual (per worker, as in
-// Deeplearning4j: the dense update never leaves the thread that computed it), frames it
+// Deeplearning4j: the dense update never leaves the thread that computed it; the updater
+// computes it inside the encoder's pass, so it is not even stored), frames it
 // through the node's framer and sends the frame itself to its sibling trainers and, when the
 // job has other nodes, to the relay, which carries it to them (node_framer.hpp says why not
 // through an actor). By default it also applies its own update to its replica in full, in the
