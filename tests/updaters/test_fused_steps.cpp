@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "strom/compute/codecs/threshold_codec.hpp"
+#include "strom/compute/codecs/threshold_scan_avx512.hpp"
 #include "strom/compute/random.hpp"
 #include "strom/compute/updaters/ada_grad.hpp"
 #include "strom/compute/updaters/adam.hpp"
@@ -118,12 +119,11 @@ BOOST_AUTO_TEST_CASE(scan_step_is_compute_update_then_threshold_scan_bit_for_bit
 }
 
 BOOST_AUTO_TEST_CASE(adams_avx512_scan_is_compute_update_then_threshold_scan_bit_for_bit) {
-  const adam_updater adam;
-  std::vector<float> probe(1, 0.0f);
-  if (!adam_scan_avx512(probe, probe, probe, {}, {probe, 1.0f, {}, 1.0f, {}})) {
+  if (!cpu_has_avx512f()) {
     BOOST_TEST_MESSAGE("skipped: this CPU has no AVX-512F (Adam's scan_step runs two passes)");
     return;
   }
+  const adam_updater adam;
   // The constants adam_updater uses at step_seven (its bias corrections, t = 7).
   const adam_options o = adam.options();
   const adam_step_constants constants{

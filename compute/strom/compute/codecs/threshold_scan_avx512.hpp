@@ -12,6 +12,10 @@
 
 namespace strom::compute {
 
+/// Whether this CPU runs AVX-512F (and this is an x86-64 build): the run-time choice of every
+/// AVX-512 kernel here.
+bool cpu_has_avx512f() noexcept;
+
 /// threshold_scan (same arguments and results; `also` null or residual.size() floats) on
 /// AVX-512F, or nullopt when this CPU has none or this is not an x86-64 build. Index entries
 /// past the returned count may be overwritten.

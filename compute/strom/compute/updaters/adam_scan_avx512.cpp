@@ -1,5 +1,6 @@
 #include "strom/compute/updaters/adam_scan_avx512.hpp"
 
+#include "strom/compute/codecs/threshold_scan_avx512.hpp"
 #include "strom/compute/codecs/threshold_scan_avx512_kernel.hpp"
 
 namespace strom::compute {
@@ -50,8 +51,7 @@ std::optional<std::size_t> adam_scan_avx512(std::span<const float> gradient,
                                             std::span<float> first, std::span<float> second,
                                             const adam_step_constants& constants,
                                             const threshold_scan_args& scan) {
-  static const bool available = __builtin_cpu_supports("avx512f");
-  if (!available)
+  if (!cpu_has_avx512f())
     return std::nullopt;
   return fused_scan(gradient.data(), first.data(), second.data(), constants, scan);
 }
