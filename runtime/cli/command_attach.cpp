@@ -19,6 +19,7 @@ const command_spec attach_spec{
   "and prints the same summary as 'strom train'; a job that has ended reports at once.",
   {
     {"to", "HOST:PORT", "the scheduler the job was submitted to"},
+    connect_timeout_option(),
     {"metrics-out", "FILE", "write the run's metrics as one JSON object to FILE"},
   },
   1,
@@ -44,7 +45,7 @@ int run_attach(int argc, char** argv) {
     return exit_usage;
   }
   const auto where = runtime::to_string(*to);
-  auto link = connect_scheduler(*to, "strom attach", fmt::format("job {}", job_id));
+  auto link = connect_scheduler(*args, *to, "strom attach", fmt::format("job {}", job_id));
   if (!link)
     return exit_failure;
   runtime::progress_display display{stderr};

@@ -4,6 +4,7 @@
 
 #include "arguments.hpp"
 #include "commands.hpp"
+#include "scheduler_link.hpp"
 #include "strom/runtime/node_daemon.hpp"
 
 namespace strom::cli {
@@ -25,6 +26,7 @@ const command_spec node_spec{
     {"netmask", "CIDR", "advertise the local address inside this network (e.g. 10.0.0.0/8)"},
     {"heartbeat-interval", "MS", "scheduler: ping every node this often (default 1000)"},
     {"heartbeat-timeout", "MS", "scheduler: a node silent this long is lost (default 10000)"},
+    connect_timeout_option(),
   },
   0,
 };
@@ -40,7 +42,7 @@ int usage(const std::string& message) {
 }
 
 int run_scheduler(const arguments& args) {
-  for (const char* worker_only : {"join", "workers", "name"})
+  for (const char* worker_only : {"join", "workers", "name", "connect-timeout"})
     if (args.has(worker_only))
       return usage(fmt::format("--{} is for worker nodes, not with --scheduler", worker_only));
   auto listen = args.get_endpoint("listen");
@@ -90,6 +92,10 @@ int run_worker(const arguments& args) {
   options.workers = static_cast<std::uint32_t>(workers.value().value_or(0));
   if (args.has("name") && options.name.empty())
     return usage("--name must not be empty");
+  auto connect_timeout = connect_timeout_of(args);
+  if (!connect_timeout)
+    return usage(connect_timeout.err().message);
+  options.connect_timeout = *connect_timeout;
   if (auto ok = runtime::run_worker_node(options); !ok) {
     fmt::print(stderr, "strom node: {}\n", ok.err().message);
     return exit_failure;

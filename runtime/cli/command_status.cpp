@@ -10,10 +10,11 @@ namespace strom::cli {
 namespace {
 
 const command_spec status_spec{
-  "strom status --to HOST:PORT",
+  "strom status --to HOST:PORT [options]",
   "Prints the nodes that joined the scheduler at HOST:PORT and its jobs.",
   {
     {"to", "HOST:PORT", "the scheduler"},
+    connect_timeout_option(),
   },
   0,
 };
@@ -53,7 +54,7 @@ int run_status(int argc, char** argv) {
     return exit_usage;
   }
   const auto where = runtime::to_string(*to);
-  auto link = connect_scheduler(*to, "strom status", "");
+  auto link = connect_scheduler(*args, *to, "strom status", "");
   if (!link)
     return exit_failure;
   auto status = runtime::query_status(link->system, link->scheduler);

@@ -22,6 +22,7 @@ const command_spec submit_spec{
   "Data paths in JOB must exist at the same absolute paths on every node.",
   {
     {"to", "HOST:PORT", "the scheduler ('strom node --scheduler' prints it)"},
+    connect_timeout_option(),
     {"epochs", "N", "override training.epochs"},
     {"seed", "S", "override training.seed"},
     {"nodes", "K", "train on K of the joined nodes (default: all)"},
@@ -82,7 +83,7 @@ int run_submit(int argc, char** argv) {
   }
 
   const auto where = runtime::to_string(*to);
-  auto link = connect_scheduler(*to, "strom submit", job->source());
+  auto link = connect_scheduler(*args, *to, "strom submit", job->source());
   if (!link)
     return exit_failure;
   if (args->has("detach")) {

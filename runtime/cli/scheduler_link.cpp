@@ -6,19 +6,51 @@
 
 namespace strom::cli {
 
-std::unique_ptr<scheduler_link> connect_scheduler(const runtime::endpoint& to,
+namespace {
+
+/// Bounds of --connect-timeout in milliseconds: below 100 ms a loaded scheduler could not
+/// answer even on loopback; an hour is longer than anyone waits for a handshake.
+constexpr std::uint64_t min_connect_timeout_ms = 100;
+constexpr std::uint64_t max_connect_timeout_ms = 3'600'000;
+
+} // namespace
+
+option_spec connect_timeout_option() {
+  return {"connect-timeout", "MS",
+          "give up when the scheduler has not answered the connection and handshake in time "
+          "(default 10000)"};
+}
+
+result<std::chrono::milliseconds> connect_timeout_of(const arguments& args) {
+  auto ms = args.get_uint(connect_timeout_option().name, min_connect_timeout_ms,
+                          max_connect_timeout_ms);
+  if (!ms)
+    return ms.err();
+  return ms.value() ? std::chrono::milliseconds(*ms.value()) : runtime::default_connect_timeout;
+}
+
+std::unique_ptr<scheduler_link> connect_scheduler(const arguments& args,
+                                                  const runtime::endpoint& to,
                                                   const char* command,
                                                   const std::string& context) {
-  auto link = std::make_unique<scheduler_link>();
-  auto scheduler = runtime::connect_to_scheduler(link->system, to);
-  if (!scheduler) {
+  const auto fail = [&](const std::string& why) {
     if (context.empty())
-      fmt::print(stderr, "{}: {}\n", command, scheduler.err().message);
+      fmt::print(stderr, "{}: {}\n", command, why);
     else
-      fmt::print(stderr, "{}: {}: {}\n", command, context, scheduler.err().message);
+      fmt::print(stderr, "{}: {}: {}\n", command, context, why);
     return nullptr;
-  }
-  link->scheduler = std::move(*scheduler);
+  };
+  auto timeout = connect_timeout_of(args);
+  if (!timeout)
+    return fail(timeout.err().message);
+  auto link = std::make_unique<scheduler_link>();
+  runtime::connect_options connecting;
+  connecting.timeout = *timeout;
+  auto connection = runtime::connect_to_scheduler(link->system, to, connecting);
+  if (!connection)
+    return fail(connection.err().message);
+  link->connection = std::move(*connection);
+  link->scheduler = link->connection.remote;
   return link;
 }
 

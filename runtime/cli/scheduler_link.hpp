@@ -2,13 +2,16 @@
 // The client side of submit, attach and status: an actor system of its own, connected to the
 // scheduler. The system must outlive every request made through it, hence one object.
 
+#include <chrono>
 #include <memory>
 #include <string>
 
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
 
+#include "arguments.hpp"
 #include "strom/runtime/transport/endpoint.hpp"
+#include "strom/runtime/transport/guarded_connect.hpp"
 #include "strom/runtime/system_config.hpp"
 
 namespace strom::cli {
@@ -17,12 +20,21 @@ namespace strom::cli {
 struct scheduler_link {
   runtime::system_config config{true};
   caf::actor_system system{config};
+  runtime::guarded_connection connection;
   caf::actor scheduler;
 };
 
-/// Connects to the scheduler at `to`. On failure prints "COMMAND: CONTEXT: why" (without
-/// CONTEXT when it is empty) to stderr and returns null.
-std::unique_ptr<scheduler_link> connect_scheduler(const runtime::endpoint& to,
+/// The option every client command takes: one deadline for connection and handshake (a
+/// function: command tables are built during static initialisation).
+option_spec connect_timeout_option();
+
+/// --connect-timeout from `args` (default 10 s); errors name the option and value.
+result<std::chrono::milliseconds> connect_timeout_of(const arguments& args);
+
+/// Connects to the scheduler at `to` within `args`' --connect-timeout. On failure prints
+/// "COMMAND: CONTEXT: why" (without CONTEXT when it is empty) to stderr and returns null.
+std::unique_ptr<scheduler_link> connect_scheduler(const arguments& args,
+                                                  const runtime::endpoint& to,
                                                   const char* command,
                                                   const std::string& context);
 

@@ -5,14 +5,13 @@
 #include <memory>
 #include <vector>
 
-#include <caf/io/middleman.hpp>
-
 #include "strom/actors/scheduler.hpp"
 #include "strom/runtime/job_client.hpp"
 #include "strom/runtime/node_daemon.hpp"
 #include "strom/runtime/node_startup.hpp"
 #include "strom/runtime/system_config.hpp"
 #include "strom/runtime/training_setup.hpp"
+#include "strom/runtime/transport/guarded_port.hpp"
 
 namespace strom::runtime {
 
@@ -29,6 +28,8 @@ struct in_process_cluster {
   std::vector<std::unique_ptr<system_config>> configs;
   std::vector<std::unique_ptr<caf::actor_system>> systems;
   caf::actor scheduler;
+  std::unique_ptr<guarded_port> port;       ///< the scheduler's, on loopback
+  std::vector<guarded_connection> links;    ///< nodes 1..K-1 to the scheduler
   std::vector<caf::actor> agents;
 
   ~in_process_cluster() {
@@ -38,9 +39,13 @@ struct in_process_cluster {
       caf::anon_send_exit(scheduler, caf::exit_reason::user_shutdown);
     agents.clear();
     scheduler = nullptr;
-    // Remote nodes go first: each system waits for its own actors when destroyed.
-    while (!systems.empty())
+    // Remote nodes go first: each system waits for its own actors when destroyed. The
+    // scheduler's port closes before the system it hands peers to.
+    while (systems.size() > 1)
       systems.pop_back();
+    links.clear();
+    port.reset();
+    systems.clear();
   }
 };
 
@@ -53,22 +58,22 @@ result<void> start(in_process_cluster& cluster, const cluster_shape& shape) {
   }
   auto& home = *cluster.systems.front();
   cluster.scheduler = home.spawn(actors::scheduler, actors::scheduler_setup{});
-  std::uint16_t port = 0;
   if (networked) {
-    auto published = home.middleman().publish(cluster.scheduler, 0, loopback);
-    if (!published)
-      return error{"cannot publish the scheduler on loopback: " + home.render(published.error())};
-    port = *published;
+    auto port = guarded_port::open(home, cluster.scheduler, {loopback, 0});
+    if (!port)
+      return error{"cannot publish the scheduler: " + port.err().message};
+    cluster.port = std::move(*port);
   }
   caf::scoped_actor self{home};
   for (std::uint32_t i = 0; i < shape.nodes; ++i) {
     auto& system = *cluster.systems[i];
     caf::actor scheduler = cluster.scheduler;
     if (i > 0) {
-      auto remote = connect_to_scheduler(system, {loopback, port});
-      if (!remote)
-        return error{fmt::format("node {}: {}", i, remote.err().message)};
-      scheduler = *remote;
+      auto link = connect_to_scheduler(system, {loopback, cluster.port->port()});
+      if (!link)
+        return error{fmt::format("node {}: {}", i, link.err().message)};
+      scheduler = link->remote;
+      cluster.links.push_back(std::move(*link));
     }
     const node_identity identity{fmt::format("node-{}", i), networked ? loopback : "in-process",
                                  shape.workers};

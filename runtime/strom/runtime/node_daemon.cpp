@@ -15,14 +15,13 @@
 
 #include <fmt/format.h>
 
-#include <caf/io/middleman.hpp>
-
 #include "strom/actors/error_text.hpp"
 #include "strom/actors/node_agent.hpp"
 #include "strom/log.hpp"
 #include "strom/runtime/node_startup.hpp"
 #include "strom/runtime/system_config.hpp"
 #include "strom/runtime/transport/advertise_address.hpp"
+#include "strom/runtime/transport/guarded_port.hpp"
 
 namespace strom::runtime {
 
@@ -110,11 +109,6 @@ void stop_daemon(caf::scoped_actor& self, const caf::actor& main) {
   stop_exposed_actors(self);
 }
 
-/// A wildcard listen host makes the middleman accept on every interface.
-const char* publish_host(const std::string& host) {
-  return host.empty() || host == "0.0.0.0" || host == "::" ? nullptr : host.c_str();
-}
-
 /// The local address this machine uses to reach `peer` (the kernel's route choice, found by
 /// connecting a UDP socket, which sends nothing); empty when it cannot tell.
 std::string local_address_towards(const endpoint& peer) {
@@ -150,12 +144,12 @@ std::string default_node_name() {
 
 } // namespace
 
-result<caf::actor> connect_to_scheduler(caf::actor_system& system, const endpoint& where) {
-  auto remote = system.middleman().remote_actor(where.host, where.port);
-  if (!remote)
-    return error{fmt::format("cannot reach the scheduler at {}: {}", to_string(where),
-                             system.render(remote.error()))};
-  return *remote;
+result<guarded_connection> connect_to_scheduler(caf::actor_system& system, const endpoint& where,
+                                                const connect_options& options) {
+  auto connection = connect_guarded(system, where, "scheduler", options);
+  if (!connection)
+    return error{"cannot reach the scheduler: " + connection.err().message};
+  return connection;
 }
 
 result<void> run_scheduler_node(const scheduler_node_options& options) {
@@ -169,16 +163,14 @@ result<void> run_scheduler_node(const scheduler_node_options& options) {
   auto scheduler = system.spawn(actors::scheduler, options.setup);
   caf::scoped_actor self{system};
   self->monitor(scheduler);
-  auto published =
-    system.middleman().publish(scheduler, options.listen.port, publish_host(options.listen.host));
-  if (!published) {
+  auto port = guarded_port::open(system, scheduler, options.listen, options.guard);
+  if (!port) {
     stop_and_wait(self, scheduler);
-    return error{fmt::format("cannot listen on {}: {}", to_string(options.listen),
-                             system.render(published.error()))};
+    return port.err();
   }
-  const endpoint listening{options.listen.host, *published};
+  const endpoint listening{options.listen.host, (*port)->port()};
   fmt::print("strom scheduler listening on {} (advertised as {})\n", to_string(listening),
-             to_string(endpoint{*advertised, *published}));
+             to_string(endpoint{*advertised, listening.port}));
   std::fflush(stdout);
   if (auto ended = wait_for_end_or_signal(self, scheduler)) {
     stop_exposed_actors(self);
@@ -199,7 +191,10 @@ result<void> run_worker_node(const worker_node_options& options) {
   stop_signals signals;
   system_config config{true};
   caf::actor_system system{config};
-  auto scheduler = connect_to_scheduler(system, options.scheduler);
+  connect_options connecting;
+  connecting.timeout = options.connect_timeout;
+  connecting.interrupted = [] { return stop_requested != 0; };
+  auto scheduler = connect_to_scheduler(system, options.scheduler, connecting);
   if (!scheduler)
     return scheduler.err();
   caf::scoped_actor self{system};
@@ -208,7 +203,7 @@ result<void> run_worker_node(const worker_node_options& options) {
     options.workers ? options.workers : std::max(1u, std::thread::hardware_concurrency())};
   const auto& name = identity.name;
   const auto join_limit = actors::node_agent_setup{}.join_timeout + join_answer_margin;
-  auto agent = spawn_node(system, *scheduler, identity, caf::actor_cast<caf::actor>(self));
+  auto agent = spawn_node(system, scheduler->remote, identity, caf::actor_cast<caf::actor>(self));
   self->monitor(agent);
   std::optional<actors::join_reply> answer;
   self->receive([&](const actors::join_reply& reply) { answer = reply; },

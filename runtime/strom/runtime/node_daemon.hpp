@@ -3,7 +3,9 @@
 // jobs, and worker nodes that join it and train. Each runs until SIGINT or SIGTERM (a clean
 // stop) or until it can no longer work (a refused join, a lost scheduler: an error).
 
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include <caf/fwd.hpp>
@@ -11,6 +13,7 @@
 #include "strom/actors/scheduler.hpp"
 #include "strom/compute/result.hpp"
 #include "strom/runtime/transport/endpoint.hpp"
+#include "strom/runtime/transport/guarded_connect.hpp"
 
 namespace strom::runtime {
 
@@ -20,6 +23,7 @@ struct scheduler_node_options {
   std::string advertise;     ///< --advertise; empty: chosen (see advertise_address.hpp)
   std::string netmask;       ///< --netmask CIDR
   actors::scheduler_setup setup;
+  guard_limits guard;        ///< what the port admits (link_guard.hpp)
 };
 
 /// Which scheduler a worker node joins and what it offers.
@@ -29,6 +33,7 @@ struct worker_node_options {
   std::string advertise;     ///< --advertise; empty: chosen (see advertise_address.hpp)
   std::string netmask;       ///< --netmask CIDR
   std::uint32_t workers = 0; ///< trainer slots; 0: one per core
+  std::chrono::milliseconds connect_timeout = default_connect_timeout;  ///< --connect-timeout
 };
 
 /// Runs a scheduler on `options.listen` until SIGINT or SIGTERM. Once listening it prints
@@ -39,8 +44,9 @@ result<void> run_scheduler_node(const scheduler_node_options& options);
 /// refused, the scheduler cannot be reached or is lost.
 result<void> run_worker_node(const worker_node_options& options);
 
-/// The scheduler published at `where`, reached through `system` (which loads the middleman);
-/// errors name HOST:PORT.
-result<caf::actor> connect_to_scheduler(caf::actor_system& system, const endpoint& where);
+/// The scheduler published at `where`, reached through `system` (which loads the middleman)
+/// and a link_guard; errors name HOST:PORT and say in words what is there instead.
+result<guarded_connection> connect_to_scheduler(caf::actor_system& system, const endpoint& where,
+                                                const connect_options& options = {});
 
 } // namespace strom::runtime

@@ -1,0 +1,75 @@
+#pragma once
+// The one place where bytes from the network reach a strom process. CAF 0.17's middleman has
+// no size caps, no handshake deadline and no connection limit, and it spins when it runs out
+// of descriptors; it cannot be told to check a connection's bytes first. So strom's sockets
+// to peers are held by this guard, and the middleman talks to the guard over a socketpair per
+// peer (a CAF scribe on the inner end): the guard passes a peer's bytes on only in whole
+// messages that basp_stream_check admits, closes peers that send no handshake in time or
+// break a rule (one log line with their address; nobody else notices), caps the connections
+// still waiting for a handshake and backs off when descriptors run out.
+//
+// One thread and epoll for all links of a process side (a scheduler's port, one client
+// connection). Traffic after the handshake is copied once more than without the guard.
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "strom/runtime/transport/basp_stream_check.hpp"
+
+namespace strom::runtime {
+
+/// What a guard admits.
+struct guard_limits {
+  basp_limits basp;
+  /// Time a peer has from its connection to its handshake; honest peers need one round trip.
+  std::chrono::milliseconds handshake_deadline = std::chrono::seconds(5);
+  /// Connections still waiting for their handshake; beyond it accepting pauses.
+  std::size_t max_waiting = 64;
+  /// Connections in all; beyond it accepting pauses (each holds three descriptors).
+  std::size_t max_links = 1024;
+};
+
+/// How a guarded link ended its wait for the peer's handshake, or ended at all.
+enum class link_event {
+  admitted,  ///< the peer's handshake went through whole
+  refused,   ///< the peer broke a rule; the link is closed
+  silent,    ///< the peer sent no handshake within the deadline; the link is closed
+  closed,    ///< either side closed the link; the reason says which (closed_by_peer)
+};
+
+/// The reason given with link_event::closed when the network side closed the link.
+inline constexpr const char* closed_by_peer = "closed by the peer";
+
+/// Told once per event on a link, on the guard's thread: the event and, when refused or
+/// closed, why.
+using link_observer = std::function<void(link_event, const std::string&)>;
+
+/// Gives a newly accepted peer its inner end: returns the guard's end of a fresh socketpair
+/// whose other end was handed to the middleman, or -1 to turn the peer away.
+using inner_factory = std::function<int(const std::string& peer)>;
+
+class link_guard {
+public:
+  explicit link_guard(guard_limits limits);
+  ~link_guard();
+  link_guard(const link_guard&) = delete;
+  link_guard& operator=(const link_guard&) = delete;
+
+  /// Guards a connected socket `outer` to `peer` paired with `inner`; takes both descriptors.
+  /// `sender` says which handshake the peer must open with.
+  void attach(int outer, int inner, basp_sender sender, std::string peer,
+              link_observer observer = {});
+
+  /// Accepts peers on the listening socket `listener` (taken) as clients, pairing each with
+  /// the descriptor `make_inner` returns.
+  void serve(int listener, inner_factory make_inner);
+
+private:
+  struct loop;
+  std::unique_ptr<loop> loop_;
+};
+
+} // namespace strom::runtime

@@ -1,0 +1,328 @@
+#define BOOST_TEST_MODULE transport_guarded_link
+#include <boost/test/unit_test.hpp>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "strom/log.hpp"
+#include "strom/runtime/system_config.hpp"
+#include "strom/runtime/transport/guarded_connect.hpp"
+#include "strom/runtime/transport/guarded_port.hpp"
+
+// Real actor systems over loopback with the link guard between them and the network: honest
+// peers talk through it, hostile and silent ones are cut off without anyone else noticing.
+
+using namespace strom::runtime;
+using namespace std::chrono_literals;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+/// Milliseconds since `start`, printable in test messages.
+long long millis_since(steady::time_point start) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - start).count();
+}
+
+/// A raw TCP socket connected to 127.0.0.1:port (blocking), or -1.
+int raw_connect(std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/// Reads until EOF or `limit`; true when the other side closed.
+bool closed_within(int fd, std::chrono::milliseconds limit) {
+  const auto deadline = steady::now() + limit;
+  char sink[4096];
+  while (steady::now() < deadline) {
+    pollfd watched{fd, POLLIN, 0};
+    if (::poll(&watched, 1, 20) <= 0)
+      continue;
+    const auto got = ::recv(fd, sink, sizeof sink, 0);
+    if (got <= 0)
+      return true;
+  }
+  return false;
+}
+
+/// True when `fd` receives at least one byte within `limit`.
+bool hears_within(int fd, std::chrono::milliseconds limit) {
+  pollfd watched{fd, POLLIN, 0};
+  if (::poll(&watched, 1, static_cast<int>(limit.count())) <= 0)
+    return false;
+  char byte = 0;
+  return ::recv(fd, &byte, 1, MSG_PEEK) > 0;
+}
+
+/// A 32-byte BASP header claiming `claimed` payload bytes.
+std::vector<unsigned char> header_claiming(std::uint8_t operation, std::uint32_t claimed) {
+  std::vector<unsigned char> out(32, 0);
+  out[0] = operation;
+  for (int i = 0; i < 4; ++i)
+    out[4 + i] = static_cast<unsigned char>(claimed >> (24 - 8 * i));
+  return out;
+}
+
+caf::behavior doubler() {
+  return {[](std::int32_t x) { return x * 2; }};
+}
+
+/// A server system with a doubling actor behind a guarded port on loopback.
+struct served {
+  explicit served(guard_limits limits = {}) {
+    doubling = system.spawn(doubler);
+    auto opened = guarded_port::open(system, doubling, {"127.0.0.1", 0}, limits);
+    BOOST_REQUIRE_MESSAGE(opened.ok(), (opened.ok() ? std::string{} : opened.err().message));
+    port = std::move(*opened);
+  }
+  ~served() {
+    port.reset();
+    caf::anon_send_exit(doubling, caf::exit_reason::user_shutdown);
+  }
+  std::uint16_t number() const { return port->port(); }
+
+  system_config config{true};
+  caf::actor_system system{config};
+  caf::actor doubling;
+  std::unique_ptr<guarded_port> port;
+};
+
+/// A client system; asks the served actor to double 21.
+struct client {
+  system_config config{true};
+  caf::actor_system system{config};
+
+  strom::result<guarded_connection> connect(std::uint16_t port, connect_options options = {}) {
+    return connect_guarded(system, {"127.0.0.1", port}, "test server", options);
+  }
+
+  bool doubles(const caf::actor& remote) {
+    caf::scoped_actor self{system};
+    std::int32_t answer = 0;
+    self->request(remote, 5s, std::int32_t{21}).receive([&](std::int32_t x) { answer = x; },
+                                                        [](caf::error&) {});
+    return answer == 42;
+  }
+};
+
+/// A listening socket on loopback that never accepts: a peer that answers nothing.
+struct silent_listener {
+  silent_listener() {
+    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+    ::listen(fd, 8);
+    socklen_t length = sizeof address;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+    port = ntohs(address.sin_port);
+  }
+  ~silent_listener() { ::close(fd); }
+  int fd = -1;
+  std::uint16_t port = 0;
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_client_reaches_a_published_actor_through_both_guards) {
+  served server;
+  client peer;
+  auto link = peer.connect(server.number());
+  BOOST_REQUIRE_MESSAGE(link.ok(), (link.ok() ? std::string{} : link.err().message));
+  BOOST_TEST(peer.doubles(link->remote));
+}
+
+BOOST_AUTO_TEST_CASE(headers_claiming_4_gib_are_cut_off_and_the_port_serves_on) {
+  served server;
+  for (const std::uint8_t operation : {0, 1, 2}) {
+    const int fd = raw_connect(server.number());
+    BOOST_REQUIRE(fd >= 0);
+    const auto header = header_claiming(operation, 0xFFFFFFFFu);
+    BOOST_REQUIRE(::send(fd, header.data(), header.size(), MSG_NOSIGNAL) == 32);
+    BOOST_TEST(closed_within(fd, 2s));
+    ::close(fd);
+  }
+  client peer;
+  auto link = peer.connect(server.number());
+  BOOST_REQUIRE_MESSAGE(link.ok(), (link.ok() ? std::string{} : link.err().message));
+  BOOST_TEST(peer.doubles(link->remote));
+}
+
+BOOST_AUTO_TEST_CASE(an_idle_connection_is_closed_at_the_handshake_deadline) {
+  guard_limits limits;
+  limits.handshake_deadline = 300ms;
+  served server{limits};
+  const int fd = raw_connect(server.number());
+  BOOST_REQUIRE(fd >= 0);
+  const char few[3] = {1, 0, 0};
+  ::send(fd, few, sizeof few, MSG_NOSIGNAL);
+  const auto start = steady::now();
+  BOOST_TEST(closed_within(fd, 3s));
+  BOOST_TEST(millis_since(start) >= 250);
+  ::close(fd);
+}
+
+BOOST_AUTO_TEST_CASE(accepting_pauses_while_the_waiting_cap_is_full) {
+  guard_limits limits;
+  limits.handshake_deadline = 600ms;
+  limits.max_waiting = 4;
+  served server{limits};
+  std::vector<int> waiting;
+  for (int i = 0; i < 4; ++i) {
+    waiting.push_back(raw_connect(server.number()));
+    BOOST_REQUIRE(hears_within(waiting.back(), 2s));  // accepted: the server handshake came
+  }
+  const int queued = raw_connect(server.number());  // the kernel queues it; nobody accepts
+  BOOST_REQUIRE(queued >= 0);
+  BOOST_TEST(!hears_within(queued, 300ms));
+  BOOST_TEST(hears_within(queued, 3s));  // accepted once the four were cut off
+  for (int fd : waiting) {
+    BOOST_TEST(closed_within(fd, 2s));
+    ::close(fd);
+  }
+  ::close(queued);
+}
+
+BOOST_AUTO_TEST_CASE(running_out_of_descriptors_backs_off_instead_of_spinning) {
+  served server;
+  std::vector<std::string> lines;
+  std::mutex lines_mutex;
+  strom::log::set_sink([&](strom::log::level, std::string_view line) {
+    std::lock_guard<std::mutex> lock{lines_mutex};
+    lines.emplace_back(line);
+  });
+  rlimit original{};
+  BOOST_REQUIRE(::getrlimit(RLIMIT_NOFILE, &original) == 0);
+  // Every free descriptor number taken: the guard's accept fails with EMFILE while peers
+  // (a child process, with a descriptor table of its own) wait in the listen queue.
+  std::vector<int> fillers;
+  for (int fd = ::dup(0); fd >= 0; fd = ::dup(0))
+    fillers.push_back(fd);
+  const pid_t peers = ::fork();
+  if (peers == 0) {
+    for (int fd : fillers)
+      ::close(fd);
+    for (int i = 0; i < 4; ++i)
+      raw_connect(server.number());
+    ::sleep(3);
+    ::_exit(0);
+  }
+  std::this_thread::sleep_for(500ms);
+  rusage before{};
+  ::getrusage(RUSAGE_SELF, &before);
+  std::this_thread::sleep_for(1s);
+  rusage after{};
+  ::getrusage(RUSAGE_SELF, &after);
+  for (int fd : fillers)
+    ::close(fd);
+  const auto cpu = [](const rusage& r) {
+    return static_cast<double>(r.ru_utime.tv_sec + r.ru_stime.tv_sec)
+           + static_cast<double>(r.ru_utime.tv_usec + r.ru_stime.tv_usec) / 1e6;
+  };
+  BOOST_TEST(cpu(after) - cpu(before) < 0.3, "cpu seconds in 1 s: " << cpu(after) - cpu(before));
+  ::waitpid(peers, nullptr, 0);
+  strom::log::set_sink({});
+  {
+    std::lock_guard<std::mutex> lock{lines_mutex};
+    const bool backed_off = std::any_of(lines.begin(), lines.end(), [](const std::string& line) {
+      return line.find("out of descriptors") != std::string::npos;
+    });
+    BOOST_TEST(backed_off);
+  }
+  client peer;
+  auto link = peer.connect(server.number());
+  BOOST_REQUIRE_MESSAGE(link.ok(), (link.ok() ? std::string{} : link.err().message));
+  BOOST_TEST(peer.doubles(link->remote));
+}
+
+BOOST_AUTO_TEST_CASE(a_silent_peer_is_named_within_the_connect_timeout) {
+  silent_listener silent;
+  client peer;
+  connect_options options;
+  options.timeout = 1500ms;
+  const auto start = steady::now();
+  auto link = peer.connect(silent.port, options);
+  BOOST_REQUIRE(!link.ok());
+  BOOST_TEST(millis_since(start) < 3000);
+  const auto& message = link.err().message;
+  BOOST_TEST(message.find("127.0.0.1:" + std::to_string(silent.port)) != std::string::npos,
+             message);
+  BOOST_TEST(message.find("sent no strom handshake") != std::string::npos, message);
+}
+
+BOOST_AUTO_TEST_CASE(an_echoing_peer_is_not_taken_for_a_strom_peer) {
+  silent_listener listening;
+  std::atomic<bool> stop{false};
+  std::thread echo{[&] {
+    const int fd = ::accept(listening.fd, nullptr, nullptr);
+    char buffer[4096];
+    while (!stop) {
+      pollfd watched{fd, POLLIN, 0};
+      if (::poll(&watched, 1, 20) <= 0)
+        continue;
+      const auto got = ::recv(fd, buffer, sizeof buffer, 0);
+      if (got <= 0)
+        break;
+      ::send(fd, buffer, static_cast<std::size_t>(got), MSG_NOSIGNAL);
+    }
+    ::close(fd);
+  }};
+  client peer;
+  auto link = peer.connect(listening.port);
+  stop = true;
+  echo.join();
+  BOOST_REQUIRE(!link.ok());
+  BOOST_TEST(link.err().message.find("answered, but it is not a strom test server")
+               != std::string::npos, link.err().message);
+}
+
+BOOST_AUTO_TEST_CASE(a_closed_port_is_named) {
+  std::uint16_t port = 0;
+  {
+    silent_listener gone;
+    port = gone.port;
+  }
+  client peer;
+  auto link = peer.connect(port);
+  BOOST_REQUIRE(!link.ok());
+  BOOST_TEST(link.err().message.find("nothing listens at 127.0.0.1:") != std::string::npos,
+             link.err().message);
+}
+
+BOOST_AUTO_TEST_CASE(an_interrupted_connect_gives_up_at_once) {
+  silent_listener silent;
+  client peer;
+  connect_options options;
+  options.interrupted = [] { return true; };
+  const auto start = steady::now();
+  auto link = peer.connect(silent.port, options);
+  BOOST_REQUIRE(!link.ok());
+  BOOST_TEST(millis_since(start) < 500);
+  BOOST_TEST(link.err().message.find("interrupted") != std::string::npos, link.err().message);
+}
