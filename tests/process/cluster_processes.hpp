@@ -136,6 +136,7 @@ public:
   }
 
   void signal(int number) { ::kill(pid_, number); }
+  pid_t pid() const noexcept { return pid_; }
   std::string out() const { return read_text(out_); }
   std::string err() const { return read_text(err_); }
   /// Both outputs, for failure messages.
@@ -239,6 +240,8 @@ public:
   }
 
   const scratch& dir() const noexcept { return dir_; }
+  /// The scheduler's HOST:PORT.
+  const std::string& address() const noexcept { return address_; }
   child& scheduler() { return *scheduler_; }
   child& worker(std::size_t index) { return *workers_.at(index); }
 

@@ -1,0 +1,201 @@
+#define BOOST_TEST_MODULE process_hostile_peers
+#include <boost/test/unit_test.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <fstream>
+#include <thread>
+
+#include "cluster_processes.hpp"
+
+// Real `strom` processes against hostile and confused peers on 127.0.0.1: a scheduler keeps
+// its job and its memory while strangers send forged headers; clients pointed at something
+// that is not a scheduler say so and end, and Ctrl-C ends them while they connect.
+
+using namespace strom::test;
+
+namespace {
+
+/// A short job on three worker processes.
+constexpr const char* job_epochs = "2";
+constexpr auto job_limit = 120'000ms;
+/// The bar: a scheduler under forged headers stays below this resident size.
+constexpr long resident_bar_kib = 200 * 1024;
+/// How long a client may take to give up on a peer that is not a scheduler (the bar is 15 s).
+constexpr auto give_up_limit = 15'000ms;
+
+std::uint16_t port_of(const std::string& address) {
+  return static_cast<std::uint16_t>(std::stoi(address.substr(address.rfind(':') + 1)));
+}
+
+int connect_loopback(std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/// A stranger's attack: connect, read the server's greeting, send a 32-byte BASP header of
+/// `operation` claiming a 4 GiB payload; true when the scheduler then closed the connection.
+bool forged_header_is_cut_off(std::uint16_t port, std::uint8_t operation) {
+  const int fd = connect_loopback(port);
+  if (fd < 0)
+    return false;
+  unsigned char header[32] = {operation, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF};
+  ::send(fd, header, sizeof header, MSG_NOSIGNAL);
+  bool closed = false;
+  char sink[4096];
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (!closed && std::chrono::steady_clock::now() < deadline) {
+    pollfd watched{fd, POLLIN, 0};
+    if (::poll(&watched, 1, 50) > 0)
+      closed = ::recv(fd, sink, sizeof sink, 0) <= 0;
+  }
+  ::close(fd);
+  return closed;
+}
+
+/// The peak resident size of `pid` in KiB (VmHWM).
+long peak_resident_kib(pid_t pid) {
+  std::ifstream status{"/proc/" + std::to_string(pid) + "/status"};
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0)
+      return std::stol(line.substr(6));
+  return -1;
+}
+
+/// A loopback listener; `echo` answers every byte it gets back, else it never accepts and
+/// keeps one connection queued so that later connection attempts hang in SYN_SENT.
+class fake_peer {
+public:
+  explicit fake_peer(bool echo) {
+    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address);
+    ::listen(listener_, 0);
+    socklen_t length = sizeof address;
+    ::getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length);
+    port_ = ntohs(address.sin_port);
+    if (echo)
+      thread_ = std::thread{[this] { serve_echo(); }};
+    else
+      filler_ = connect_loopback(port_);
+  }
+  ~fake_peer() {
+    stop_ = true;
+    if (thread_.joinable())
+      thread_.join();
+    if (filler_ >= 0)
+      ::close(filler_);
+    ::close(listener_);
+  }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+
+private:
+  void serve_echo() {
+    std::vector<int> peers;
+    char buffer[4096];
+    while (!stop_) {
+      std::vector<pollfd> watched{{listener_, POLLIN, 0}};
+      for (int fd : peers)
+        watched.push_back({fd, POLLIN, 0});
+      if (::poll(watched.data(), watched.size(), 20) <= 0)
+        continue;
+      if (watched[0].revents & POLLIN)
+        peers.push_back(::accept(listener_, nullptr, nullptr));
+      for (std::size_t i = 1; i < watched.size(); ++i)
+        if (watched[i].revents & POLLIN) {
+          const auto got = ::recv(watched[i].fd, buffer, sizeof buffer, 0);
+          if (got > 0)
+            ::send(watched[i].fd, buffer, static_cast<std::size_t>(got), MSG_NOSIGNAL);
+        }
+    }
+    for (int fd : peers)
+      ::close(fd);
+  }
+
+  int listener_ = -1;
+  int filler_ = -1;
+  std::uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_three_node_job_completes_while_forged_4_gib_headers_hit_the_scheduler) {
+  local_cluster cluster{3};
+  const auto metrics = cluster.dir().path() / "metrics.json";
+  auto submit = cluster.start({"submit", fashion_mlp_job, "--epochs", job_epochs,
+                               "--metrics-out", metrics.string()},
+                              "submit");
+  std::this_thread::sleep_for(1s);
+  const auto port = port_of(cluster.address());
+  for (const std::uint8_t operation : {0, 1, 2, 1, 2})
+    BOOST_TEST(forged_header_is_cut_off(port, operation), "operation " << int{operation});
+  auto status = submit->wait(job_limit);
+  BOOST_REQUIRE_MESSAGE(status.has_value(), submit->transcript());
+  BOOST_TEST(*status == 0, submit->transcript() << cluster.scheduler().transcript());
+  const auto json = read_text(metrics);
+  BOOST_TEST(json_number(json, "nodes") == 3.0, json);
+  const auto log = cluster.scheduler().err();
+  BOOST_TEST(!contains(log, "lost"), log);
+  BOOST_TEST(contains(log, "4294967295-byte payload"), log);
+  const auto peak = peak_resident_kib(cluster.scheduler().pid());
+  BOOST_TEST_MESSAGE("scheduler peak resident " << peak << " KiB");
+  BOOST_TEST(peak > 0);
+  BOOST_TEST(peak < resident_bar_kib, "scheduler peak resident " << peak << " KiB");
+}
+
+BOOST_AUTO_TEST_CASE(status_against_an_echo_server_says_it_is_not_a_scheduler) {
+  scratch dir;
+  fake_peer echo{true};
+  // run_strom fails the test if it takes longer than the limit.
+  auto status = run_strom({"status", "--to", echo.address()}, dir.path(), "status", give_up_limit);
+  BOOST_TEST(status.status == 1);
+  BOOST_TEST(contains(status.err, echo.address() + " answered, but it is not a strom scheduler"),
+             status.err);
+}
+
+BOOST_AUTO_TEST_CASE(a_node_joining_an_echo_server_ends_with_a_message) {
+  scratch dir;
+  fake_peer echo{true};
+  auto join = run_strom({"node", "--join", echo.address()}, dir.path(), "join", give_up_limit);
+  BOOST_TEST(join.status == 1);
+  BOOST_TEST(contains(join.err, "not a strom scheduler"), join.err);
+}
+
+BOOST_AUTO_TEST_CASE(a_connection_that_is_never_accepted_ends_at_the_connect_timeout) {
+  scratch dir;
+  fake_peer stuck{false};
+  auto status = run_strom({"status", "--to", stuck.address(), "--connect-timeout", "1000"},
+                          dir.path(), "status", give_up_limit);
+  BOOST_TEST(status.status == 1);
+  BOOST_TEST(contains(status.err, "did not accept a connection within 1 s"), status.err);
+}
+
+BOOST_AUTO_TEST_CASE(sigint_ends_a_node_while_it_connects) {
+  scratch dir;
+  fake_peer stuck{false};
+  child join{{"node", "--join", stuck.address(), "--connect-timeout", "600000"}, dir.path(),
+             "join"};
+  std::this_thread::sleep_for(1s);
+  join.signal(SIGINT);
+  auto status = join.wait(3s);
+  BOOST_REQUIRE_MESSAGE(status.has_value(), join.transcript());
+  BOOST_TEST(*status == 1);
+  BOOST_TEST(contains(join.err(), "interrupted while connecting"), join.transcript());
+}
