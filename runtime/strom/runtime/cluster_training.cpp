@@ -52,7 +52,11 @@ result<void> start(in_process_cluster& cluster, const cluster_shape& shape) {
     cluster.systems.push_back(std::make_unique<caf::actor_system>(*cluster.configs.back()));
   }
   auto& home = *cluster.systems.front();
-  cluster.scheduler = home.spawn(actors::scheduler, actors::scheduler_setup{});
+  // The loopback port is open to every process on the machine: only nodes that bring the
+  // token, which this process alone knows, may join.
+  actors::scheduler_setup setup;
+  setup.admission_token = make_admission_token();
+  cluster.scheduler = home.spawn(actors::scheduler, setup);
   std::uint16_t port = 0;
   if (networked) {
     auto published = home.middleman().publish(cluster.scheduler, 0, loopback);
@@ -71,7 +75,7 @@ result<void> start(in_process_cluster& cluster, const cluster_shape& shape) {
       scheduler = *remote;
     }
     const node_identity identity{fmt::format("node-{}", i), networked ? loopback : "in-process",
-                                 shape.workers};
+                                 shape.workers, setup.admission_token};
     cluster.agents.push_back(
       spawn_node(system, scheduler, identity, caf::actor_cast<caf::actor>(self)));
   }
