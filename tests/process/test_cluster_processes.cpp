@@ -278,3 +278,27 @@ BOOST_AUTO_TEST_CASE(ctrl_c_on_train_before_its_first_epoch_says_no_checkpoint_w
   BOOST_TEST(contains(train.err(), "interrupted in epoch 1; no checkpoint was written yet"),
              train.err());
 }
+
+BOOST_AUTO_TEST_CASE(a_stranger_cannot_join_an_in_process_cluster_and_ctrl_c_cancels_its_run) {
+  scratch dir;
+  child train{{"train", fashion_mlp_job, "--nodes", "2", "--epochs", "30", "--checkpoint-dir",
+               dir.path().string()},
+              dir.path(), "train"};
+  const std::string marker = "joined the scheduler on ";
+  BOOST_REQUIRE_MESSAGE(eventually([&] { return contains(train.err(), marker); }, startup_limit),
+                        train.transcript());
+  const auto err = train.err();
+  const auto start = err.find(marker) + marker.size();
+  const auto address = err.substr(start, err.find('\n', start) - start);
+  auto stranger = run_strom({"node", "--join", address, "--workers", "1", "--name", "stranger"},
+                            dir.path(), "stranger", refusal_limit);
+  BOOST_TEST(stranger.status == 1);
+  BOOST_TEST(contains(stranger.err, "refused the join"), stranger.err);
+  BOOST_TEST(contains(stranger.err, "admission token"), stranger.err);
+  BOOST_TEST(contains(train.err(), "refused node 'stranger' at 127.0.0.1"), train.err());
+  train.signal(SIGINT);
+  auto status = train.wait(interrupt_limit);
+  BOOST_REQUIRE_MESSAGE(status.has_value(), train.transcript());
+  BOOST_TEST(*status == interrupted_status);
+  BOOST_TEST(contains(train.err(), "strom train: interrupted in epoch 1"), train.err());
+}

@@ -8,6 +8,7 @@
 #include <caf/io/middleman.hpp>
 
 #include "strom/actors/scheduler.hpp"
+#include "strom/log.hpp"
 #include "strom/runtime/job_client.hpp"
 #include "strom/runtime/node_daemon.hpp"
 #include "strom/runtime/node_startup.hpp"
@@ -79,7 +80,12 @@ result<void> start(in_process_cluster& cluster, const cluster_shape& shape) {
     cluster.agents.push_back(
       spawn_node(system, scheduler, identity, caf::actor_cast<caf::actor>(self)));
   }
-  return await_joins(self, shape.nodes, join_wait);
+  if (auto joined = await_joins(self, shape.nodes, join_wait); !joined)
+    return joined;
+  if (networked)
+    log::info("in-process cluster: {} nodes joined the scheduler on {}:{}", shape.nodes, loopback,
+              port);
+  return success();
 }
 
 } // namespace
