@@ -3,9 +3,8 @@
 namespace strom::actors {
 
 void dropped_nodes::remember(const caf::actor_addr& agent, std::string reason) {
-  auto [entry, added] = reasons_.insert_or_assign(agent, std::move(reason));
-  if (!added)
-    return;
+  if (!reasons_.insert_or_assign(agent, std::move(reason)).second)
+    return;  // known already: only its reason changed
   order_.push_back(agent);
   if (order_.size() > capacity) {
     reasons_.erase(order_.front());

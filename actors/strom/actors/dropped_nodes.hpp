@@ -26,8 +26,6 @@ public:
   /// Why the node of `agent` was dropped, or null when it was not (or is forgotten).
   const std::string* reason_for(const caf::actor_addr& agent) const;
 
-  std::size_t size() const noexcept { return reasons_.size(); }
-
 private:
   std::map<caf::actor_addr, std::string> reasons_;
   std::deque<caf::actor_addr> order_;  ///< oldest first

@@ -100,9 +100,11 @@ void send_keepalive(self_ptr self, const node_agent_setup& setup) {
         if (silent < setup.reconnect_timeout)
           return;  // a later keepalive was answered, or this one failed early: not yet
         stop_job(self);
-        self->quit(make_failure(fmt::format(
-          "gave up on the scheduler after {:g} s without an answer (--reconnect-timeout {:g} s): {}",
-          seconds_of(silent), seconds_of(setup.reconnect_timeout), error_text(self->system(), err))));
+        self->quit(make_failure(
+          fmt::format("gave up on the scheduler after {:g} s without an answer "
+                      "(--reconnect-timeout {:g} s): {}",
+                      seconds_of(silent), seconds_of(setup.reconnect_timeout),
+                      error_text(self->system(), err))));
       });
   self->delayed_send(self, setup.keepalive_interval, caf::tick_atom_v);
 }

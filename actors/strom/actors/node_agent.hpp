@@ -2,8 +2,7 @@
 // The node agent: the one actor per node that the scheduler knows and monitors. It joins the
 // scheduler (and ends when refused, when the scheduler is lost, when the scheduler says it
 // dropped the node, or when keepalives go unanswered for the reconnect timeout), answers
-// heartbeats, and
-// for each job it is given spawns the node's trainers and relay, starts their
+// heartbeats, and for each job it is given spawns the node's trainers and relay, starts their
 // epochs, sums their reports for the scheduler and hands back the sharing counts at the end.
 // Work that takes long (loading a job's data, evaluating after an epoch) runs on a thread of
 // its own so heartbeats are answered meanwhile.
