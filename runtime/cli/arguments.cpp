@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <string_view>
 
 namespace strom::cli {
 
@@ -30,6 +31,27 @@ result<std::optional<std::uint64_t>> arguments::get_uint(const std::string& name
   return std::optional<std::uint64_t>{value};
 }
 
+result<std::optional<std::chrono::milliseconds>> arguments::get_duration(
+  const std::string& name, std::chrono::milliseconds min, std::chrono::milliseconds max) const {
+  using std::chrono::milliseconds;
+  auto text = get(name);
+  if (!text)
+    return std::optional<milliseconds>{};
+  std::uint64_t count = 0;
+  auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), count);
+  const std::string_view unit{end, static_cast<std::size_t>(text->data() + text->size() - end)};
+  const std::uint64_t unit_ms = unit == "ms" ? 1 : unit.empty() || unit == "s" ? 1000
+                                : unit == "m" ? 60'000 : 0;
+  if (ec != std::errc{} || end == text->data() || unit_ms == 0)
+    return error{fmt::format("--{}: '{}' is not a duration (e.g. 500ms, 90s, 2m)", name, *text)};
+  const auto value = milliseconds(count * unit_ms);
+  // Compared in counts first: count * unit_ms must not wrap before the range check.
+  if (count > static_cast<std::uint64_t>(max.count()) || value < min || value > max)
+    return error{fmt::format("--{}: {} is outside [{} ms, {} ms]", name, *text, min.count(),
+                             max.count())};
+  return std::optional<milliseconds>{value};
+}
+
 result<runtime::endpoint> arguments::get_endpoint(const std::string& name) const {
   auto text = get(name);
   if (!text)
@@ -38,6 +60,14 @@ result<runtime::endpoint> arguments::get_endpoint(const std::string& name) const
   if (!parsed)
     return error{fmt::format("--{}: {}", name, parsed.err().message)};
   return parsed;
+}
+
+result<std::uint64_t> parse_job_id(const std::string& text) {
+  std::uint64_t job_id = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), job_id);
+  if (ec != std::errc{} || end != text.data() + text.size())
+    return error{fmt::format("job id '{}' is not a non-negative integer", text)};
+  return job_id;
 }
 
 result<arguments> parse_arguments(const command_spec& spec, int argc, char** argv) {

@@ -2,6 +2,7 @@
 // A small command-line parser: each command declares its options with their help text,
 // so parsing, validation and --help come from one table.
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -36,6 +37,11 @@ public:
   /// The option as an unsigned integer in [min, max]; errors name the option and value.
   result<std::optional<std::uint64_t>> get_uint(const std::string& name, std::uint64_t min,
                                                 std::uint64_t max) const;
+  /// The option as a duration in [min, max]: a whole number with a unit, ms, s or m (e.g.
+  /// 500ms, 90s, 2m); a bare number is seconds. Errors name the option and value.
+  result<std::optional<std::chrono::milliseconds>> get_duration(const std::string& name,
+                                                                std::chrono::milliseconds min,
+                                                                std::chrono::milliseconds max) const;
   /// The option as HOST:PORT; errors when it is missing or malformed, naming the option.
   result<runtime::endpoint> get_endpoint(const std::string& name) const;
   const std::vector<std::string>& positionals() const noexcept { return positionals_; }
@@ -45,6 +51,9 @@ private:
   std::map<std::string, std::string> values_;
   std::vector<std::string> positionals_;
 };
+
+/// A job id given as a positional argument; the error names the text.
+result<std::uint64_t> parse_job_id(const std::string& text);
 
 /// Parses argv[first..]; "--help" yields an arguments object with has("help").
 result<arguments> parse_arguments(const command_spec& spec, int argc, char** argv);

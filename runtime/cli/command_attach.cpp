@@ -1,13 +1,12 @@
 #include <fmt/format.h>
 
-#include <charconv>
-
 #include "arguments.hpp"
 #include "commands.hpp"
 #include "scheduler_link.hpp"
 #include "training_summary.hpp"
 #include "strom/runtime/job_client.hpp"
 #include "strom/runtime/progress_display.hpp"
+#include "strom/runtime/stop_signals.hpp"
 
 namespace strom::cli {
 
@@ -16,7 +15,8 @@ namespace {
 const command_spec attach_spec{
   "strom attach JOB_ID --to HOST:PORT [options]",
   "Follows job JOB_ID (from 'strom submit --detach') on the scheduler at HOST:PORT to its end\n"
-  "and prints the same summary as 'strom train'; a job that has ended reports at once.",
+  "and prints the same summary as 'strom train'; a job that has ended reports at once.\n"
+  "Ctrl-C (or SIGTERM) detaches and leaves the job running.",
   {
     {"to", "HOST:PORT", "the scheduler the job was submitted to"},
     connect_timeout_option(),
@@ -28,17 +28,17 @@ const command_spec attach_spec{
 } // namespace
 
 int run_attach(int argc, char** argv) {
+  runtime::stop_signals signals;  // Ctrl-C detaches: the job keeps running
   auto parsed = parse_command(attach_spec, "strom attach", argc, argv);
   if (!parsed.args)
     return parsed.exit_status;
   auto& args = parsed.args;
-  const auto& id_text = args->positionals()[0];
-  std::uint64_t job_id = 0;
-  auto [end, ec] = std::from_chars(id_text.data(), id_text.data() + id_text.size(), job_id);
-  if (ec != std::errc{} || end != id_text.data() + id_text.size()) {
-    fmt::print(stderr, "strom attach: job id '{}' is not a non-negative integer\n", id_text);
+  auto parsed_id = parse_job_id(args->positionals()[0]);
+  if (!parsed_id) {
+    fmt::print(stderr, "strom attach: {}\n", parsed_id.err().message);
     return exit_usage;
   }
+  const auto job_id = *parsed_id;
   auto to = args->get_endpoint("to");
   if (!to) {
     fmt::print(stderr, "strom attach: {}\n", to.err().message);
@@ -47,10 +47,13 @@ int run_attach(int argc, char** argv) {
   const auto where = runtime::to_string(*to);
   auto link = connect_scheduler(*args, *to, "strom attach", fmt::format("job {}", job_id));
   if (!link)
-    return exit_failure;
+    return failure_status();
   runtime::progress_display display{stderr};
   auto report = runtime::attach_job(link->system, link->scheduler, job_id, &display);
-  if (!report)
+  if (!report && runtime::stop_requested())
+    report = error{fmt::format("{} (stop it with: strom cancel {} --to {})", report.err().message,
+                               job_id, where)};
+  else if (!report)
     report = error{fmt::format("job {} on {}: {}", job_id, where, report.err().message)};
   return finish_training("strom attach", report, args->get("metrics-out"));
 }

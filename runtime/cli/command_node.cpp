@@ -15,7 +15,9 @@ const command_spec node_spec{
   "strom node (--scheduler --listen HOST:PORT | --join HOST:PORT) [options]",
   "Runs a cluster node until SIGINT or SIGTERM. With --scheduler it admits worker nodes and\n"
   "runs the jobs clients submit, and prints 'strom scheduler listening on HOST:PORT' once it\n"
-  "listens (port 0: a free port). With --join it joins that scheduler and trains its jobs.",
+  "listens (port 0: a free port). With --join it joins that scheduler and trains its jobs;\n"
+  "a worker the scheduler dropped (e.g. one stopped for longer than the heartbeat timeout)\n"
+  "exits with status 1 saying so.",
   {
     {"scheduler", "", "run the cluster's scheduler"},
     {"listen", "HOST:PORT", "where the scheduler accepts nodes and clients (0.0.0.0: everywhere)"},
@@ -27,6 +29,8 @@ const command_spec node_spec{
     {"heartbeat-interval", "MS", "scheduler: ping every node this often (default 1000)"},
     {"heartbeat-timeout", "MS", "scheduler: a node silent this long is lost (default 10000)"},
     connect_timeout_option(),
+    {"reconnect-timeout", "DURATION",
+     "worker: give up on a scheduler that answers nothing this long (default 60s)"},
   },
   0,
 };
@@ -36,13 +40,19 @@ const command_spec node_spec{
 constexpr std::uint64_t min_heartbeat_ms = 10;
 constexpr std::uint64_t max_heartbeat_ms = 3'600'000;
 
+/// Bounds of --reconnect-timeout: a node asks the scheduler every second
+/// (node_agent_setup::keepalive_interval), so less than two seconds would give up after one
+/// unanswered keepalive; beyond a day a node would wait for a scheduler nobody restarts.
+constexpr std::chrono::milliseconds min_reconnect_timeout = std::chrono::seconds(2);
+constexpr std::chrono::milliseconds max_reconnect_timeout = std::chrono::hours(24);
+
 int usage(const std::string& message) {
   fmt::print(stderr, "strom node: {}\n", message);
   return exit_usage;
 }
 
 int run_scheduler(const arguments& args) {
-  for (const char* worker_only : {"join", "workers", "name", "connect-timeout"})
+  for (const char* worker_only : {"join", "workers", "name", "connect-timeout", "reconnect-timeout"})
     if (args.has(worker_only))
       return usage(fmt::format("--{} is for worker nodes, not with --scheduler", worker_only));
   auto listen = args.get_endpoint("listen");
@@ -84,12 +94,18 @@ int run_worker(const arguments& args) {
   auto workers = args.get_uint("workers", 1, max_workers);
   if (!workers)
     return usage(workers.err().message);
+  auto reconnect = args.get_duration("reconnect-timeout", min_reconnect_timeout,
+                                     max_reconnect_timeout);
+  if (!reconnect)
+    return usage(reconnect.err().message);
   runtime::worker_node_options options;
   options.scheduler = *join;
   options.name = args.get("name").value_or("");
   options.advertise = args.get("advertise").value_or("");
   options.netmask = args.get("netmask").value_or("");
   options.workers = static_cast<std::uint32_t>(workers.value().value_or(0));
+  if (auto timeout = reconnect.value())
+    options.reconnect_timeout = *timeout;
   if (args.has("name") && options.name.empty())
     return usage("--name must not be empty");
   auto connect_timeout = connect_timeout_of(args);

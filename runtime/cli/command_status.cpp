@@ -4,6 +4,7 @@
 #include "commands.hpp"
 #include "scheduler_link.hpp"
 #include "strom/runtime/job_client.hpp"
+#include "strom/runtime/stop_signals.hpp"
 
 namespace strom::cli {
 
@@ -44,6 +45,7 @@ void print_status(const std::string& where, const actors::cluster_status& status
 } // namespace
 
 int run_status(int argc, char** argv) {
+  runtime::stop_signals signals;
   auto parsed = parse_command(status_spec, "strom status", argc, argv);
   if (!parsed.args)
     return parsed.exit_status;
@@ -56,11 +58,11 @@ int run_status(int argc, char** argv) {
   const auto where = runtime::to_string(*to);
   auto link = connect_scheduler(*args, *to, "strom status", "");
   if (!link)
-    return exit_failure;
+    return failure_status();
   auto status = runtime::query_status(link->system, link->scheduler);
   if (!status) {
     fmt::print(stderr, "strom status: scheduler {}: {}\n", where, status.err().message);
-    return exit_failure;
+    return failure_status();
   }
   print_status(where, *status);
   return exit_ok;

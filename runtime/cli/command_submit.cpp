@@ -10,6 +10,7 @@
 #include "strom/runtime/job_spec.hpp"
 #include "strom/runtime/node_startup.hpp"
 #include "strom/runtime/progress_display.hpp"
+#include "strom/runtime/stop_signals.hpp"
 
 namespace strom::cli {
 
@@ -19,6 +20,7 @@ const command_spec submit_spec{
   "strom submit JOB --to HOST:PORT [options]",
   "Checks the job file JOB here, submits it to the scheduler at HOST:PORT and follows it to\n"
   "its end with the same summary as 'strom train' (or, with --detach, prints its job id).\n"
+  "Ctrl-C (or SIGTERM) while it follows the job cancels the job.\n"
   "Data paths in JOB must exist at the same absolute paths on every node.",
   {
     {"to", "HOST:PORT", "the scheduler ('strom node --scheduler' prints it)"},
@@ -39,6 +41,7 @@ constexpr std::uint64_t max_job_nodes = 4096;
 } // namespace
 
 int run_submit(int argc, char** argv) {
+  runtime::stop_signals signals;  // Ctrl-C cancels the job this command follows
   auto parsed = parse_command(submit_spec, "strom submit", argc, argv);
   if (!parsed.args)
     return parsed.exit_status;
@@ -85,7 +88,11 @@ int run_submit(int argc, char** argv) {
   const auto where = runtime::to_string(*to);
   auto link = connect_scheduler(*args, *to, "strom submit", job->source());
   if (!link)
-    return exit_failure;
+    return failure_status();
+  if (runtime::stop_requested()) {
+    fmt::print(stderr, "strom submit: interrupted before {} was submitted\n", job->source());
+    return failure_status();
+  }
   if (args->has("detach")) {
     auto job_id = runtime::submit_job(link->system, link->scheduler, *submission);
     if (!job_id) {
@@ -99,7 +106,7 @@ int run_submit(int argc, char** argv) {
   }
   runtime::progress_display display{stderr};
   auto report = runtime::run_job(link->system, link->scheduler, *submission, &display);
-  if (!report)
+  if (!report && !runtime::stop_requested())
     report = error{fmt::format("{} on {}: {}", job->source(), where, report.err().message)};
   return finish_training("strom submit", report, args->get("metrics-out"));
 }

@@ -10,6 +10,8 @@
 #include "strom/runtime/local_training.hpp"
 #include "strom/runtime/cluster_training.hpp"
 #include "strom/runtime/progress_display.hpp"
+#include "strom/runtime/stop_signals.hpp"
+#include "strom/runtime/training_setup.hpp"
 
 namespace strom::cli {
 
@@ -18,7 +20,8 @@ namespace {
 const command_spec train_spec{
   "strom train JOB [options]",
   "Trains the job file JOB, evaluates it on the test set after every epoch and saves a\n"
-  "checkpoint of parameters, updater state and progress.",
+  "checkpoint of parameters, updater state and progress. Ctrl-C (or SIGTERM) stops it and\n"
+  "says where its last checkpoint is.",
   {
     {"epochs", "N", "override training.epochs"},
     {"workers", "N", "trainers per node sharing encoded updates (default: one per core, or 1 with --nodes)"},
@@ -33,9 +36,38 @@ const command_spec train_spec{
 /// Nodes of an in-process cluster; each starts an actor system with its own threads.
 constexpr std::uint64_t max_nodes = 64;
 
+/// Passes progress on and counts the epochs that ended: every run saves its checkpoint
+/// before it reports the epoch.
+class epoch_counter : public runtime::training_observer {
+public:
+  explicit epoch_counter(runtime::training_observer& next) : next_(next) {}
+  void on_step(const runtime::step_progress& p) override { next_.on_step(p); }
+  void on_epoch(const runtime::epoch_summary& s) override {
+    ++epochs_;
+    next_.on_epoch(s);
+  }
+  std::uint32_t epochs() const noexcept { return epochs_; }
+
+private:
+  runtime::training_observer& next_;
+  std::uint32_t epochs_ = 0;
+};
+
+/// What `strom train` says when SIGINT or SIGTERM stopped it: where its last checkpoint is.
+int report_interrupted(const std::string& checkpoint, std::uint32_t epochs_done) {
+  if (epochs_done == 0 || checkpoint.empty())
+    fmt::print(stderr, "strom train: interrupted in epoch {}; no checkpoint was written yet\n",
+               epochs_done + 1);
+  else
+    fmt::print(stderr, "strom train: interrupted in epoch {}; last checkpoint (epoch {}): {}\n",
+               epochs_done + 1, epochs_done, checkpoint);
+  return failure_status();
+}
+
 } // namespace
 
 int run_train(int argc, char** argv) {
+  runtime::stop_signals signals;  // Ctrl-C ends the run, naming its last checkpoint
   auto parsed = parse_command(train_spec, "strom train", argc, argv);
   if (!parsed.args)
     return parsed.exit_status;
@@ -57,12 +89,13 @@ int run_train(int argc, char** argv) {
     return exit_failure;
   }
   runtime::progress_display display{stderr};
+  epoch_counter epochs_done{display};
   runtime::local_training_options options;
   if (auto e = epochs.value())
     options.epochs = static_cast<std::uint32_t>(*e);
   options.seed = seed.value();
   options.checkpoint_dir = args->get("checkpoint-dir").value_or("checkpoints");
-  options.observer = &display;
+  options.observer = &epochs_done;
   runtime::cluster_shape shape;
   shape.nodes = static_cast<std::uint32_t>(nodes.value().value_or(1));
   const std::uint32_t default_workers =
@@ -71,6 +104,10 @@ int run_train(int argc, char** argv) {
   auto report = shape.nodes == 1 && shape.workers == 1
                   ? runtime::train_locally(*job, options)
                   : runtime::train_on_cluster(*job, options, shape);
+  if (!report && runtime::stop_requested())
+    return report_interrupted(
+      runtime::checkpoint_path(options.checkpoint_dir, job->reader().getName().cStr()),
+      epochs_done.epochs());
   return finish_training("strom train", report, args->get("metrics-out"));
 }
 

@@ -13,11 +13,19 @@ int run_node(int argc, char** argv);
 int run_submit(int argc, char** argv);
 int run_attach(int argc, char** argv);
 int run_status(int argc, char** argv);
+int run_cancel(int argc, char** argv);
 
 /// Exit statuses shared by every command.
 constexpr int exit_ok = 0;
 constexpr int exit_failure = 1;
 constexpr int exit_usage = 2;
+/// A command ended by SIGINT or SIGTERM exits with 128 + the signal's number, as a shell
+/// reports a process the signal killed (130 for Ctrl-C).
+constexpr int exit_signal_base = 128;
+
+/// The exit status of a command that failed: exit_failure, or exit_signal_base + the signal
+/// when SIGINT or SIGTERM ended it (runtime/stop_signals.hpp).
+int failure_status();
 
 /// Largest epoch count accepted on the command line; more is surely a typo.
 constexpr std::uint64_t max_epochs = 1'000'000;

@@ -22,6 +22,7 @@ commands:
   submit JOB       submit a job file to a cluster's scheduler (--to HOST:PORT) and follow it
   attach JOB_ID    follow a job submitted earlier (--to HOST:PORT) to its end
   status           list a scheduler's nodes and jobs (--to HOST:PORT)
+  cancel JOB_ID    cancel a running job (--to HOST:PORT)
 
 global options:
   --log-level LEVEL  trace, debug, info (default), warning, error or off
@@ -63,6 +64,8 @@ int main(int argc, char** argv) {
     return cli::run_attach(rest, rest_argv);
   if (command == "status")
     return cli::run_status(rest, rest_argv);
+  if (command == "cancel")
+    return cli::run_cancel(rest, rest_argv);
   fmt::print(stderr, "strom: unknown command '{}'\n\n{}", command, top_help);
   return cli::exit_usage;
 }

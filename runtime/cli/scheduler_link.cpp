@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "strom/runtime/node_daemon.hpp"
+#include "strom/runtime/stop_signals.hpp"
 
 namespace strom::cli {
 
@@ -46,6 +47,7 @@ std::unique_ptr<scheduler_link> connect_scheduler(const arguments& args,
   auto link = std::make_unique<scheduler_link>();
   runtime::connect_options connecting;
   connecting.timeout = *timeout;
+  connecting.interrupted = [] { return runtime::stop_requested(); };
   auto connection = runtime::connect_to_scheduler(link->system, to, connecting);
   if (!connection)
     return fail(connection.err().message);

@@ -10,7 +10,7 @@ int finish_training(std::string_view command, const result<runtime::training_rep
                     const std::optional<std::string>& metrics_out) {
   if (!report) {
     fmt::print(stderr, "{}: {}\n", command, report.err().message);
-    return exit_failure;
+    return failure_status();
   }
   if (metrics_out) {
     if (auto ok = runtime::write_metrics(*metrics_out, *report); !ok) {

@@ -41,7 +41,7 @@ struct cluster_fixture : strom::testing::deterministic_system {
   /// `agent` asks to join as `name`; returns the scheduler's answer.
   join_reply join(caf::scoped_actor& agent, const std::string& name, std::uint32_t workers = 1,
                   std::uint32_t version = protocol_version) {
-    agent->send(master, join_request{version, name, "10.0.0.1", 4, workers});
+    agent->send(master, join_request{version, name, "10.0.0.1", 4, workers, {}});
     sched.run();
     std::optional<join_reply> reply;
     agent->receive([&](const join_reply& r) { reply = r; }, caf::after(0s) >> [] {});
@@ -337,4 +337,119 @@ BOOST_AUTO_TEST_CASE(a_late_attach_gets_the_outcome_of_an_ended_job) {
   late->receive([&](const submit_reply& r) { unknown = r; }, caf::after(0s) >> [] {});
   BOOST_REQUIRE(unknown);
   BOOST_TEST(!unknown->accepted);
+}
+
+BOOST_AUTO_TEST_CASE(refuses_a_join_without_the_admission_token_naming_the_node) {
+  auto setup = quiet_setup();
+  setup.admission_token = "own-nodes-only";
+  cluster_fixture env{setup};
+  caf::scoped_actor stranger{env.sys};
+  const auto reply = env.join(stranger, "stranger");
+  BOOST_TEST(!reply.accepted);
+  BOOST_TEST(reply.reason.find("node 'stranger' at 10.0.0.1 did not bring its admission token")
+             != std::string::npos, reply.reason);
+  caf::scoped_actor own{env.sys};
+  own->send(env.master, join_request{protocol_version, "own", "10.0.0.2", 4, 1, "own-nodes-only"});
+  env.sched.run();
+  std::optional<join_reply> admitted;
+  own->receive([&](const join_reply& r) { admitted = r; }, caf::after(0s) >> [] {});
+  BOOST_REQUIRE(admitted);
+  BOOST_TEST(admitted->accepted);
+}
+
+BOOST_AUTO_TEST_CASE(answers_a_members_keepalive_as_still_a_member) {
+  cluster_fixture env;
+  caf::scoped_actor a{env.sys};
+  const auto id = env.join(a, "a").node_id;
+  a->send(env.master, keepalive_atom_v, id);
+  env.sched.run();
+  std::optional<keepalive_reply> reply;
+  a->receive([&](const keepalive_reply& r) { reply = r; }, caf::after(0s) >> [] {});
+  BOOST_REQUIRE(reply);
+  BOOST_TEST(!reply->dropped);
+}
+
+BOOST_AUTO_TEST_CASE(tells_a_dropped_node_so_whenever_it_is_heard_from_again) {
+  auto setup = quiet_setup();
+  setup.heartbeat_timeout = 3s;
+  cluster_fixture env{setup};
+  caf::scoped_actor frozen{env.sys};
+  const auto id = env.join(frozen, "frozen").node_id;
+  env.sched.advance_time(setup.heartbeat_timeout);  // its pings go unanswered: dropped
+  env.sched.run();
+  const auto dropped_notice = [&] {
+    std::optional<std::string> why;
+    frozen->receive([&](dropped_atom, const std::string& reason) { why = reason; },
+                    caf::after(0s) >> [] {});
+    return why;
+  };
+  const auto first = dropped_notice();  // sent when it was dropped, read once it runs again
+  BOOST_REQUIRE(first);
+  BOOST_TEST(first->find("node " + std::to_string(id) + " (frozen at 10.0.0.1) lost")
+             != std::string::npos, *first);
+  frozen->send(env.master, keepalive_atom_v, id);
+  env.sched.run();
+  std::optional<keepalive_reply> reply;
+  frozen->receive([&](const keepalive_reply& r) { reply = r; }, caf::after(0s) >> [] {});
+  BOOST_REQUIRE(reply);
+  BOOST_TEST(reply->dropped);
+  BOOST_TEST(reply->reason == *first);
+  frozen->send(env.master, node_progress{1, id, 0, 5, 50, 1.0});
+  env.sched.run();
+  BOOST_TEST((dropped_notice() == first));
+}
+
+BOOST_AUTO_TEST_CASE(a_cancelled_job_ends_as_cancelled_and_its_nodes_stop_it) {
+  cluster_fixture env;
+  caf::scoped_actor a{env.sys};
+  const auto id_a = env.join(a, "a").node_id;
+  const auto relay_a = env.sys.spawn(relay);
+  const auto job = env.submit();
+  BOOST_REQUIRE(job.accepted);
+  env.assignment_for(a, ready_with(relay_a, id_a));
+  env.sched.run();
+  BOOST_TEST((started_epoch(a) == 0u));
+  caf::scoped_actor canceller{env.sys};
+  canceller->send(env.master, cancel_atom_v, job.job_id);
+  env.sched.run();
+  std::optional<submit_reply> answer;
+  canceller->receive([&](const submit_reply& r) { answer = r; }, caf::after(0s) >> [] {});
+  BOOST_REQUIRE(answer);
+  BOOST_TEST(answer->accepted);
+  bool told_to_stop = false;
+  a->receive([&](stop_atom, std::uint64_t job_id) { told_to_stop = job_id == job.job_id; },
+             caf::after(0s) >> [] {});
+  BOOST_TEST(told_to_stop);
+  const auto end = env.client_gets<job_finished>();
+  BOOST_REQUIRE(end);
+  BOOST_TEST(end->cancelled);
+  BOOST_TEST(!end->succeeded);
+  env.self->send(env.master, status_atom_v);
+  env.sched.run();
+  const auto status = env.client_gets<cluster_status>();
+  BOOST_REQUIRE(status);
+  BOOST_REQUIRE_EQUAL(status->jobs.size(), 1u);
+  BOOST_TEST(status->jobs[0].state == "cancelled");
+}
+
+BOOST_AUTO_TEST_CASE(refuses_to_cancel_an_ended_or_unknown_job) {
+  cluster_fixture env;
+  caf::scoped_actor a{env.sys};
+  env.join(a, "a");
+  const auto job = env.submit();
+  env.self->send(env.master, cancel_atom_v, job.job_id);
+  env.sched.run();
+  BOOST_REQUIRE(env.client_gets<submit_reply>()->accepted);
+  const auto cancel = [&](std::uint64_t job_id) {
+    env.self->send(env.master, cancel_atom_v, job_id);
+    env.sched.run();
+    auto reply = env.client_gets<submit_reply>();
+    BOOST_REQUIRE(reply);
+    BOOST_TEST(!reply->accepted);
+    return reply->reason;
+  };
+  BOOST_TEST(cancel(job.job_id) == "job " + std::to_string(job.job_id)
+                                     + " has already ended (cancelled)");
+  BOOST_TEST(cancel(job.job_id + 5) == "the scheduler knows no job "
+                                         + std::to_string(job.job_id + 5));
 }

@@ -104,6 +104,31 @@ BOOST_AUTO_TEST_CASE(usage_errors_exit_with_status_2) {
   BOOST_TEST(run("train x.job --epochs many").status == 2);
 }
 
+BOOST_AUTO_TEST_CASE(reconnect_timeout_takes_a_duration_within_bounds) {
+  auto word = run("node --join 127.0.0.1:1 --reconnect-timeout soon");
+  BOOST_TEST(word.status == 2);
+  BOOST_TEST(contains(word.output, "--reconnect-timeout: 'soon' is not a duration"), word.output);
+  auto unit = run("node --join 127.0.0.1:1 --reconnect-timeout 5h");
+  BOOST_TEST(unit.status == 2);
+  BOOST_TEST(contains(unit.output, "'5h' is not a duration"), unit.output);
+  auto short_one = run("node --join 127.0.0.1:1 --reconnect-timeout 500ms");
+  BOOST_TEST(short_one.status == 2);
+  BOOST_TEST(contains(short_one.output, "500ms is outside [2000 ms, 86400000 ms]"),
+             short_one.output);
+  auto on_scheduler = run("node --scheduler --listen 127.0.0.1:0 --reconnect-timeout 90s");
+  BOOST_TEST(on_scheduler.status == 2);
+  BOOST_TEST(contains(on_scheduler.output, "--reconnect-timeout is for worker nodes"),
+             on_scheduler.output);
+}
+
+BOOST_AUTO_TEST_CASE(cancel_is_listed_and_needs_a_numeric_job_id) {
+  BOOST_TEST(contains(run("--help").output, "cancel JOB_ID"));
+  auto named = run("cancel first --to 127.0.0.1:1");
+  BOOST_TEST(named.status == 2);
+  BOOST_TEST(contains(named.output, "job id 'first' is not a non-negative integer"), named.output);
+  BOOST_TEST(run("cancel 3").status == 2);  // no --to
+}
+
 BOOST_AUTO_TEST_CASE(malformed_job_file_fails_naming_file_and_line) {
   scratch s;
   auto job = s.write("broken.job", "(\n  name = \"b\",\n  training = (epochz = 1)\n)\n");

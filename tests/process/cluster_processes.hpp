@@ -195,11 +195,12 @@ inline constexpr auto startup_limit = 20'000ms;
 /// A scheduler process and worker processes (one trainer each) on 127.0.0.1.
 class local_cluster {
 public:
-  /// Starts the scheduler and `workers` nodes named w1, w2, ... and waits until they joined.
-  explicit local_cluster(int workers) {
-    scheduler_ = std::make_unique<child>(
-      std::vector<std::string>{"node", "--scheduler", "--listen", "127.0.0.1:0"}, dir_.path(),
-      "scheduler");
+  /// Starts the scheduler (with `scheduler_options` added to its command line) and `workers`
+  /// nodes named w1, w2, ... and waits until they joined.
+  explicit local_cluster(int workers, const std::vector<std::string>& scheduler_options = {}) {
+    std::vector<std::string> args{"node", "--scheduler", "--listen", "127.0.0.1:0"};
+    args.insert(args.end(), scheduler_options.begin(), scheduler_options.end());
+    scheduler_ = std::make_unique<child>(args, dir_.path(), "scheduler");
     const std::string marker = "listening on ";
     BOOST_REQUIRE_MESSAGE(scheduler_->wait_for_output(marker, startup_limit),
                           scheduler_->transcript());
@@ -251,6 +252,18 @@ private:
   std::vector<std::unique_ptr<child>> workers_;
   std::string address_;
 };
+
+/// Calls `probe` every 100 ms until it returns true or `limit` passed; returns the last answer.
+template <class Probe>
+bool eventually(Probe probe, std::chrono::milliseconds limit) {
+  for (auto deadline = std::chrono::steady_clock::now() + limit;;) {
+    if (probe())
+      return true;
+    if (std::chrono::steady_clock::now() >= deadline)
+      return false;
+    std::this_thread::sleep_for(100ms);
+  }
+}
 
 /// The example MLP job every cluster test trains.
 inline const std::string fashion_mlp_job =

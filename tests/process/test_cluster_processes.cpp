@@ -148,3 +148,157 @@ BOOST_AUTO_TEST_CASE(sigterm_stops_a_worker_and_the_scheduler_with_status_0) {
   BOOST_REQUIRE_MESSAGE(scheduler.has_value(), cluster.scheduler().transcript());
   BOOST_TEST(*scheduler == 0, cluster.scheduler().transcript());
 }
+
+namespace {
+
+/// Scheduler options that lose a stopped worker within half a second.
+const std::vector<std::string> quick_heartbeats{"--heartbeat-interval", "100",
+                                                "--heartbeat-timeout", "500"};
+/// A dropped worker, resumed, must have exited by then ("within a few seconds").
+constexpr auto dropped_exit_limit = 5'000ms;
+/// A client or training run stopped by a signal must have ended by then.
+constexpr auto interrupt_limit = 10'000ms;
+/// Exit status after SIGINT: 128 + 2, as a shell reports it.
+constexpr int interrupted_status = 130;
+
+/// Whether `strom status` lists `text` within `limit`.
+bool status_shows(local_cluster& cluster, const std::string& text,
+                  std::chrono::milliseconds limit) {
+  return eventually(
+    [&] { return contains(cluster.command({"status"}, "status_poll", refusal_limit).out, text); },
+    limit);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_worker_stopped_past_the_heartbeat_timeout_exits_saying_it_was_dropped) {
+  local_cluster cluster{1, quick_heartbeats};
+  auto& worker = cluster.worker(0);
+  worker.signal(SIGSTOP);
+  BOOST_REQUIRE_MESSAGE(status_shows(cluster, "0 nodes,", startup_limit),
+                        cluster.scheduler().transcript());
+  worker.signal(SIGCONT);
+  auto status = worker.wait(dropped_exit_limit);
+  BOOST_REQUIRE_MESSAGE(status.has_value(), "the resumed worker still runs\n"
+                                              << worker.transcript());
+  BOOST_TEST(*status == 1);
+  const auto err = worker.err();
+  BOOST_TEST(contains(err, "node 'w1'"), err);
+  BOOST_TEST(contains(err, "dropped by the scheduler"), err);
+  BOOST_TEST(contains(err, "no heartbeat answer within 500 ms"), err);
+}
+
+BOOST_AUTO_TEST_CASE(ctrl_c_on_an_attached_submit_cancels_its_job) {
+  local_cluster cluster{1};
+  auto submit = cluster.start({"submit", fashion_mlp_job, "--epochs", "30"}, "submit");
+  BOOST_REQUIRE_MESSAGE(status_shows(cluster, " training ", short_job_limit),
+                        submit->transcript());
+  submit->signal(SIGINT);
+  auto status = submit->wait(interrupt_limit);
+  BOOST_REQUIRE_MESSAGE(status.has_value(), submit->transcript());
+  BOOST_TEST(*status == interrupted_status);
+  BOOST_TEST(contains(submit->err(), "strom submit: interrupted: cancelled job 1"),
+             submit->err());
+  auto listed = cluster.command({"status"}, "status", refusal_limit);
+  BOOST_TEST(contains(listed.out, " cancelled "), listed.out);
+  BOOST_TEST(!contains(listed.out, " training "), listed.out);
+}
+
+BOOST_AUTO_TEST_CASE(strom_cancel_ends_a_running_job_and_refuses_an_ended_or_unknown_one) {
+  local_cluster cluster{1};
+  auto detached = cluster.command({"submit", fashion_mlp_job, "--epochs", "30", "--detach"},
+                                  "detach", refusal_limit);
+  BOOST_REQUIRE_MESSAGE(detached.status == 0, detached.err);
+  auto cancelled = cluster.command({"cancel", "1"}, "cancel", refusal_limit);
+  BOOST_TEST(cancelled.status == 0, cancelled.err);
+  BOOST_TEST(contains(cancelled.out, "cancelled job 1"), cancelled.out);
+  auto listed = cluster.command({"status"}, "status", refusal_limit);
+  BOOST_TEST(contains(listed.out, " cancelled "), listed.out);
+  auto again = cluster.command({"cancel", "1"}, "cancel_again", refusal_limit);
+  BOOST_TEST(again.status == 1);
+  BOOST_TEST(contains(again.err, "job 1 has already ended (cancelled)"), again.err);
+  auto unknown = cluster.command({"cancel", "7"}, "cancel_unknown", refusal_limit);
+  BOOST_TEST(unknown.status == 1);
+  BOOST_TEST(contains(unknown.err, "knows no job 7"), unknown.err);
+  // The nodes dropped the job's actors: the next job runs.
+  auto next = cluster.command({"submit", fashion_mlp_job, "--epochs", "1", "--detach"},
+                              "detach_next", refusal_limit);
+  BOOST_TEST(next.status == 0, next.err);
+}
+
+BOOST_AUTO_TEST_CASE(ctrl_c_on_attach_detaches_and_the_job_runs_on) {
+  local_cluster cluster{1};
+  auto detached = cluster.command({"submit", fashion_mlp_job, "--epochs", "30", "--detach"},
+                                  "detach", refusal_limit);
+  BOOST_REQUIRE_MESSAGE(detached.status == 0, detached.err);
+  auto attach = cluster.start({"attach", "1"}, "attach");
+  BOOST_REQUIRE_MESSAGE(status_shows(cluster, " training ", short_job_limit),
+                        attach->transcript());
+  attach->signal(SIGINT);
+  auto status = attach->wait(interrupt_limit);
+  BOOST_REQUIRE_MESSAGE(status.has_value(), attach->transcript());
+  BOOST_TEST(*status == interrupted_status);
+  BOOST_TEST(contains(attach->err(), "detached from job 1, which keeps running"),
+             attach->err());
+  auto listed = cluster.command({"status"}, "status", refusal_limit);
+  BOOST_TEST(contains(listed.out, " training "), listed.out);
+}
+
+BOOST_AUTO_TEST_CASE(ctrl_c_on_train_names_its_last_checkpoint) {
+  scratch dir;
+  const auto checkpoint = dir.path() / "fashion_mlp.ckpt";
+  child train{{"train", fashion_mlp_job, "--workers", "1", "--epochs", "30", "--checkpoint-dir",
+               dir.path().string()},
+              dir.path(), "train"};
+  BOOST_REQUIRE_MESSAGE(eventually([&] { return fs::exists(checkpoint); }, short_job_limit),
+                        train.transcript());
+  std::this_thread::sleep_for(300ms);  // the epoch is reported right after its checkpoint
+  train.signal(SIGINT);
+  auto status = train.wait(interrupt_limit);
+  BOOST_REQUIRE_MESSAGE(status.has_value(), train.transcript());
+  BOOST_TEST(*status == interrupted_status);
+  BOOST_TEST(contains(train.err(), "strom train: interrupted in epoch "), train.err());
+  BOOST_TEST(contains(train.err(), "last checkpoint (epoch "), train.err());
+  BOOST_TEST(contains(train.err(), checkpoint.string()), train.err());
+}
+
+BOOST_AUTO_TEST_CASE(ctrl_c_on_train_before_its_first_epoch_says_no_checkpoint_was_written) {
+  scratch dir;
+  child train{{"train", fashion_mlp_job, "--workers", "1", "--epochs", "30", "--checkpoint-dir",
+               dir.path().string()},
+              dir.path(), "train"};
+  // It logs the data it loaded just before the first step.
+  BOOST_REQUIRE_MESSAGE(
+    eventually([&] { return contains(train.err(), "training and"); }, short_job_limit),
+    train.transcript());
+  train.signal(SIGINT);
+  auto status = train.wait(interrupt_limit);
+  BOOST_REQUIRE_MESSAGE(status.has_value(), train.transcript());
+  BOOST_TEST(*status == interrupted_status);
+  BOOST_TEST(contains(train.err(), "interrupted in epoch 1; no checkpoint was written yet"),
+             train.err());
+}
+
+BOOST_AUTO_TEST_CASE(a_stranger_cannot_join_an_in_process_cluster_and_ctrl_c_cancels_its_run) {
+  scratch dir;
+  child train{{"train", fashion_mlp_job, "--nodes", "2", "--epochs", "30", "--checkpoint-dir",
+               dir.path().string()},
+              dir.path(), "train"};
+  const std::string marker = "joined the scheduler on ";
+  BOOST_REQUIRE_MESSAGE(eventually([&] { return contains(train.err(), marker); }, startup_limit),
+                        train.transcript());
+  const auto err = train.err();
+  const auto start = err.find(marker) + marker.size();
+  const auto address = err.substr(start, err.find('\n', start) - start);
+  auto stranger = run_strom({"node", "--join", address, "--workers", "1", "--name", "stranger"},
+                            dir.path(), "stranger", refusal_limit);
+  BOOST_TEST(stranger.status == 1);
+  BOOST_TEST(contains(stranger.err, "refused the join"), stranger.err);
+  BOOST_TEST(contains(stranger.err, "admission token"), stranger.err);
+  BOOST_TEST(contains(train.err(), "refused node 'stranger' at 127.0.0.1"), train.err());
+  train.signal(SIGINT);
+  auto status = train.wait(interrupt_limit);
+  BOOST_REQUIRE_MESSAGE(status.has_value(), train.transcript());
+  BOOST_TEST(*status == interrupted_status);
+  BOOST_TEST(contains(train.err(), "strom train: interrupted in epoch 1"), train.err());
+}

@@ -81,7 +81,7 @@ struct relay_stats {
 
 /// Bumped whenever a message of this header changes: nodes of different versions refuse to
 /// join instead of misreading each other.
-inline constexpr std::uint32_t protocol_version = 2;
+inline constexpr std::uint32_t protocol_version = 3;
 
 /// node_agent -> scheduler: asks to join (the sender is the agent the scheduler monitors).
 struct join_request {
@@ -90,6 +90,9 @@ struct join_request {
   std::string address;        ///< the address the node advertises
   std::uint32_t cores = 1;
   std::uint32_t workers = 1;  ///< trainer slots the node offers
+  /// What a scheduler that admits only its own nodes asks for (scheduler_setup); empty
+  /// elsewhere.
+  std::string admission_token;
 };
 
 /// scheduler -> node_agent: the answer to a join_request.
@@ -108,11 +111,11 @@ struct job_submission {
   std::uint32_t nodes = 0;     ///< nodes required; 0: every node that has joined
 };
 
-/// scheduler -> client: the answer to a job_submission or an attach.
+/// scheduler -> client: the answer to a job_submission, an attach or a cancel.
 struct submit_reply {
   bool accepted = false;
   std::uint64_t job_id = 0;
-  std::string reason;  ///< why the job was refused
+  std::string reason;  ///< why the request was refused
 };
 
 /// scheduler -> node_agent: train a job as one of its nodes.
@@ -193,8 +196,15 @@ struct job_epoch {
 struct job_finished {
   std::uint64_t job_id = 0;
   bool succeeded = false;
-  std::string failure;  ///< why it failed
+  bool cancelled = false;  ///< ended by a cancel request (then not succeeded)
+  std::string failure;     ///< why it failed or who cancelled it
   training_report report;
+};
+
+/// scheduler -> node_agent: the answer to (keepalive_atom, node_id).
+struct keepalive_reply {
+  bool dropped = false;  ///< the scheduler no longer counts the node as a member
+  std::string reason;    ///< why it was dropped
 };
 
 /// One node as the scheduler sees it.
@@ -210,7 +220,7 @@ struct node_status {
 struct job_status {
   std::uint64_t job_id = 0;
   std::string name;
-  std::string state;          ///< "preparing", "training", "succeeded", "failed"
+  std::string state;  ///< "preparing", "training", "succeeded", "failed", "cancelled"
   std::uint32_t epoch = 0;    ///< epochs finished
   std::uint32_t epochs = 0;
   std::string failure;
@@ -286,7 +296,7 @@ typename F::result_type inspect(F& f, relay_stats& x) {
 template <class F>
 typename F::result_type inspect(F& f, join_request& x) {
   return f(caf::meta::type_name("join_request"), x.version, x.name, x.address, x.cores,
-           x.workers);
+           x.workers, x.admission_token);
 }
 
 template <class F>
@@ -351,7 +361,13 @@ typename F::result_type inspect(F& f, job_epoch& x) {
 
 template <class F>
 typename F::result_type inspect(F& f, job_finished& x) {
-  return f(caf::meta::type_name("job_finished"), x.job_id, x.succeeded, x.failure, x.report);
+  return f(caf::meta::type_name("job_finished"), x.job_id, x.succeeded, x.cancelled, x.failure,
+           x.report);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, keepalive_reply& x) {
+  return f(caf::meta::type_name("keepalive_reply"), x.dropped, x.reason);
 }
 
 template <class F>
@@ -406,6 +422,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   CAF_ADD_TYPE_ID(strom, (strom::actors::node_status))
   CAF_ADD_TYPE_ID(strom, (strom::actors::job_status))
   CAF_ADD_TYPE_ID(strom, (strom::actors::cluster_status))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::keepalive_reply))
 
   // Atoms: at most 10 characters each (CAF 0.17 atom_value).
   CAF_ADD_ATOM(strom, strom::actors, step_atom, "step")
@@ -425,5 +442,8 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   CAF_ADD_ATOM(strom, strom::actors, node_hung_atom, "node_hung")
   CAF_ADD_ATOM(strom, strom::actors, prepared_atom, "prepared")
   CAF_ADD_ATOM(strom, strom::actors, watchdog_atom, "watchdog")
+  CAF_ADD_ATOM(strom, strom::actors, cancel_atom, "cancel")
+  CAF_ADD_ATOM(strom, strom::actors, keepalive_atom, "keepalive")
+  CAF_ADD_ATOM(strom, strom::actors, dropped_atom, "dropped")
 
 CAF_END_TYPE_ID_BLOCK(strom)

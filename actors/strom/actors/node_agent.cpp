@@ -28,14 +28,18 @@ result<T> guarded(Fn&& fn) {
   }
 }
 
+/// Ends one of the job's actors; demonitored first, as its end is no failure.
+void end_actor(self_ptr self, const caf::actor& member) {
+  self->demonitor(member);
+  self->send_exit(member, caf::exit_reason::user_shutdown);
+}
+
 void stop_job(self_ptr self) {
   auto& st = self->state;
   if (!st.run)
     return;
-  for (const auto& member : st.run->actors.all()) {
-    self->demonitor(member);
-    self->send_exit(member, caf::exit_reason::user_shutdown);
-  }
+  for (const auto& member : st.run->actors.all())
+    end_actor(self, member);
   st.run.reset();
 }
 
@@ -72,6 +76,39 @@ void end_epoch(self_ptr self, const node_agent_setup& setup) {
   });
 }
 
+/// Seconds of `span`, for messages.
+double seconds_of(caf::timespan span) { return std::chrono::duration<double>(span).count(); }
+
+/// The scheduler dropped this node: its job is dead there, so the agent ends with the reason.
+void leave_dropped(self_ptr self, const std::string& reason) {
+  stop_job(self);
+  self->quit(make_failure("dropped by the scheduler: " + reason));
+}
+
+/// Asks the scheduler whether this node is still a member; ends the agent when the
+/// scheduler has not answered for the reconnect timeout.
+void send_keepalive(self_ptr self, const node_agent_setup& setup) {
+  self->request(setup.scheduler, setup.reconnect_timeout, keepalive_atom_v, self->state.node_id)
+    .then(
+      [self](const keepalive_reply& reply) {
+        self->state.last_answer = self->clock().now();
+        if (reply.dropped)
+          leave_dropped(self, reply.reason);
+      },
+      [self, setup](caf::error& err) {
+        const auto silent = self->clock().now() - self->state.last_answer;
+        if (silent < setup.reconnect_timeout)
+          return;  // a later keepalive was answered, or this one failed early: not yet
+        stop_job(self);
+        self->quit(make_failure(
+          fmt::format("gave up on the scheduler after {:g} s without an answer "
+                      "(--reconnect-timeout {:g} s): {}",
+                      seconds_of(silent), seconds_of(setup.reconnect_timeout),
+                      error_text(self->system(), err))));
+      });
+  self->delayed_send(self, setup.keepalive_interval, caf::tick_atom_v);
+}
+
 void prepare(self_ptr self, const node_agent_setup& setup, job_assignment assignment) {
   auto& st = self->state;
   auto promise = self->make_response_promise();
@@ -87,6 +124,7 @@ void prepare(self_ptr self, const node_agent_setup& setup, job_assignment assign
     return;
   }
   st.pending_ready = promise;
+  st.pending_job_id = assignment.job_id;
   auto slot = std::make_shared<std::optional<result<node_job>>>();
   st.prepared = slot;
   run_aside(self, [slot, assignment, factory = setup.prepare](caf::blocking_actor* helper,
@@ -98,7 +136,9 @@ void prepare(self_ptr self, const node_agent_setup& setup, job_assignment assign
 
 void prepared(self_ptr self, const job_assignment& assignment) {
   auto& st = self->state;
-  if (!st.pending_ready || !st.prepared)
+  // A job stopped while it was prepared is dropped here: its slot was let go.
+  if (!st.pending_ready || !st.prepared || st.pending_job_id != assignment.job_id
+      || !st.prepared->has_value())
     return;
   auto promise = std::move(*st.pending_ready);
   st.pending_ready.reset();
@@ -128,6 +168,14 @@ void prepared(self_ptr self, const job_assignment& assignment) {
 void stop(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id) {
   auto& st = self->state;
   auto promise = self->make_response_promise();
+  if (st.pending_ready && st.pending_job_id == job_id) {
+    // Stopped (cancelled, or failed elsewhere) while still loading: never start its actors.
+    st.pending_ready->deliver(make_failure(fmt::format("job {} was stopped", job_id)));
+    st.pending_ready.reset();
+    st.prepared.reset();
+    promise.deliver(node_sharing_report{job_id, st.node_id, {}, {}});
+    return;
+  }
   if (!st.run || st.run->job_id != job_id) {
     promise.deliver(make_failure(fmt::format("node {} runs no job {}", st.node_id, job_id)));
     return;
@@ -136,16 +184,23 @@ void stop(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id) {
   answer->job_id = job_id;
   answer->node_id = st.node_id;
   answer->sent = st.run->actors.framer->stats();
-  self->request(st.run->actors.relay, setup.answer_timeout, stats_atom_v)
+  // The node is free for its next job at once (a cancel is often followed by a submit): the
+  // trainers end now, the relay once it has reported its counts.
+  const auto relay = st.run->actors.relay;
+  for (const auto& member : st.run->actors.trainers)
+    end_actor(self, member);
+  self->demonitor(relay);
+  st.run.reset();
+  self->request(relay, setup.answer_timeout, stats_atom_v)
     .then(
-      [self, answer, promise](const relay_stats& relayed) mutable {
+      [self, answer, promise, relay](const relay_stats& relayed) mutable {
         answer->relayed = relayed;
         promise.deliver(*answer);
-        stop_job(self);
+        end_actor(self, relay);
       },
-      [self, promise](caf::error& err) mutable {
+      [self, promise, relay](caf::error& err) mutable {
         promise.deliver(err);
-        stop_job(self);
+        end_actor(self, relay);
       });
 }
 
@@ -182,7 +237,9 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
           return;
         }
         self->state.node_id = reply.node_id;
+        self->state.last_answer = self->clock().now();
         self->monitor(setup.scheduler);
+        self->delayed_send(self, setup.keepalive_interval, caf::tick_atom_v);
         log::info("node {}: joined as '{}' with {} workers", reply.node_id, setup.identity.name,
                   setup.identity.workers);
       },
@@ -266,6 +323,11 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
       self->send(setup.scheduler, report);
     },
     [self, setup](stop_atom, std::uint64_t job_id) { stop(self, setup, job_id); },
+    [self, setup](caf::tick_atom) { send_keepalive(self, setup); },
+    [self, setup](dropped_atom, const std::string& reason) {
+      if (self->current_sender() == setup.scheduler.address())
+        leave_dropped(self, reason);
+    },
   };
 }
 

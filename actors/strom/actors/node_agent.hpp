@@ -1,7 +1,8 @@
 #pragma once
 // The node agent: the one actor per node that the scheduler knows and monitors. It joins the
-// scheduler (and ends when refused or when the scheduler is lost), answers heartbeats, and
-// for each job it is given spawns the node's trainers and relay, starts their
+// scheduler (and ends when refused, when the scheduler is lost, when the scheduler says it
+// dropped the node, or when keepalives go unanswered for the reconnect timeout), answers
+// heartbeats, and for each job it is given spawns the node's trainers and relay, starts their
 // epochs, sums their reports for the scheduler and hands back the sharing counts at the end.
 // Work that takes long (loading a job's data, evaluating after an epoch) runs on a thread of
 // its own so heartbeats are answered meanwhile.
@@ -43,6 +44,11 @@ struct node_job {
 /// Builds a node_job from an assignment, or says why it cannot.
 using node_job_factory = std::function<result<node_job>(const job_assignment&)>;
 
+/// How long a node keeps trying to reach a scheduler that does not answer (--reconnect-timeout):
+/// six times the scheduler's default heartbeat timeout, so a scheduler busy for a while is
+/// not given up on before it would give up on the node.
+inline constexpr caf::timespan default_reconnect_timeout = std::chrono::seconds(60);
+
 /// What a node agent is built from.
 struct node_agent_setup {
   caf::actor scheduler;
@@ -53,6 +59,11 @@ struct node_agent_setup {
   caf::timespan answer_timeout = std::chrono::seconds(10);
   /// Progress goes to the scheduler at most this often.
   caf::timespan progress_interval = std::chrono::milliseconds(250);
+  /// A joined node asks the scheduler this often whether it still counts as a member, so it
+  /// hears of its drop even when the scheduler no longer pings it.
+  caf::timespan keepalive_interval = std::chrono::seconds(1);
+  /// No answer from the scheduler for this long: the node gives up and the agent ends.
+  caf::timespan reconnect_timeout = default_reconnect_timeout;
   caf::actor observer;  ///< optional: receives the scheduler's join_reply
 };
 
@@ -77,6 +88,8 @@ struct node_agent_state {
   std::uint64_t node_id = 0;  ///< 0 until the scheduler accepted the join
   std::optional<node_job_run> run;
   std::optional<caf::response_promise> pending_ready;  ///< the assignment being prepared
+  std::uint64_t pending_job_id = 0;                    ///< its job
+  caf::actor_clock::time_point last_answer;  ///< the scheduler's latest keepalive answer
   /// Filled by the thread that prepares the assignment, read once its prepared_atom arrives.
   std::shared_ptr<std::optional<result<node_job>>> prepared;
   std::shared_ptr<std::optional<result<epoch_check>>> checked;  ///< likewise for end_epoch
@@ -86,8 +99,11 @@ struct node_agent_state {
 
 /// Handles: ping_atom -> pong_atom; job_assignment -> node_ready (error when it cannot be
 /// prepared); (start_atom, job_id, epoch); step_report, epoch_report, drain_report from its
-/// trainers; (stop_atom, job_id) -> node_sharing_report. Quits with an error when the join is
-/// refused or unanswered, or the scheduler goes down.
+/// trainers; (stop_atom, job_id) -> node_sharing_report (also for a job still being
+/// prepared, which is then dropped); (dropped_atom, reason) from the scheduler. Sends
+/// (keepalive_atom, node_id) every keepalive_interval once joined. Quits with an error when
+/// the join is refused or unanswered, the scheduler goes down, says the node was dropped, or
+/// answers no keepalive for reconnect_timeout; its job's actors stop first.
 caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent_setup setup);
 
 } // namespace strom::actors

@@ -40,11 +40,16 @@ void tell_clients(self_ptr self, const caf::message& msg) {
     self->send(client, msg);
 }
 
+/// The state an ended job shows in status.
+const char* state_of(const job_finished& outcome) {
+  return outcome.succeeded ? "succeeded" : outcome.cancelled ? "cancelled" : "failed";
+}
+
 /// Ends the running job, successful or not: clients get the outcome, late attaches find it.
 void end_job(self_ptr self, job_finished outcome) {
   auto& st = self->state;
   auto& job = *st.job;
-  job.status.state = outcome.succeeded ? "succeeded" : "failed";
+  job.status.state = state_of(outcome);
   job.status.failure = outcome.failure;
   tell_clients(self, caf::make_message(outcome));
   st.outcomes[job.status.job_id] = std::move(outcome);
@@ -54,17 +59,23 @@ void end_job(self_ptr self, job_finished outcome) {
   st.job.reset();
 }
 
+/// The running job's nodes that are still members drop its actors; their answers no longer
+/// matter.
+void stop_on_nodes(self_ptr self, const scheduler_setup& setup) {
+  auto& st = self->state;
+  for (auto id : st.job->nodes)
+    if (auto* m = find_member(st, id))
+      self->request(m->agent, setup.answer_timeout, stop_atom_v, st.job->status.job_id)
+        .then([](const node_sharing_report&) {}, [](caf::error&) {});
+}
+
 void fail_job(self_ptr self, const scheduler_setup& setup, std::string failure) {
   auto& st = self->state;
   if (!st.job)
     return;
   auto& job = *st.job;
   log::warning("scheduler: job {} failed: {}", job.status.job_id, failure);
-  // The surviving nodes drop the job's actors; their answers no longer matter.
-  for (auto id : job.nodes)
-    if (auto* m = find_member(st, id))
-      self->request(m->agent, setup.answer_timeout, stop_atom_v, job.status.job_id)
-        .then([](const node_sharing_report&) {}, [](caf::error&) {});
+  stop_on_nodes(self, setup);
   job_finished outcome;
   outcome.job_id = job.status.job_id;
   outcome.failure = std::move(failure);
@@ -279,8 +290,32 @@ submit_reply submit(self_ptr self, const scheduler_setup& setup, const job_submi
   return {true, job_id, {}};
 }
 
+/// Whether `offered` is the admission token `expected`, in time independent of where they
+/// differ (the token guards a port).
+bool same_token(const std::string& expected, const std::string& offered) {
+  unsigned char difference = expected.size() == offered.size() ? 0 : 1;
+  for (std::size_t i = 0; i < expected.size(); ++i)
+    difference |= static_cast<unsigned char>(expected[i] ^ (i < offered.size() ? offered[i] : 0));
+  return difference == 0;
+}
+
+/// Why `request` may not join a scheduler that admits only nodes with its admission token;
+/// empty when it may.
+std::optional<std::string> admission_refusal(const scheduler_setup& setup,
+                                             const join_request& request) {
+  if (setup.admission_token.empty() || same_token(setup.admission_token, request.admission_token))
+    return std::nullopt;
+  log::warning("scheduler: refused node '{}' at {}: it did not bring the admission token",
+               request.name, request.address);
+  return fmt::format("the scheduler admits only the nodes of its own in-process cluster; "
+                     "node '{}' at {} did not bring its admission token",
+                     request.name, request.address);
+}
+
 join_reply join(self_ptr self, const scheduler_setup& setup, const join_request& request) {
   auto& st = self->state;
+  if (auto refusal = admission_refusal(setup, request))
+    return {false, 0, std::move(*refusal)};
   if (request.version != protocol_version)
     return {false, 0,
             fmt::format("node {} speaks protocol version {}, the scheduler speaks {}",
@@ -311,6 +346,54 @@ join_reply join(self_ptr self, const scheduler_setup& setup, const join_request&
   return {true, id, {}};
 }
 
+/// Remembers `agent`'s node as dropped and tells it: a hung node reads this once it runs
+/// again (a crashed one never does).
+void drop(self_ptr self, const caf::actor& agent, const std::string& why) {
+  self->state.dropped.remember(agent.address(), why);
+  self->send(agent, dropped_atom_v, why);
+}
+
+/// True when the current message comes from a dropped node's agent, which is told again.
+bool tell_if_dropped(self_ptr self) {
+  const auto sender = caf::actor_cast<caf::actor_addr>(self->current_sender());
+  const auto* why = self->state.dropped.reason_for(sender);
+  if (why)
+    self->send(caf::actor_cast<caf::actor>(self->current_sender()), dropped_atom_v, *why);
+  return why != nullptr;
+}
+
+/// The answer to a node's keepalive: whether the scheduler still counts it as a member.
+keepalive_reply keepalive(self_ptr self, std::uint64_t node_id) {
+  const auto& st = self->state;
+  const auto sender = caf::actor_cast<caf::actor_addr>(self->current_sender());
+  if (const auto* why = st.dropped.reason_for(sender))
+    return {true, *why};
+  for (const auto& m : st.members)
+    if (m.agent.address() == sender)
+      return {};
+  return {true, fmt::format("node {} is not a member of the cluster", node_id)};
+}
+
+/// Cancels job `job_id` for a client: its nodes drop its actors and it ends as "cancelled".
+submit_reply cancel(self_ptr self, const scheduler_setup& setup, std::uint64_t job_id) {
+  auto& st = self->state;
+  if (st.job && st.job->status.job_id == job_id) {
+    log::info("scheduler: job {} cancelled by a client", job_id);
+    stop_on_nodes(self, setup);
+    job_finished outcome;
+    outcome.job_id = job_id;
+    outcome.cancelled = true;
+    outcome.failure = "cancelled by a client";
+    outcome.report = st.job->report;
+    end_job(self, std::move(outcome));
+    return {true, job_id, {}};
+  }
+  if (auto done = st.outcomes.find(job_id); done != st.outcomes.end())
+    return {false, job_id,
+            fmt::format("job {} has already ended ({})", job_id, state_of(done->second))};
+  return {false, job_id, fmt::format("the scheduler knows no job {}", job_id)};
+}
+
 /// Removes a node from the cluster; if it trains the running job, the job fails.
 void lose_node(self_ptr self, const scheduler_setup& setup, std::uint64_t node_id,
                const std::string& why) {
@@ -327,6 +410,7 @@ void lose_node(self_ptr self, const scheduler_setup& setup, std::uint64_t node_i
     log::info("scheduler: {} left: {}", describe(it->status), why);
   self->demonitor(it->agent);
   self->send_exit(it->heartbeat, caf::exit_reason::user_shutdown);
+  drop(self, it->agent, failure);
   st.members.erase(it);
   if (training)
     fail_job(self, setup, failure);
@@ -357,6 +441,8 @@ caf::behavior scheduler(caf::stateful_actor<scheduler_state>* self, scheduler_se
   return {
     [self, setup](const join_request& request) { return join(self, setup, request); },
     [self, setup](submit_atom, const job_submission& job) { return submit(self, setup, job); },
+    [self, setup](cancel_atom, std::uint64_t job_id) { return cancel(self, setup, job_id); },
+    [self](keepalive_atom, std::uint64_t node_id) { return keepalive(self, node_id); },
     [self](attach_atom, std::uint64_t job_id) -> submit_reply {
       auto& st = self->state;
       auto client = caf::actor_cast<caf::actor>(self->current_sender());
@@ -386,6 +472,8 @@ caf::behavior scheduler(caf::stateful_actor<scheduler_state>* self, scheduler_se
     },
     [self](const node_progress& progress) {
       auto& st = self->state;
+      if (tell_if_dropped(self))
+        return;
       if (!current(st, progress.job_id, progress.node_id)
           || progress.epoch != st.job->status.epoch)
         return;
@@ -395,6 +483,8 @@ caf::behavior scheduler(caf::stateful_actor<scheduler_state>* self, scheduler_se
     },
     [self, setup](const node_epoch_report& report) {
       auto& st = self->state;
+      if (tell_if_dropped(self))
+        return;
       if (!current(st, report.job_id, report.node_id) || report.epoch != st.job->status.epoch)
         return;
       st.job->epoch_reports[report.node_id] = report;
@@ -404,6 +494,8 @@ caf::behavior scheduler(caf::stateful_actor<scheduler_state>* self, scheduler_se
     },
     [self, setup](const node_failure& failure) {
       auto& st = self->state;
+      if (tell_if_dropped(self))
+        return;
       if (!current(st, failure.job_id, failure.node_id))
         return;
       fail_job(self, setup,

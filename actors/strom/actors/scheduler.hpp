@@ -15,6 +15,7 @@
 
 #include <caf/all.hpp>
 
+#include "strom/actors/dropped_nodes.hpp"
 #include "strom/actors/messages.hpp"
 
 namespace strom::actors {
@@ -29,6 +30,9 @@ struct scheduler_setup {
   caf::timespan answer_timeout = std::chrono::seconds(10);
   /// A running job whose nodes report nothing for this long fails.
   caf::timespan silence_limit = std::chrono::minutes(5);
+  /// Non-empty: only nodes whose join_request carries this token join (an in-process
+  /// cluster's own nodes). Empty: any node that speaks the protocol joins.
+  std::string admission_token;
 };
 
 /// A joined node.
@@ -66,14 +70,17 @@ struct scheduler_state {
   std::vector<job_status> finished_jobs;
   std::map<std::uint64_t, job_finished> outcomes;  ///< by job id, for late attaches
   std::set<caf::actor_addr> children;  ///< linked heartbeat monitors and hubs still running
+  dropped_nodes dropped;  ///< lost nodes, told so when heard from again
 
   static inline const char* name = "strom.scheduler";
 };
 
 /// Handles: join_request -> join_reply; (submit_atom, job_submission) -> submit_reply (the
-/// sender becomes a client of the job); (attach_atom, job_id) -> submit_reply; status_atom ->
-/// cluster_status; node_progress, node_epoch_report, node_failure from nodes;
-/// (node_hung_atom, node_id, reason) from heartbeat monitors.
+/// sender becomes a client of the job); (attach_atom, job_id) -> submit_reply; (cancel_atom,
+/// job_id) -> submit_reply; status_atom -> cluster_status; (keepalive_atom, node_id) ->
+/// keepalive_reply; node_progress, node_epoch_report, node_failure from nodes (a dropped
+/// node's get (dropped_atom, reason) back); (node_hung_atom, node_id, reason) from heartbeat
+/// monitors.
 caf::behavior scheduler(caf::stateful_actor<scheduler_state>* self, scheduler_setup setup);
 
 } // namespace strom::actors

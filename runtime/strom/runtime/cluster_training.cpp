@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "strom/actors/scheduler.hpp"
+#include "strom/log.hpp"
 #include "strom/runtime/job_client.hpp"
 #include "strom/runtime/node_daemon.hpp"
 #include "strom/runtime/node_startup.hpp"
@@ -57,7 +58,11 @@ result<void> start(in_process_cluster& cluster, const cluster_shape& shape) {
     cluster.systems.push_back(std::make_unique<caf::actor_system>(*cluster.configs.back()));
   }
   auto& home = *cluster.systems.front();
-  cluster.scheduler = home.spawn(actors::scheduler, actors::scheduler_setup{});
+  // The loopback port is open to every process on the machine: only nodes that bring the
+  // token, which this process alone knows, may join.
+  actors::scheduler_setup setup;
+  setup.admission_token = make_admission_token();
+  cluster.scheduler = home.spawn(actors::scheduler, setup);
   if (networked) {
     auto port = guarded_port::open(home, cluster.scheduler, {loopback, 0});
     if (!port)
@@ -76,11 +81,16 @@ result<void> start(in_process_cluster& cluster, const cluster_shape& shape) {
       cluster.links.push_back(std::move(*link));
     }
     const node_identity identity{fmt::format("node-{}", i), networked ? loopback : "in-process",
-                                 shape.workers};
+                                 shape.workers, setup.admission_token};
     cluster.agents.push_back(
       spawn_node(system, scheduler, identity, caf::actor_cast<caf::actor>(self)));
   }
-  return await_joins(self, shape.nodes, join_wait);
+  if (auto joined = await_joins(self, shape.nodes, join_wait); !joined)
+    return joined;
+  if (networked)
+    log::info("in-process cluster: {} nodes joined the scheduler on {}:{}", shape.nodes, loopback,
+              cluster.port->port());
+  return success();
 }
 
 } // namespace

@@ -62,7 +62,7 @@ embedded_runtime::embedded_runtime(std::unique_ptr<owned_system> owned, caf::act
     options.workers > 0 ? options.workers : std::max(1u, std::thread::hardware_concurrency());
   scheduler_ = system_.spawn(actors::scheduler, actors::scheduler_setup{});
   caf::scoped_actor self{system_};
-  node_ = runtime::spawn_node(system_, scheduler_, {node_name, node_address, workers},
+  node_ = runtime::spawn_node(system_, scheduler_, {node_name, node_address, workers, {}},
                               caf::actor_cast<caf::actor>(self));
   if (auto joined = runtime::await_joins(self, 1, join_wait); !joined) {
     stop();

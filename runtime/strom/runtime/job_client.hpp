@@ -1,7 +1,9 @@
 #pragma once
 // The client side of a cluster: submit a job to a scheduler, follow its progress to the end
-// (or detach), re-attach by job id, ask for the cluster's status. Every wait is bounded: a
-// scheduler that goes away or falls silent ends the wait with an error.
+// (or detach), re-attach by job id, cancel a job, ask for the cluster's status. Every wait is
+// bounded: a scheduler that goes away or falls silent ends the wait with an error. Waits end
+// on SIGINT or SIGTERM while a stop_signals lives (stop_signals.hpp): a client that submitted
+// and follows a job cancels it, one that attached detaches; the error says which.
 
 #include <chrono>
 #include <cstdint>
@@ -30,14 +32,20 @@ result<std::uint64_t> submit_job(caf::actor_system& system, const caf::actor& sc
                                  const client_limits& limits = {});
 
 /// Submits `submission` and follows the job to its end, telling `observer` (may be null).
+/// On a stop signal it cancels the job: "interrupted: cancelled job N".
 result<training_report> run_job(caf::actor_system& system, const caf::actor& scheduler,
                                 const actors::job_submission& submission,
                                 training_observer* observer, const client_limits& limits = {});
 
-/// Follows job `job_id`, submitted earlier, to its end (at once if it has ended).
+/// Follows job `job_id`, submitted earlier, to its end (at once if it has ended). On a stop
+/// signal it detaches and the job runs on.
 result<training_report> attach_job(caf::actor_system& system, const caf::actor& scheduler,
                                    std::uint64_t job_id, training_observer* observer,
                                    const client_limits& limits = {});
+
+/// Cancels job `job_id`; errors when the scheduler knows no such job or it has ended.
+result<void> cancel_job(caf::actor_system& system, const caf::actor& scheduler,
+                        std::uint64_t job_id, const client_limits& limits = {});
 
 /// The scheduler's nodes and jobs.
 result<actors::cluster_status> query_status(caf::actor_system& system, const caf::actor& scheduler,

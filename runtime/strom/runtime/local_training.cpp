@@ -6,6 +6,7 @@
 #include "strom/compute/data/partition.hpp"
 #include "strom/compute/replica_from_spec.hpp"
 #include "strom/log.hpp"
+#include "strom/runtime/stop_signals.hpp"
 #include "strom/runtime/training_setup.hpp"
 
 namespace strom::runtime {
@@ -50,6 +51,8 @@ result<training_report> train_locally(job_spec& job, const local_training_option
     std::size_t samples = 0;
     std::size_t batches = 0;
     while (const auto* batch = loader.next()) {
+      if (stop_requested())
+        return error{fmt::format("{}: interrupted in epoch {}", job.source(), epoch + 1)};
       loss_sum += trainer.train_step(batch->features, batch->labels, batch->size);
       samples += batch->size;
       ++batches;

@@ -21,7 +21,8 @@ struct local_training_options {
   training_observer* observer = nullptr;
 };
 
-/// Trains `job` to the end (applying the overrides to it) and reports the outcome.
+/// Trains `job` to the end (applying the overrides to it) and reports the outcome; a stop
+/// signal (stop_signals.hpp) ends it with an error after the current batch.
 result<training_report> train_locally(job_spec& job, const local_training_options& options);
 
 } // namespace strom::runtime

@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <optional>
 #include <thread>
@@ -19,6 +18,8 @@
 #include "strom/actors/node_agent.hpp"
 #include "strom/log.hpp"
 #include "strom/runtime/node_startup.hpp"
+#include "strom/runtime/interruptible_wait.hpp"
+#include "strom/runtime/stop_signals.hpp"
 #include "strom/runtime/system_config.hpp"
 #include "strom/runtime/transport/advertise_address.hpp"
 #include "strom/runtime/transport/guarded_port.hpp"
@@ -27,55 +28,21 @@ namespace strom::runtime {
 
 namespace {
 
-/// How often a waiting daemon looks for SIGINT or SIGTERM.
-constexpr auto signal_poll = std::chrono::milliseconds(100);
-
 /// Time an actor told to stop may take to end (a node agent stops its job's actors first).
 constexpr auto stop_wait = std::chrono::seconds(10);
 
 /// Margin over the agent's own join timeout before giving up on its answer.
 constexpr auto join_answer_margin = std::chrono::seconds(5);
 
-/// Set by the SIGINT/SIGTERM handler; daemons poll it.
-volatile std::sig_atomic_t stop_requested = 0;
-
-extern "C" void request_stop(int) { stop_requested = 1; }
-
-/// Catches SIGINT and SIGTERM while a daemon runs, restoring the previous handlers after.
-class stop_signals {
-public:
-  stop_signals() {
-    stop_requested = 0;
-    struct sigaction action {};
-    action.sa_handler = request_stop;
-    sigemptyset(&action.sa_mask);
-    action.sa_flags = SA_RESTART;
-    sigaction(SIGINT, &action, &previous_int_);
-    sigaction(SIGTERM, &action, &previous_term_);
-  }
-  ~stop_signals() {
-    sigaction(SIGINT, &previous_int_, nullptr);
-    sigaction(SIGTERM, &previous_term_, nullptr);
-  }
-  stop_signals(const stop_signals&) = delete;
-  stop_signals& operator=(const stop_signals&) = delete;
-
-private:
-  struct sigaction previous_int_ {};
-  struct sigaction previous_term_ {};
-};
-
 /// Waits until `watched` ends (its exit reason) or a stop signal arrives (nullopt).
 std::optional<caf::error> wait_for_end_or_signal(caf::scoped_actor& self,
                                                  const caf::actor& watched) {
   std::optional<caf::error> reason;
-  while (!reason && !stop_requested)
-    self->receive(
-      [&](caf::down_msg& down) {
-        if (down.source == watched.address())
-          reason = std::move(down.reason);
-      },
-      caf::after(signal_poll) >> [] {});
+  receive_until(self, caf::timespan::max(), on_stop::end_wait, [&] { return reason.has_value(); },
+                [&](caf::down_msg& down) {
+                  if (down.source == watched.address())
+                    reason = std::move(down.reason);
+                });
   return reason;
 }
 
@@ -193,21 +160,29 @@ result<void> run_worker_node(const worker_node_options& options) {
   caf::actor_system system{config};
   connect_options connecting;
   connecting.timeout = options.connect_timeout;
-  connecting.interrupted = [] { return stop_requested != 0; };
+  connecting.interrupted = [] { return stop_requested(); };
   auto scheduler = connect_to_scheduler(system, options.scheduler, connecting);
   if (!scheduler)
     return scheduler.err();
   caf::scoped_actor self{system};
   const node_identity identity{
     options.name.empty() ? default_node_name() : options.name, *advertised,
-    options.workers ? options.workers : std::max(1u, std::thread::hardware_concurrency())};
+    options.workers ? options.workers : std::max(1u, std::thread::hardware_concurrency()),
+    {}};
   const auto& name = identity.name;
   const auto join_limit = actors::node_agent_setup{}.join_timeout + join_answer_margin;
-  auto agent = spawn_node(system, scheduler->remote, identity, caf::actor_cast<caf::actor>(self));
+  auto agent = spawn_node(system, scheduler->remote, identity, caf::actor_cast<caf::actor>(self),
+                          options.reconnect_timeout);
   self->monitor(agent);
   std::optional<actors::join_reply> answer;
-  self->receive([&](const actors::join_reply& reply) { answer = reply; },
-                caf::after(join_limit) >> [] {});
+  const auto waited_for_join =
+    receive_until(self, join_limit, on_stop::end_wait, [&] { return answer.has_value(); },
+                  [&](const actors::join_reply& reply) { answer = reply; });
+  if (waited_for_join == wait_end::interrupted) {
+    log::info("node '{}': stopping before the scheduler answered the join", name);
+    stop_daemon(self, agent);
+    return success();
+  }
   if (!answer) {
     stop_and_wait(self, agent);
     const auto waited = std::chrono::duration_cast<std::chrono::seconds>(join_limit).count();

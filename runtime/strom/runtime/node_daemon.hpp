@@ -10,6 +10,7 @@
 
 #include <caf/fwd.hpp>
 
+#include "strom/actors/node_agent.hpp"
 #include "strom/actors/scheduler.hpp"
 #include "strom/compute/result.hpp"
 #include "strom/runtime/transport/endpoint.hpp"
@@ -34,6 +35,8 @@ struct worker_node_options {
   std::string netmask;       ///< --netmask CIDR
   std::uint32_t workers = 0; ///< trainer slots; 0: one per core
   std::chrono::milliseconds connect_timeout = default_connect_timeout;  ///< --connect-timeout
+  /// --reconnect-timeout: the scheduler silent this long, the node gives up.
+  caf::timespan reconnect_timeout = actors::default_reconnect_timeout;
 };
 
 /// Runs a scheduler on `options.listen` until SIGINT or SIGTERM. Once listening it prints
@@ -41,7 +44,9 @@ struct worker_node_options {
 result<void> run_scheduler_node(const scheduler_node_options& options);
 
 /// Joins the scheduler and trains its jobs until SIGINT or SIGTERM; errors when the join is
-/// refused, the scheduler cannot be reached or is lost.
+/// refused, the scheduler cannot be reached or is lost, says it dropped the node (e.g. after
+/// the process was stopped for longer than the heartbeat timeout), or answers nothing for
+/// options.reconnect_timeout.
 result<void> run_worker_node(const worker_node_options& options);
 
 /// The scheduler published at `where`, reached through `system` (which loads the middleman)

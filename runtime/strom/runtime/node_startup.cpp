@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <random>
 #include <thread>
 
 #include "strom/actors/node_agent.hpp"
@@ -13,17 +14,35 @@
 
 namespace strom::runtime {
 
+namespace {
+
+/// 32-bit words of an admission token: 128 random bits, beyond guessing on a loopback port.
+constexpr std::size_t admission_token_words = 4;
+
+} // namespace
+
 caf::actor spawn_node(caf::actor_system& system, const caf::actor& scheduler,
-                      const node_identity& identity, const caf::actor& observer) {
+                      const node_identity& identity, const caf::actor& observer,
+                      caf::timespan reconnect_timeout) {
   actors::node_agent_setup setup;
   setup.scheduler = scheduler;
   setup.identity.name = identity.name;
   setup.identity.address = identity.address;
   setup.identity.cores = std::max(1u, std::thread::hardware_concurrency());
   setup.identity.workers = identity.workers;
+  setup.identity.admission_token = identity.admission_token;
+  setup.reconnect_timeout = reconnect_timeout;
   setup.prepare = prepare_node_job;
   setup.observer = observer;
   return system.spawn(actors::node_agent, std::move(setup));
+}
+
+std::string make_admission_token() {
+  std::random_device entropy;
+  std::string token;
+  for (std::size_t i = 0; i < admission_token_words; ++i)
+    token += fmt::format("{:08x}", static_cast<std::uint32_t>(entropy()));
+  return token;
 }
 
 result<void> await_joins(caf::scoped_actor& self, std::uint32_t count, caf::timespan limit) {

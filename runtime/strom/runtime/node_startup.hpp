@@ -10,6 +10,7 @@
 #include <caf/all.hpp>
 
 #include "strom/actors/messages.hpp"
+#include "strom/actors/node_agent.hpp"
 #include "strom/compute/result.hpp"
 #include "strom/runtime/job_spec.hpp"
 #include "strom/runtime/local_training.hpp"
@@ -21,12 +22,20 @@ struct node_identity {
   std::string name;     ///< unique among the scheduler's nodes
   std::string address;  ///< shown in status and errors
   std::uint32_t workers = 1;  ///< trainers the node runs
+  /// What the scheduler of an in-process cluster asks for (scheduler_setup); empty elsewhere.
+  std::string admission_token;
 };
 
 /// Spawns a node agent in `system` that joins `scheduler` as `identity`, prepares its jobs
-/// with prepare_node_job and sends the scheduler's join_reply to `observer`.
+/// with prepare_node_job, sends the scheduler's join_reply to `observer` and gives up on a
+/// scheduler silent for `reconnect_timeout`.
 caf::actor spawn_node(caf::actor_system& system, const caf::actor& scheduler,
-                      const node_identity& identity, const caf::actor& observer);
+                      const node_identity& identity, const caf::actor& observer,
+                      caf::timespan reconnect_timeout = actors::default_reconnect_timeout);
+
+/// A fresh random admission token (std::random_device) for a scheduler that admits only the
+/// nodes it hands it to.
+std::string make_admission_token();
 
 /// Receives `count` join replies on `self`, waiting at most `limit` for each; the error says
 /// why a node was refused, or how many joined in time.
