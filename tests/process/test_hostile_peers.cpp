@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 
 #include <atomic>
+#include <vector>
 #include <fstream>
 #include <thread>
 
@@ -25,6 +26,10 @@ constexpr const char* job_epochs = "2";
 constexpr auto job_limit = 120'000ms;
 /// The bar: a scheduler under forged headers stays below this resident size.
 constexpr long resident_bar_kib = 200 * 1024;
+/// The attack of issue 16: connections that send a few bytes and go idle.
+constexpr int idle_connections = 200;
+/// link_guard's default handshake deadline.
+constexpr auto handshake_deadline = 5s;
 /// How long a client may take to give up on a peer that is not a scheduler (the bar is 15 s).
 constexpr auto give_up_limit = 15'000ms;
 
@@ -158,6 +163,35 @@ BOOST_AUTO_TEST_CASE(a_three_node_job_completes_while_forged_4_gib_headers_hit_t
   BOOST_TEST_MESSAGE("scheduler peak resident " << peak << " KiB");
   BOOST_TEST(peak > 0);
   BOOST_TEST(peak < resident_bar_kib, "scheduler peak resident " << peak << " KiB");
+}
+
+BOOST_AUTO_TEST_CASE(idle_half_open_connections_are_closed_within_the_handshake_deadline) {
+  local_cluster cluster{0};
+  const auto port = port_of(cluster.address());
+  std::vector<int> idle;
+  for (int i = 0; i < idle_connections; ++i) {
+    const int fd = connect_loopback(port);
+    BOOST_REQUIRE(fd >= 0);
+    const unsigned char few[3] = {1, 0, 0};
+    ::send(fd, few, sizeof few, MSG_NOSIGNAL);
+    idle.push_back(fd);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + handshake_deadline + 2s;
+  std::size_t closed = 0;
+  char sink[4096];
+  for (int fd : idle) {
+    while (std::chrono::steady_clock::now() < deadline) {
+      pollfd watched{fd, POLLIN, 0};
+      if (::poll(&watched, 1, 50) > 0 && ::recv(fd, sink, sizeof sink, 0) <= 0) {
+        ++closed;
+        break;
+      }
+    }
+    ::close(fd);
+  }
+  BOOST_TEST(closed == idle.size());
+  auto status = cluster.command({"status"}, "status", give_up_limit);
+  BOOST_TEST(status.status == 0, status.err);
 }
 
 BOOST_AUTO_TEST_CASE(status_against_an_echo_server_says_it_is_not_a_scheduler) {

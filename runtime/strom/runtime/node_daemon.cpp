@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -101,6 +102,16 @@ std::string local_address_towards(const endpoint& peer) {
   return address;
 }
 
+/// A scheduler holds three descriptors per peer link (link_guard.hpp): the daemon may use
+/// every descriptor its hard limit allows, not only the soft default of 1024.
+void raise_descriptor_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
 /// HOSTNAME:PID, unique on one machine.
 std::string default_node_name() {
   char host[256] = {};
@@ -124,6 +135,7 @@ result<void> run_scheduler_node(const scheduler_node_options& options) {
                                               options.listen.host});
   if (!advertised)
     return advertised.err();
+  raise_descriptor_limit();
   stop_signals signals;
   system_config config{true};
   caf::actor_system system{config};

@@ -26,8 +26,9 @@ struct guard_limits {
   basp_limits basp;
   /// Time a peer has from its connection to its handshake; honest peers need one round trip.
   std::chrono::milliseconds handshake_deadline = std::chrono::seconds(5);
-  /// Connections still waiting for their handshake; beyond it accepting pauses.
-  std::size_t max_waiting = 64;
+  /// Connections still waiting for their handshake; beyond it accepting pauses. 256 such
+  /// links hold 768 descriptors, within the common default limit of 1024.
+  std::size_t max_waiting = 256;
   /// Connections in all; beyond it accepting pauses (each holds three descriptors).
   std::size_t max_links = 1024;
 };
