@@ -1,45 +1,21 @@
 #define BOOST_TEST_MODULE data_hostile_files
 #include <boost/test/unit_test.hpp>
 
-#include <atomic>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <new>
+#include <optional>
 #include <string>
 
 #include "fixtures.hpp"
 #include "strom/compute/data/csv_reader.hpp"
 #include "strom/compute/data/file_contents.hpp"
 #include "strom/compute/data/idx_reader.hpp"
+#include "support/allocation_recorder.hpp"
 
 // Hostile data files: gzip bombs, headers claiming huge sizes, oversized files. Each must be
-// refused by a size check, naming the file and the sizes, without allocating what it claims.
-// The global operator new below records the largest single allocation while a read runs.
-
-namespace {
-
-std::atomic<bool> recording{false};
-std::atomic<std::size_t> largest_allocation{0};
-
-} // namespace
-
-void* operator new(std::size_t size) {
-  if (recording.load(std::memory_order_relaxed)) {
-    std::size_t seen = largest_allocation.load(std::memory_order_relaxed);
-    while (size > seen && !largest_allocation.compare_exchange_weak(seen, size)) {
-    }
-  }
-  if (void* p = std::malloc(size == 0 ? 1 : size))
-    return p;
-  throw std::bad_alloc{};
-}
-void* operator new[](std::size_t size) { return ::operator new(size); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+// refused by a size check, naming the file and the sizes, without allocating what it claims
+// (the replaced operator new records the largest single allocation while a read runs).
 
 using namespace strom::compute;
 using strom::test::idx_header;
@@ -57,12 +33,10 @@ constexpr std::size_t allocation_bound = std::size_t{1} << 20;
 /// Runs `read` and returns its error message and the largest allocation it made.
 template <class Read>
 std::pair<std::string, std::size_t> refused(Read read) {
-  largest_allocation = 0;
-  recording = true;
-  auto result = read();
-  recording = false;
-  BOOST_REQUIRE_MESSAGE(!result.ok(), "a hostile file was accepted");
-  return {result.err().message, largest_allocation.load()};
+  std::optional<decltype(read())> result;
+  const auto record = strom::test::allocations_during([&] { result.emplace(read()); });
+  BOOST_REQUIRE_MESSAGE(!result->ok(), "a hostile file was accepted");
+  return {result->err().message, record.largest};
 }
 
 void check_error(const std::string& message, std::initializer_list<std::string> parts) {
