@@ -60,6 +60,22 @@ result<std::size_t> data_content::read(std::span<std::uint8_t> out) {
   return count;
 }
 
+result<std::span<const std::uint8_t>> data_content::read_view(std::size_t count,
+                                                              std::vector<std::uint8_t>& buffer) {
+  if (!gzip_) {
+    const auto available = static_cast<std::size_t>(file_bytes_.size() - offset_);
+    const std::span<const std::uint8_t> view{file_bytes_.data() + offset_,
+                                             std::min(count, available)};
+    offset_ += view.size();
+    return view;
+  }
+  buffer.resize(count);
+  auto got = inflate_into(buffer);
+  if (!got)
+    return got.err();
+  return std::span<const std::uint8_t>{buffer.data(), *got};
+}
+
 result<std::size_t> data_content::inflate_into(std::span<std::uint8_t> out) {
   if (!stream_) {
     stream_ = std::make_unique<z_stream>();

@@ -56,6 +56,12 @@ public:
   /// name the file and, for a corrupt stream, the decompressed and compressed offsets.
   result<std::size_t> read(std::span<std::uint8_t> out);
 
+  /// The next `count` content bytes, fewer only where the content ends: a view into the
+  /// file's bytes when plain (no copy), else inflated into `buffer`, resized to `count` (so
+  /// check `count` first). Valid while this object and `buffer` live and stay unchanged.
+  result<std::span<const std::uint8_t>> read_view(std::size_t count,
+                                                  std::vector<std::uint8_t>& buffer);
+
 private:
   result<std::size_t> inflate_into(std::span<std::uint8_t> out);
 

@@ -207,15 +207,17 @@ result<idx_header> read_header(data_content& content, const idx_expectation& exp
   return header;
 }
 
-/// The element bytes after the header: exactly header.data_bytes, allocated only once the
-/// declared size has been checked, and nothing after them.
-result<std::vector<std::uint8_t>> read_elements(data_content& content, const idx_header& header,
-                                                const idx_expectation& expect) {
-  std::vector<std::uint8_t> elements(static_cast<std::size_t>(header.data_bytes));
-  auto got = content.read(elements);
-  if (!got)
-    return got.err();
-  if (*got < elements.size())
+/// The element bytes after the header: exactly header.data_bytes (inflated into `buffer`,
+/// allocated only once the declared size has been checked, or a view of a plain file), and
+/// nothing after them.
+result<std::span<const std::uint8_t>> read_elements(data_content& content,
+                                                    const idx_header& header,
+                                                    const idx_expectation& expect,
+                                                    std::vector<std::uint8_t>& buffer) {
+  auto elements = content.read_view(static_cast<std::size_t>(header.data_bytes), buffer);
+  if (!elements)
+    return elements.err();
+  if (elements->size() < header.data_bytes)
     return error{fmt::format("{}: expected {} bytes of {} data after the {}-byte header ({} {}), "
                              "{}",
                              content.name(), header.data_bytes, expect.what, header.data_offset,
@@ -290,7 +292,8 @@ result<idx_images> parse_idx_images(const std::string& name,
   auto header = read_header(content, image_file);
   if (!header)
     return header.err();
-  auto elements = read_elements(content, *header, image_file);
+  std::vector<std::uint8_t> buffer;
+  auto elements = read_elements(content, *header, image_file, buffer);
   if (!elements)
     return elements.err();
   idx_images images;
@@ -307,7 +310,8 @@ result<std::vector<std::int32_t>> parse_idx_labels(const std::string& name,
   auto header = read_header(content, label_file);
   if (!header)
     return header.err();
-  auto elements = read_elements(content, *header, label_file);
+  std::vector<std::uint8_t> buffer;
+  auto elements = read_elements(content, *header, label_file, buffer);
   if (!elements)
     return elements.err();
   std::vector<std::int32_t> labels(static_cast<std::size_t>(header->elements));
