@@ -115,6 +115,8 @@ void write_idx_corpus(const fs::path& folder) {
   write(folder, "zero_sample_dimension", idx(0x08, {3, 0, 4}, {}));
   write(folder, "huge_dimensions", idx(0x0E, {60000, 100000, 100000}, {}));
   write(folder, "overflowing_dimensions", idx(0x0E, {0xffffffff, 0xffffffff, 0xffffffff}, {}));
+  // 2^64 - 16 bytes: the header's 16 bytes would wrap the total to 0.
+  write(folder, "wrapping_dimensions", idx(0x08, {16, 0x3fffffff, 0x40000001}, {}));
   write(folder, "negative_label", idx(0x09, {1}, {0xfe}));
   const auto gz = gzip_of(images);
   write(folder, "gzip_truncated", cut(gz, gz.size() - 12));

@@ -109,16 +109,18 @@ result<void> read_header_bytes(data_content& content, std::span<std::uint8_t> ou
 /// equals the whole content for one member and is less for several). Whatever the trailer
 /// says, decompression stops one byte past the declared size (read_elements).
 result<void> check_declared_size(const data_content& content, const idx_header& header,
-                                 std::uint64_t data_bytes, const idx_expectation& expect) {
+                                 const idx_expectation& expect) {
   const auto& name = content.name();
   const auto layout = fmt::format("{} data after the {}-byte header ({} {})", expect.what,
                                   header.data_offset, dimension_text(header.dimensions),
                                   type_name(header.type));
+  const std::uint64_t data_bytes = header.data_bytes;
+  // Compared before the header is added, so that the sum cannot wrap.
+  if (data_bytes > max_data_file_bytes - header.data_offset)
+    return error{fmt::format("{}: expected {} bytes of {}, more than the limit of {} for a "
+                             "data file",
+                             name, data_bytes, layout, max_data_file_bytes)};
   const std::uint64_t declared = header.data_offset + data_bytes;
-  if (declared > max_data_file_bytes)
-    return error{fmt::format("{}: expected {} bytes of {}: {} bytes in all, more than the "
-                             "limit of {} for a data file",
-                             name, data_bytes, layout, declared, max_data_file_bytes)};
   if (!content.gzip()) {
     if (content.file_size() < declared)
       return error{fmt::format("{}: expected {} bytes of {}, file ends at offset {}", name,
@@ -202,7 +204,7 @@ result<idx_header> read_header(data_content& content, const idx_expectation& exp
                              &header.data_bytes))
     return error{fmt::format("{}: dimensions {} of {} elements (offset 4 onwards) overflow 64 bits",
                              path, dimension_text(header.dimensions), type_name(header.type))};
-  if (auto ok = check_declared_size(content, header, header.data_bytes, expect); !ok)
+  if (auto ok = check_declared_size(content, header, expect); !ok)
     return ok.err();
   return header;
 }
