@@ -2,7 +2,7 @@
 // tests/fuzz/corpus/{idx,csv,checkpoint}/: valid files made by zlib and save_checkpoint, and
 // the hostile variants each reader must refuse (gzip bombs whose header or trailer claims more
 // than allowed, truncated files, flipped bits, lying sizes). Run it after changing a format,
-// then commit the result:
+// then commit the result (crash_* files are what libFuzzer found, kept by hand):
 //   ninja -C BUILD fuzz_make_data_corpus && BUILD/tests/fuzz/fuzz_make_data_corpus tests/fuzz/corpus
 
 #include <zlib.h>
