@@ -2,6 +2,8 @@
 # A checkpoint: the job it belongs to, the flat fp32 buffers (parameters, updater state,
 # non-trainable layer state such as batch-norm running statistics) and the progress made.
 # Buffers are split into chunks because a Data field holds less than 2^29 bytes.
+# Every section carries a CRC-32 (zlib's crc32) checked on load, so a damaged file is refused
+# with the damaged section named instead of being evaluated or trained on.
 
 using Cxx = import "/capnp/c++.capnp";
 $Cxx.namespace("strom::schema");
@@ -15,6 +17,16 @@ struct Checkpoint {
   updaterState @3 :List(Data);
   layerState @4 :List(Data);
   progress @5 :Progress;
+  checksums @6 :SectionChecksums;
+}
+
+# CRC-32 (ISO-HDLC polynomial 0x04C11DB7, as zlib's crc32 computes it) of each section.
+struct SectionChecksums {
+  job @0 :UInt32;           # of the job's canonical Cap'n Proto encoding
+  parameters @1 :UInt32;    # of the chunks' bytes, in order
+  updaterState @2 :UInt32;
+  layerState @3 :UInt32;
+  progress @4 :UInt32;      # of the progress struct's canonical Cap'n Proto encoding
 }
 
 struct Progress {

@@ -5,6 +5,7 @@
 #include "scheduler_link.hpp"
 #include "training_summary.hpp"
 #include "strom/runtime/job_client.hpp"
+#include "strom/runtime/output_paths.hpp"
 #include "strom/runtime/progress_display.hpp"
 #include "strom/runtime/stop_signals.hpp"
 
@@ -43,6 +44,10 @@ int run_attach(int argc, char** argv) {
   if (!to) {
     fmt::print(stderr, "strom attach: {}\n", to.err().message);
     return exit_usage;
+  }
+  if (auto ok = runtime::check_training_outputs({}, args->get("metrics-out")); !ok) {
+    fmt::print(stderr, "strom attach: {}\n", ok.err().message);
+    return exit_failure;
   }
   const auto where = runtime::to_string(*to);
   auto link = connect_scheduler(*args, *to, "strom attach", fmt::format("job {}", job_id));

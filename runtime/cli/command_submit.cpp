@@ -9,6 +9,7 @@
 #include "strom/runtime/job_client.hpp"
 #include "strom/runtime/job_spec.hpp"
 #include "strom/runtime/node_startup.hpp"
+#include "strom/runtime/output_paths.hpp"
 #include "strom/runtime/progress_display.hpp"
 #include "strom/runtime/stop_signals.hpp"
 
@@ -69,6 +70,11 @@ int run_submit(int argc, char** argv) {
   auto job = runtime::load_job_file(args->positionals()[0]);
   if (!job) {
     fmt::print(stderr, "strom submit: {}\n", job.err().message);
+    return exit_failure;
+  }
+  // The checkpoint folder belongs to the job's first node, which may be another machine.
+  if (auto ok = runtime::check_training_outputs({}, args->get("metrics-out")); !ok) {
+    fmt::print(stderr, "strom submit: {}\n", ok.err().message);
     return exit_failure;
   }
   runtime::local_training_options overrides;

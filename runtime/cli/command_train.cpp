@@ -9,6 +9,7 @@
 #include "strom/log.hpp"
 #include "strom/runtime/local_training.hpp"
 #include "strom/runtime/cluster_training.hpp"
+#include "strom/runtime/output_paths.hpp"
 #include "strom/runtime/progress_display.hpp"
 #include "strom/runtime/stop_signals.hpp"
 #include "strom/runtime/training_setup.hpp"
@@ -95,6 +96,11 @@ int run_train(int argc, char** argv) {
     options.epochs = static_cast<std::uint32_t>(*e);
   options.seed = seed.value();
   options.checkpoint_dir = args->get("checkpoint-dir").value_or("checkpoints");
+  if (auto ok = runtime::check_training_outputs(options.checkpoint_dir, args->get("metrics-out"));
+      !ok) {
+    fmt::print(stderr, "strom train: {}\n", ok.err().message);
+    return exit_failure;
+  }
   options.observer = &epochs_done;
   runtime::cluster_shape shape;
   shape.nodes = static_cast<std::uint32_t>(nodes.value().value_or(1));

@@ -79,6 +79,20 @@ std::string small_mlp_job() {
     training = (epochs = 1, batchSize = 64, updater = (learningRate = 0.001, adam = ()))))";
 }
 
+/// A job that trains in a moment: 4 features, 3 classes, 60 rows of CSV in `s`.
+fs::path tiny_csv_job(scratch& s, const std::string& train_file = "train.csv") {
+  std::string rows;
+  for (int i = 0; i < 60; ++i)
+    rows += std::to_string(i % 3) + "," + std::to_string(i % 3) + ",0.5,-0.25," +
+            std::to_string(i % 7) + "\n";
+  s.write("train.csv", rows);
+  return s.write("tiny.job", R"((name = "tiny",
+    network = (input = (width = 4), layers = [
+      (dense = (units = 16, activation = relu)), (output = (units = 3))]),
+    data = (train = (csv = (path = ")" + train_file + R"(")), test = (csv = (path = "train.csv"))),
+    training = (epochs = 1, batchSize = 8, updater = (learningRate = 0.01, adam = ()))))");
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_CASE(help_describes_every_command_and_option) {
@@ -197,4 +211,64 @@ BOOST_AUTO_TEST_CASE(frame_inspect_prints_a_valid_frame_and_refuses_a_malformed_
     BOOST_TEST(contains(refused.output, bad), refused.output);
   }
   BOOST_TEST(run("frame").status == 2);
+}
+
+BOOST_AUTO_TEST_CASE(eval_refuses_a_checkpoint_with_one_flipped_bit_naming_the_checksum) {
+  scratch s;
+  const auto job = tiny_csv_job(s);
+  auto trained = run("train " + job.string() + " --workers 1 --checkpoint-dir " +
+                     (s.dir / "ckpt").string());
+  BOOST_REQUIRE_MESSAGE(trained.status == 0, trained.output);
+  const auto checkpoint = s.dir / "ckpt" / "tiny.ckpt";
+  auto good = run("eval " + checkpoint.string());
+  BOOST_REQUIRE_MESSAGE(good.status == 0, good.output);
+
+  // The middle of the file lies in the parameters or the updater state.
+  std::fstream file{checkpoint, std::ios::in | std::ios::out | std::ios::binary};
+  const auto middle = static_cast<std::streamoff>(fs::file_size(checkpoint) / 2);
+  char byte = 0;
+  file.seekg(middle).read(&byte, 1);
+  byte ^= 0x04;
+  file.seekp(middle).write(&byte, 1);
+  file.close();
+  auto damaged = run("eval " + checkpoint.string());
+  BOOST_TEST(damaged.status == 1, damaged.output);
+  BOOST_TEST(contains(damaged.output, checkpoint.string()), damaged.output);
+  BOOST_TEST(contains(damaged.output, "section checksum mismatch"), damaged.output);
+}
+
+BOOST_AUTO_TEST_CASE(train_refuses_an_unwritable_checkpoint_dir_before_loading_anything) {
+  scratch s;
+  // The data file is missing: an error about it would mean the run went past the check.
+  const auto job = tiny_csv_job(s, "missing.csv");
+  auto result = run("train " + job.string() + " --checkpoint-dir /dev/null/ckpt");
+  BOOST_TEST(result.status == 1);
+  BOOST_TEST(contains(result.output, "--checkpoint-dir /dev/null/ckpt"), result.output);
+  BOOST_TEST(contains(result.output, "Not a directory"), result.output);
+  BOOST_TEST(!contains(result.output, "missing.csv"), result.output);
+}
+
+BOOST_AUTO_TEST_CASE(train_refuses_an_unwritable_metrics_file_before_loading_anything) {
+  scratch s;
+  const auto job = tiny_csv_job(s, "missing.csv");
+  auto under_file = run("train " + job.string() + " --checkpoint-dir " + (s.dir / "c").string() +
+                        " --metrics-out /dev/null/metrics.json");
+  BOOST_TEST(under_file.status == 1);
+  BOOST_TEST(contains(under_file.output, "--metrics-out /dev/null/metrics.json"),
+             under_file.output);
+  BOOST_TEST(!contains(under_file.output, "missing.csv"), under_file.output);
+  auto folder = run("train " + job.string() + " --checkpoint-dir " + (s.dir / "c").string() +
+                    " --metrics-out " + s.dir.string());
+  BOOST_TEST(folder.status == 1);
+  BOOST_TEST(contains(folder.output, "is a folder, expected a file name"), folder.output);
+}
+
+BOOST_AUTO_TEST_CASE(submit_refuses_an_unwritable_metrics_file_before_connecting) {
+  scratch s;
+  const auto job = tiny_csv_job(s);
+  // Port 1 has no scheduler: a connection error would mean the check came too late.
+  auto result = run("submit " + job.string() + " --to 127.0.0.1:1 --metrics-out /dev/null/m.json");
+  BOOST_TEST(result.status == 1);
+  BOOST_TEST(contains(result.output, "--metrics-out /dev/null/m.json"), result.output);
+  BOOST_TEST(contains(result.output, "Not a directory"), result.output);
 }

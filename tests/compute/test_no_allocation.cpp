@@ -1,9 +1,6 @@
 #define BOOST_TEST_MODULE compute_no_allocation
 #include <boost/test/unit_test.hpp>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
 #include <vector>
 
 #include "strom/compute/data/batch_loader.hpp"
@@ -11,34 +8,18 @@
 #include "strom/compute/replica_from_spec.hpp"
 #include "strom/runtime/job_spec.hpp"
 
-// Every allocation in this process is counted while `counting` is set: a training step after
-// warm-up must reuse its workspaces and allocate nothing.
+#include "support/allocation_recorder.hpp"
 
-namespace {
-std::atomic<bool> counting{false};
-std::atomic<std::size_t> allocations{0};
-} // namespace
-
-void* operator new(std::size_t size) {
-  if (counting.load(std::memory_order_relaxed))
-    allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size))
-    return p;
-  throw std::bad_alloc{};
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+// Every allocation in this process is counted while recording: a training step after warm-up
+// must reuse its workspaces and allocate nothing.
 
 using namespace strom;
 
 namespace {
 
+/// Allocations `work` makes.
 std::size_t allocations_during(auto&& work) {
-  allocations = 0;
-  counting = true;
-  work();
-  counting = false;
-  return allocations.load();
+  return test::allocations_during(work).count;
 }
 
 std::unique_ptr<compute::replica> replica_for(const char* network, const char* updater) {

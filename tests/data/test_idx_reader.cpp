@@ -234,6 +234,14 @@ BOOST_AUTO_TEST_CASE(overflowing_dimensions_are_rejected) {
               {"images.idx", "of double elements", "overflow 64 bits"});
 }
 
+BOOST_AUTO_TEST_CASE(dimensions_just_below_64_bits_are_refused_by_the_size_bound) {
+  // 16 x (2^30 - 1) x (2^30 + 1) ubyte: 2^64 - 16 bytes, which the 16-byte header would wrap
+  // to 0 bytes in all.
+  check_error(images_error(idx_header(0x08, {16, 0x3fffffff, 0x40000001})),
+              {"images.idx", "expected 18446744073709551600 bytes of image data",
+               "more than the limit of 1073741824"});
+}
+
 BOOST_AUTO_TEST_CASE(zero_sample_dimension_is_rejected) {
   check_error(images_error(idx_header(0x08, {2, 0, 3})),
               {"images.idx", "dimension 1 at offset 8 is 0"});

@@ -14,6 +14,7 @@
 #include <lz4.h>
 
 #include "../frames/frame_samples.hpp"
+#include "corpus_files.hpp"
 #include "decoder_fuzz.hpp"
 #include "strom/compute/frames/update_frame.hpp"
 
@@ -30,13 +31,7 @@ using bytes = std::vector<std::byte>;
 constexpr std::size_t sample_elements = 999;
 
 void write(const fs::path& folder, const std::string& name, const bytes& content) {
-  fs::create_directories(folder);
-  std::FILE* file = std::fopen((folder / name).c_str(), "wb");
-  if (file == nullptr || std::fwrite(content.data(), 1, content.size(), file) != content.size()) {
-    std::fprintf(stderr, "make_corpus: cannot write %s\n", (folder / name).c_str());
-    std::exit(1);
-  }
-  std::fclose(file);
+  fuzz::write_corpus_file(folder, name, content);
 }
 
 bytes frame_bytes(const frame& f) { return {f.bytes().begin(), f.bytes().end()}; }
@@ -47,10 +42,7 @@ bytes forged(const std::function<void(schema::UpdateFrame::Builder)>& fill) {
   return {span.begin(), span.end()};
 }
 
-bytes flip_bit(bytes b, std::size_t bit) {
-  b[bit / 8] ^= std::byte(1u << (bit % 8));
-  return b;
-}
+using fuzz::flip_bit;
 
 bytes lz4_of(const bytes& raw) {
   bytes out(static_cast<std::size_t>(LZ4_compressBound(static_cast<int>(raw.size()))));

@@ -1,7 +1,12 @@
 #pragma once
 // Checkpoints (schema/checkpoint.capnp): the job, the flat parameter, updater-state and
 // layer-state buffers, and the progress made. Written atomically (temp file + rename) so a
-// crash mid-write never leaves a torn checkpoint behind.
+// crash mid-write never leaves a torn checkpoint behind. Each section (job, parameters,
+// updater state, layer state, progress) carries a CRC-32 checked on load, so a damaged file
+// is refused with the damaged section named, never evaluated or trained on.
+
+#include <capnp/common.h>
+#include <kj/array.h>
 
 #include <cstdint>
 #include <string>
@@ -35,11 +40,17 @@ struct checkpoint_contents {
 result<void> save_checkpoint(const std::string& path, const job_spec& job,
                              const compute::replica& trained, const checkpoint_progress& progress);
 
-/// Reads a checkpoint, refusing truncated, corrupt or foreign files with a clear error.
+/// Reads a checkpoint, refusing truncated, corrupt, damaged (a section's checksum does not
+/// match) or foreign files, and those of another format version, with a clear error.
 result<checkpoint_contents> load_checkpoint(const std::string& path);
 
+/// load_checkpoint on a file's words already read from `path` (word-aligned).
+result<checkpoint_contents> parse_checkpoint(const std::string& path,
+                                             kj::ArrayPtr<const capnp::word> words);
+
 /// Copies a checkpoint's buffers and progress into a replica built from its job; refuses
-/// buffers whose sizes do not match that replica.
+/// buffers whose sizes do not match that replica and NaN or infinite values (naming the
+/// section, the element and its layer), before anything is copied.
 result<void> restore_checkpoint(const checkpoint_contents& saved, compute::replica& target);
 
 } // namespace strom::runtime

@@ -18,6 +18,10 @@ namespace {
 /// mistake does not produce a megabyte-long message.
 constexpr std::size_t max_quoted_text = 64;
 
+/// Columns a line may hold: a 512x512 RGB image as one row of features is 786432; more
+/// is a file that is not a table of samples (a binary file, one endless line).
+constexpr std::size_t max_csv_columns = std::size_t{1} << 20;
+
 std::string quote(std::string_view text) {
   if (text.size() <= max_quoted_text)
     return fmt::format("'{}'", text);
@@ -60,6 +64,9 @@ public:
     std::size_t column = 0;
     std::size_t start = 0;
     for (;;) {
+      if (column == max_csv_columns)
+        return error{fmt::format("{}: line {} has more than {} columns", path_, line_number,
+                                 max_csv_columns)};
       const std::size_t stop = line.find(options_.delimiter, start);
       const std::string_view field = trim(line.substr(start, stop - start));
       if (auto ok = parse_field(field, line_number, column); !ok)
@@ -124,8 +131,9 @@ private:
 
 } // namespace
 
-result<dataset> read_csv(const std::string& path, const csv_options& options) {
-  auto bytes = read_file_contents(path);
+result<dataset> parse_csv(const std::string& path, std::vector<std::uint8_t> file_bytes,
+                          const csv_options& options) {
+  auto bytes = decompressed_contents(path, std::move(file_bytes), max_csv_bytes);
   if (!bytes)
     return bytes.err();
   const std::string_view text(reinterpret_cast<const char*>(bytes->data()), bytes->size());
@@ -151,6 +159,13 @@ result<dataset> read_csv(const std::string& path, const csv_options& options) {
   data.sample_shape = {1, 1, parser.columns() - 1};
   data.classes = class_count(data.labels);
   return data;
+}
+
+result<dataset> read_csv(const std::string& path, const csv_options& options) {
+  auto bytes = read_file_bytes(path, max_csv_bytes);
+  if (!bytes)
+    return bytes.err();
+  return parse_csv(path, std::move(*bytes), options);
 }
 
 } // namespace strom::compute

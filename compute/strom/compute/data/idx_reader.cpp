@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "strom/compute/data/data_content.hpp"
 #include "strom/compute/data/file_contents.hpp"
 
 namespace strom::compute {
@@ -25,6 +26,8 @@ constexpr std::uint8_t type_double = 0x0E;
 /// Magic (4 bytes) before the dimensions, each a 4-byte big-endian count.
 constexpr std::size_t magic_bytes = 4;
 constexpr std::size_t dimension_bytes = 4;
+/// The dimension count is one byte (the magic's last).
+constexpr std::size_t max_dimension_count = 255;
 
 /// What a file is expected to hold, for the checks and the error messages.
 struct idx_expectation {
@@ -44,7 +47,8 @@ struct idx_header {
   std::size_t element_size = 0;
   std::vector<std::uint32_t> dimensions;
   std::size_t data_offset = 0;
-  std::uint64_t elements = 0;  ///< product of the dimensions
+  std::uint64_t elements = 0;    ///< product of the dimensions
+  std::uint64_t data_bytes = 0;  ///< elements times element_size
 };
 
 std::uint32_t load_be32(const std::uint8_t* p) {
@@ -81,18 +85,83 @@ std::string dimension_text(const std::vector<std::uint32_t>& dimensions) {
   return fmt::format("{}", fmt::join(dimensions, " x "));
 }
 
-result<idx_header> parse_header(const std::string& path, const std::vector<std::uint8_t>& bytes,
-                                const idx_expectation& expect) {
-  if (bytes.size() < magic_bytes)
-    return error{fmt::format("{}: expected a {}-byte IDX magic at offset 0, file ends at offset {}",
-                             path, magic_bytes, bytes.size())};
-  const std::uint32_t magic = load_be32(bytes.data());
-  if (bytes[0] != 0 || bytes[1] != 0)
+/// How the content ended early, for messages: a plain file's end, or a gzip stream's.
+std::string content_end(const data_content& content) {
+  return fmt::format("{} ends at offset {}", content.gzip() ? "decompressed content" : "file",
+                     content.offset());
+}
+
+/// Reads exactly out.size() header bytes; `what` says what they are for the message.
+result<void> read_header_bytes(data_content& content, std::span<std::uint8_t> out,
+                               std::string_view what) {
+  auto got = content.read(out);
+  if (!got)
+    return got.err();
+  if (*got < out.size())
+    return error{fmt::format("{}: expected {} at offset 0, {}", content.name(), what,
+                             content_end(content))};
+  return success();
+}
+
+/// Checks the content size the header declares before anything of that size is allocated:
+/// within max_data_file_bytes; a plain file exactly that long; a gzip file small enough to
+/// hold it at deflate's best ratio and a trailer claiming no more (the last member's ISIZE
+/// equals the whole content for one member and is less for several). Whatever the trailer
+/// says, decompression stops one byte past the declared size (read_elements).
+result<void> check_declared_size(const data_content& content, const idx_header& header,
+                                 const idx_expectation& expect) {
+  const auto& name = content.name();
+  const auto layout = fmt::format("{} data after the {}-byte header ({} {})", expect.what,
+                                  header.data_offset, dimension_text(header.dimensions),
+                                  type_name(header.type));
+  const std::uint64_t data_bytes = header.data_bytes;
+  // Compared before the header is added, so that the sum cannot wrap.
+  if (data_bytes > max_data_file_bytes - header.data_offset)
+    return error{fmt::format("{}: expected {} bytes of {}, more than the limit of {} for a "
+                             "data file",
+                             name, data_bytes, layout, max_data_file_bytes)};
+  const std::uint64_t declared = header.data_offset + data_bytes;
+  if (!content.gzip()) {
+    if (content.file_size() < declared)
+      return error{fmt::format("{}: expected {} bytes of {}, file ends at offset {}", name,
+                               data_bytes, layout, content.file_size())};
+    if (content.file_size() > declared)
+      return error{fmt::format("{}: expected {} bytes of {}, found {} extra bytes from offset {}",
+                               name, data_bytes, layout, content.file_size() - declared,
+                               declared)};
+    return success();
+  }
+  if (declared > content.max_content_size())
+    return error{fmt::format("{}: expected {} bytes of {}: {} bytes in all, more than a "
+                             "{}-byte gzip file can hold at deflate's best ratio of {}:1",
+                             name, data_bytes, layout, declared, content.file_size(),
+                             max_deflate_ratio)};
+  // A claim beyond deflate's reach is no trailer at all (a truncated file ends in deflate
+  // data): decompression, bounded by `declared`, then says where the file ends.
+  const std::uint64_t claimed = content.trailer_size();
+  if (claimed > declared && claimed <= content.max_content_size())
+    return error{fmt::format("{}: gzip trailer claims {} bytes of content (ISIZE at offset {}), "
+                             "more than the {} bytes the IDX header declares ({} bytes of {})",
+                             name, claimed, content.file_size() - 4, declared, data_bytes,
+                             layout)};
+  return success();
+}
+
+/// Reads the header from the content and checks it, and the content size it declares.
+result<idx_header> read_header(data_content& content, const idx_expectation& expect) {
+  const auto& path = content.name();
+  std::uint8_t magic_field[magic_bytes];
+  if (auto ok = read_header_bytes(content, magic_field,
+                                  fmt::format("a {}-byte IDX magic", magic_bytes));
+      !ok)
+    return ok.err();
+  const std::uint32_t magic = load_be32(magic_field);
+  if (magic_field[0] != 0 || magic_field[1] != 0)
     return error{fmt::format("{}: expected IDX magic 0x{:08x} (two zero bytes, a type code, a "
                              "dimension count) at offset 0, found 0x{:08x}",
                              path, expect.canonical_magic, magic)};
   idx_header header;
-  header.type = bytes[2];
+  header.type = magic_field[2];
   header.element_size = element_size(header.type);
   if (header.element_size == 0)
     return error{fmt::format("{}: unsupported IDX type code 0x{:02x} at offset 2, expected 0x08 "
@@ -103,7 +172,7 @@ result<idx_header> parse_header(const std::string& path, const std::vector<std::
     return error{fmt::format("{}: {} type code 0x{:02x} ({}) at offset 2 is not integral, "
                              "expected 0x08 (ubyte), 0x09 (byte), 0x0b (short) or 0x0c (int)",
                              path, expect.what, header.type, type_name(header.type))};
-  const std::uint8_t dimension_count = bytes[3];
+  const std::uint8_t dimension_count = magic_field[3];
   if (dimension_count < expect.min_dimensions || dimension_count > expect.max_dimensions) {
     const auto range = expect.min_dimensions == expect.max_dimensions
                          ? fmt::format("{}", expect.min_dimensions)
@@ -112,14 +181,16 @@ result<idx_header> parse_header(const std::string& path, const std::vector<std::
                              path, range, expect.what, dimension_count)};
   }
   header.data_offset = magic_bytes + dimension_count * dimension_bytes;
-  if (bytes.size() < header.data_offset)
-    return error{fmt::format("{}: expected a {}-byte IDX header ({} dimensions), file ends at "
-                             "offset {}",
-                             path, header.data_offset, dimension_count, bytes.size())};
+  std::uint8_t dimension_fields[max_dimension_count * dimension_bytes];
+  if (auto ok = read_header_bytes(
+        content, {dimension_fields, dimension_count * dimension_bytes},
+        fmt::format("a {}-byte IDX header ({} dimensions)", header.data_offset, dimension_count));
+      !ok)
+    return ok.err();
   header.elements = 1;
   for (std::size_t d = 0; d < dimension_count; ++d) {
     const std::size_t offset = magic_bytes + d * dimension_bytes;
-    const std::uint32_t size = load_be32(bytes.data() + offset);
+    const std::uint32_t size = load_be32(dimension_fields + d * dimension_bytes);
     // The first dimension (the sample count) may be 0; a sample of no features may not.
     if (size == 0 && d > 0)
       return error{fmt::format("{}: dimension {} at offset {} is 0, expected at least 1", path,
@@ -129,25 +200,43 @@ result<idx_header> parse_header(const std::string& path, const std::vector<std::
       return error{fmt::format("{}: dimensions {} (offset 4 onwards) overflow 64 bits", path,
                                dimension_text(header.dimensions))};
   }
-  std::uint64_t data_bytes = 0;
-  if (__builtin_mul_overflow(header.elements, std::uint64_t{header.element_size}, &data_bytes))
+  if (__builtin_mul_overflow(header.elements, std::uint64_t{header.element_size},
+                             &header.data_bytes))
     return error{fmt::format("{}: dimensions {} of {} elements (offset 4 onwards) overflow 64 bits",
                              path, dimension_text(header.dimensions), type_name(header.type))};
-  // Only now, with the size checked against the real length, may anything be allocated.
-  const std::uint64_t available = bytes.size() - header.data_offset;
-  if (available < data_bytes)
-    return error{fmt::format("{}: expected {} bytes of {} data after the {}-byte header ({} {}), "
-                             "file ends at offset {}",
-                             path, data_bytes, expect.what, header.data_offset,
-                             dimension_text(header.dimensions), type_name(header.type),
-                             bytes.size())};
-  if (available > data_bytes)
-    return error{fmt::format("{}: expected {} bytes of {} data after the {}-byte header ({} {}), "
-                             "found {} extra bytes from offset {}",
-                             path, data_bytes, expect.what, header.data_offset,
-                             dimension_text(header.dimensions), type_name(header.type),
-                             available - data_bytes, header.data_offset + data_bytes)};
+  if (auto ok = check_declared_size(content, header, expect); !ok)
+    return ok.err();
   return header;
+}
+
+/// The element bytes after the header: exactly header.data_bytes (inflated into `buffer`,
+/// allocated only once the declared size has been checked, or a view of a plain file), and
+/// nothing after them.
+result<std::span<const std::uint8_t>> read_elements(data_content& content,
+                                                    const idx_header& header,
+                                                    const idx_expectation& expect,
+                                                    std::vector<std::uint8_t>& buffer) {
+  auto elements = content.read_view(static_cast<std::size_t>(header.data_bytes), buffer);
+  if (!elements)
+    return elements.err();
+  if (elements->size() < header.data_bytes)
+    return error{fmt::format("{}: expected {} bytes of {} data after the {}-byte header ({} {}), "
+                             "{}",
+                             content.name(), header.data_bytes, expect.what, header.data_offset,
+                             dimension_text(header.dimensions), type_name(header.type),
+                             content_end(content))};
+  // One byte more, into a byte on the stack: a gzip stream must end where the header says.
+  std::uint8_t probe = 0;
+  auto more = content.read({&probe, 1});
+  if (!more)
+    return more.err();
+  if (*more != 0)
+    return error{fmt::format("{}: decompressed content continues past the {} bytes the IDX "
+                             "header declares ({} {}): found more at decompressed offset {}",
+                             content.name(), header.data_offset + header.data_bytes,
+                             dimension_text(header.dimensions), type_name(header.type),
+                             header.data_offset + header.data_bytes)};
+  return elements;
 }
 
 // Big-endian element loads; std::bit_cast carries the bits of float and double.
@@ -199,38 +288,56 @@ shape image_shape(const std::vector<std::uint32_t>& dimensions) {
 
 } // namespace
 
-result<idx_images> read_idx_images(const std::string& path) {
-  auto bytes = read_file_contents(path);
-  if (!bytes)
-    return bytes.err();
-  auto header = parse_header(path, *bytes, image_file);
+result<idx_images> parse_idx_images(const std::string& name,
+                                    std::vector<std::uint8_t> file_bytes) {
+  data_content content{name, std::move(file_bytes)};
+  auto header = read_header(content, image_file);
   if (!header)
     return header.err();
+  std::vector<std::uint8_t> buffer;
+  auto elements = read_elements(content, *header, image_file, buffer);
+  if (!elements)
+    return elements.err();
   idx_images images;
   images.sample_shape = image_shape(header->dimensions);
   images.count = header->dimensions[0];
   images.features.resize(static_cast<std::size_t>(header->elements));
-  decode_elements(header->type, bytes->data() + header->data_offset, images.features.size(),
-                  images.features.data());
+  decode_elements(header->type, elements->data(), images.features.size(), images.features.data());
   return images;
 }
 
-result<std::vector<std::int32_t>> read_idx_labels(const std::string& path) {
-  auto bytes = read_file_contents(path);
-  if (!bytes)
-    return bytes.err();
-  auto header = parse_header(path, *bytes, label_file);
+result<std::vector<std::int32_t>> parse_idx_labels(const std::string& name,
+                                                   std::vector<std::uint8_t> file_bytes) {
+  data_content content{name, std::move(file_bytes)};
+  auto header = read_header(content, label_file);
   if (!header)
     return header.err();
+  std::vector<std::uint8_t> buffer;
+  auto elements = read_elements(content, *header, label_file, buffer);
+  if (!elements)
+    return elements.err();
   std::vector<std::int32_t> labels(static_cast<std::size_t>(header->elements));
-  decode_elements(header->type, bytes->data() + header->data_offset, labels.size(),
-                  labels.data());
+  decode_elements(header->type, elements->data(), labels.size(), labels.data());
   for (std::size_t i = 0; i < labels.size(); ++i) {
     if (labels[i] < 0 || static_cast<std::size_t>(labels[i]) >= max_classes)
-      return error{fmt::format("{}: label {} at offset {} is outside [0, {})", path, labels[i],
+      return error{fmt::format("{}: label {} at offset {} is outside [0, {})", name, labels[i],
                                header->data_offset + i * header->element_size, max_classes)};
   }
   return labels;
+}
+
+result<idx_images> read_idx_images(const std::string& path) {
+  auto bytes = read_file_bytes(path);
+  if (!bytes)
+    return bytes.err();
+  return parse_idx_images(path, std::move(*bytes));
+}
+
+result<std::vector<std::int32_t>> read_idx_labels(const std::string& path) {
+  auto bytes = read_file_bytes(path);
+  if (!bytes)
+    return bytes.err();
+  return parse_idx_labels(path, std::move(*bytes));
 }
 
 result<dataset> make_idx_dataset(idx_images images, std::vector<std::int32_t> labels,

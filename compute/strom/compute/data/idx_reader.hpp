@@ -1,7 +1,8 @@
 #pragma once
 // Reader for the IDX format of MNIST and Fashion-MNIST (http://yann.lecun.com/exdb/mnist/):
 // a big-endian magic (two zero bytes, a type code, a dimension count), one big-endian uint32
-// per dimension, then the elements, big-endian, row-major. Files may be gzip-compressed.
+// per dimension, then the elements, big-endian, row-major. Files may be gzip-compressed:
+// the header is decompressed first and the rest only up to the size it declares.
 
 #include <cstdint>
 #include <string>
@@ -21,8 +22,16 @@ struct idx_images {
 };
 
 /// Reads an image file of 2 to 4 dimensions and any IDX type code (0x08 ubyte, 0x09 byte,
-/// 0x0B short, 0x0C int, 0x0D float, 0x0E double).
+/// 0x0B short, 0x0C int, 0x0D float, 0x0E double). The content the header declares must
+/// hold at most max_data_file_bytes; errors name the file, the offset and the expected size.
 result<idx_images> read_idx_images(const std::string& path);
+
+/// read_idx_images on a file's bytes already read from `name` (as stored, gzip or not).
+result<idx_images> parse_idx_images(const std::string& name, std::vector<std::uint8_t> file_bytes);
+
+/// read_idx_labels on a file's bytes already read from `name` (as stored, gzip or not).
+result<std::vector<std::int32_t>> parse_idx_labels(const std::string& name,
+                                                   std::vector<std::uint8_t> file_bytes);
 
 /// Reads a label file of 1 dimension and an integral type code; labels must lie in
 /// [0, max_classes).
