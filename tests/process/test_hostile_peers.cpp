@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "cluster_processes.hpp"
+#include "support/loopback_socket.hpp"
 
 // Real `strom` processes against hostile and confused peers on 127.0.0.1: a scheduler keeps
 // its job and its memory while strangers send forged headers; clients pointed at something
@@ -37,19 +38,6 @@ std::uint16_t port_of(const std::string& address) {
   return static_cast<std::uint16_t>(std::stoi(address.substr(address.rfind(':') + 1)));
 }
 
-int connect_loopback(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 /// A stranger's attack: connect, read the server's greeting, send a 32-byte BASP header of
 /// `operation` claiming a 4 GiB payload; true when the scheduler then closed the connection.
 bool forged_header_is_cut_off(std::uint16_t port, std::uint8_t operation) {
@@ -58,14 +46,7 @@ bool forged_header_is_cut_off(std::uint16_t port, std::uint8_t operation) {
     return false;
   unsigned char header[32] = {operation, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF};
   ::send(fd, header, sizeof header, MSG_NOSIGNAL);
-  bool closed = false;
-  char sink[4096];
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (!closed && std::chrono::steady_clock::now() < deadline) {
-    pollfd watched{fd, POLLIN, 0};
-    if (::poll(&watched, 1, 50) > 0)
-      closed = ::recv(fd, sink, sizeof sink, 0) <= 0;
-  }
+  const bool closed = closed_within(fd, 5s);
   ::close(fd);
   return closed;
 }
@@ -178,15 +159,10 @@ BOOST_AUTO_TEST_CASE(idle_half_open_connections_are_closed_within_the_handshake_
   }
   const auto deadline = std::chrono::steady_clock::now() + handshake_deadline + 2s;
   std::size_t closed = 0;
-  char sink[4096];
   for (int fd : idle) {
-    while (std::chrono::steady_clock::now() < deadline) {
-      pollfd watched{fd, POLLIN, 0};
-      if (::poll(&watched, 1, 50) > 0 && ::recv(fd, sink, sizeof sink, 0) <= 0) {
-        ++closed;
-        break;
-      }
-    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+    closed += closed_within(fd, std::max(left, 0ms)) ? 1 : 0;
     ::close(fd);
   }
   BOOST_TEST(closed == idle.size());

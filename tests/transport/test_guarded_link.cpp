@@ -26,11 +26,14 @@
 #include "strom/runtime/system_config.hpp"
 #include "strom/runtime/transport/guarded_connect.hpp"
 #include "strom/runtime/transport/guarded_port.hpp"
+#include "support/loopback_socket.hpp"
 
 // Real actor systems over loopback with the link guard between them and the network: honest
 // peers talk through it, hostile and silent ones are cut off without anyone else noticing.
 
 using namespace strom::runtime;
+using strom::test::closed_within;
+using strom::test::connect_loopback;
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 
@@ -39,35 +42,6 @@ namespace {
 /// Milliseconds since `start`, printable in test messages.
 long long millis_since(steady::time_point start) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - start).count();
-}
-
-/// A raw TCP socket connected to 127.0.0.1:port (blocking), or -1.
-int raw_connect(std::uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-/// Reads until EOF or `limit`; true when the other side closed.
-bool closed_within(int fd, std::chrono::milliseconds limit) {
-  const auto deadline = steady::now() + limit;
-  char sink[4096];
-  while (steady::now() < deadline) {
-    pollfd watched{fd, POLLIN, 0};
-    if (::poll(&watched, 1, 20) <= 0)
-      continue;
-    const auto got = ::recv(fd, sink, sizeof sink, 0);
-    if (got <= 0)
-      return true;
-  }
-  return false;
 }
 
 /// True when `fd` receives at least one byte within `limit`.
@@ -161,7 +135,7 @@ BOOST_AUTO_TEST_CASE(a_client_reaches_a_published_actor_through_both_guards) {
 BOOST_AUTO_TEST_CASE(headers_claiming_4_gib_are_cut_off_and_the_port_serves_on) {
   served server;
   for (const std::uint8_t operation : {0, 1, 2}) {
-    const int fd = raw_connect(server.number());
+    const int fd = connect_loopback(server.number());
     BOOST_REQUIRE(fd >= 0);
     const auto header = header_claiming(operation, 0xFFFFFFFFu);
     BOOST_REQUIRE(::send(fd, header.data(), header.size(), MSG_NOSIGNAL) == 32);
@@ -178,7 +152,7 @@ BOOST_AUTO_TEST_CASE(an_idle_connection_is_closed_at_the_handshake_deadline) {
   guard_limits limits;
   limits.handshake_deadline = 300ms;
   served server{limits};
-  const int fd = raw_connect(server.number());
+  const int fd = connect_loopback(server.number());
   BOOST_REQUIRE(fd >= 0);
   const char few[3] = {1, 0, 0};
   ::send(fd, few, sizeof few, MSG_NOSIGNAL);
@@ -195,10 +169,10 @@ BOOST_AUTO_TEST_CASE(accepting_pauses_while_the_waiting_cap_is_full) {
   served server{limits};
   std::vector<int> waiting;
   for (int i = 0; i < 4; ++i) {
-    waiting.push_back(raw_connect(server.number()));
+    waiting.push_back(connect_loopback(server.number()));
     BOOST_REQUIRE(hears_within(waiting.back(), 2s));  // accepted: the server handshake came
   }
-  const int queued = raw_connect(server.number());  // the kernel queues it; nobody accepts
+  const int queued = connect_loopback(server.number());  // the kernel queues it; nobody accepts
   BOOST_REQUIRE(queued >= 0);
   BOOST_TEST(!hears_within(queued, 300ms));
   BOOST_TEST(hears_within(queued, 3s));  // accepted once the four were cut off
@@ -229,7 +203,7 @@ BOOST_AUTO_TEST_CASE(running_out_of_descriptors_backs_off_instead_of_spinning) {
     for (int fd : fillers)
       ::close(fd);
     for (int i = 0; i < 4; ++i)
-      raw_connect(server.number());
+      connect_loopback(server.number());
     ::sleep(3);
     ::_exit(0);
   }

@@ -197,12 +197,19 @@ struct link_guard::loop {
     watch(id, stored);
   }
 
+  /// Appends at most read_chunk bytes from `fd` to `bytes`: recv's result.
+  static ssize_t receive_into(int fd, std::vector<unsigned char>& bytes) {
+    const auto before = bytes.size();
+    bytes.resize(before + read_chunk);
+    const auto got = ::recv(fd, bytes.data() + before, read_chunk, 0);
+    bytes.resize(before + static_cast<std::size_t>(std::max<ssize_t>(got, 0)));
+    return got;
+  }
+
   /// Reads what the peer sent and passes on its complete, checked messages.
   bool read_outer(std::uint64_t id, link& entry) {
     const auto before = entry.to_inner.size();
-    entry.to_inner.resize(before + read_chunk);
-    const auto got = ::recv(entry.outer, entry.to_inner.data() + before, read_chunk, 0);
-    entry.to_inner.resize(before + static_cast<std::size_t>(std::max<ssize_t>(got, 0)));
+    const auto got = receive_into(entry.outer, entry.to_inner);
     if (got < 0)
       return would_block(errno);
     if (got == 0) {
@@ -226,17 +233,11 @@ struct link_guard::loop {
   }
 
   bool read_inner(link& entry) {
-    const auto before = entry.to_outer.size();
-    entry.to_outer.resize(before + read_chunk);
-    const auto got = ::recv(entry.inner, entry.to_outer.data() + before, read_chunk, 0);
-    entry.to_outer.resize(before + static_cast<std::size_t>(std::max<ssize_t>(got, 0)));
+    const auto got = receive_into(entry.inner, entry.to_outer);
     if (got < 0)
       return would_block(errno);
-    if (got == 0) {
-      flush_outer(entry);  // the middleman closed: what it said last still goes out
-      return false;
-    }
-    return flush_outer(entry);
+    // Also when the middleman closed (0): what it said last still goes out.
+    return flush_outer(entry) && got > 0;
   }
 
   static bool send_front(int fd, std::vector<unsigned char>& bytes, std::size_t count,

@@ -1,0 +1,41 @@
+#pragma once
+// Raw TCP sockets on 127.0.0.1 for tests that play a peer by hand (a stranger, an attacker).
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+
+namespace strom::test {
+
+/// A blocking socket connected to 127.0.0.1:port, or -1.
+inline int connect_loopback(std::uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/// Reads and discards until the other side closes (true) or `limit` passes (false).
+inline bool closed_within(int fd, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  char sink[4096];
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd watched{fd, POLLIN, 0};
+    if (::poll(&watched, 1, 20) > 0 && ::recv(fd, sink, sizeof sink, 0) <= 0)
+      return true;
+  }
+  return false;
+}
+
+} // namespace strom::test
