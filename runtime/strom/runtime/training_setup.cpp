@@ -6,6 +6,7 @@
 
 #include "strom/compute/cpu/blas.hpp"
 #include "strom/compute/evaluation.hpp"
+#include "strom/compute/replica_from_spec.hpp"
 #include "strom/log.hpp"
 #include "strom/runtime/checkpoint.hpp"
 
@@ -21,10 +22,8 @@ result<void> prepare_run(job_spec& job, const local_training_options& options) {
     training.setEpochs(*options.epochs);
   if (options.seed)
     training.setSeed(*options.seed);
-  if (training.getEpochs() == 0)
-    return error{fmt::format("{}: training.epochs: must be at least 1", job.source())};
-  if (training.getComputeThreads() == 0)
-    return error{fmt::format("{}: training.computeThreads: must be at least 1", job.source())};
+  if (auto ok = compute::check_training(training.asReader()); !ok)
+    return error{fmt::format("{}: {}", job.source(), ok.err().message)};
   compute::set_compute_threads(static_cast<int>(training.getComputeThreads()));
   return success();
 }
