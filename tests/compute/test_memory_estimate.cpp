@@ -1,12 +1,6 @@
 #define BOOST_TEST_MODULE compute_memory_estimate
 #include <boost/test/unit_test.hpp>
 
-#include <capnp/message.h>
-#include <capnp/serialize-text.h>
-
-#include <atomic>
-#include <cstdlib>
-#include <new>
 #include <numeric>
 #include <vector>
 
@@ -15,49 +9,19 @@
 #include "strom/compute/memory_estimate.hpp"
 #include "strom/compute/model_from_spec.hpp"
 #include "strom/compute/replica_from_spec.hpp"
-
-// The estimate is held to the bytes the real objects allocate: every allocation in this
-// process is counted while `counting` is set.
-
-namespace {
-std::atomic<bool> counting{false};
-std::atomic<std::size_t> allocated_bytes{0};
-} // namespace
-
-void* operator new(std::size_t size) {
-  if (counting.load(std::memory_order_relaxed))
-    allocated_bytes.fetch_add(size, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size))
-    return p;
-  throw std::bad_alloc{};
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+// The estimate is held to the bytes the real objects allocate.
+#include "support/counting_allocator.hpp"
+#include "support/spec_from_text.hpp"
 
 using namespace strom;
 using namespace strom::compute;
 
 namespace {
 
-/// Bytes allocated while `work` runs (freed ones included).
-std::size_t bytes_during(auto&& work) {
-  allocated_bytes = 0;
-  counting = true;
-  work();
-  counting = false;
-  return allocated_bytes.load();
-}
+using job_text = testing::spec_from_text<schema::Job>;
 
-/// A Job spec from Cap'n Proto text, as a job file would hold it.
-struct job_text {
-  capnp::MallocMessageBuilder message;
-  schema::Job::Reader reader;
-  explicit job_text(const char* text) {
-    auto root = message.initRoot<schema::Job>();
-    capnp::TextCodec{}.decode(text, capnp::toDynamic(root));
-    reader = root.asReader();
-  }
-};
+/// Bytes allocated while `work` runs (freed ones included).
+std::size_t bytes_during(auto&& work) { return testing::allocated_during(work).bytes; }
 
 constexpr std::uint32_t batch_size = 32;
 
@@ -90,7 +54,8 @@ BOOST_AUTO_TEST_CASE(estimate_matches_what_a_worker_allocates) {
   BOOST_REQUIRE_MESSAGE(estimate.ok(), (estimate.ok() ? "" : estimate.err().message));
 
   std::unique_ptr<replica> worker;
-  const auto replica_bytes = bytes_during([&] { worker = std::move(make_replica(job.reader, 0)).value(); });
+  const auto replica_bytes =
+    bytes_during([&] { worker = std::move(make_replica(job.reader, 0)).value(); });
   const auto parameters = worker->net().parameters().size();
   BOOST_TEST(estimate->parameters == parameters * sizeof(float));
   BOOST_TEST(estimate->updater_state == 2 * parameters * sizeof(float));

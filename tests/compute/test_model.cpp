@@ -1,13 +1,11 @@
 #define BOOST_TEST_MODULE compute_model
 #include <boost/test/unit_test.hpp>
 
-#include <capnp/message.h>
-#include <capnp/serialize-text.h>
-
 #include <cmath>
 #include <vector>
 
 #include "strom/compute/model_from_spec.hpp"
+#include "support/spec_from_text.hpp"
 
 using namespace strom;
 using namespace strom::compute;
@@ -15,15 +13,7 @@ using namespace strom::compute;
 namespace {
 
 /// A Network spec from Cap'n Proto text, as a job file would hold it.
-struct network_spec {
-  capnp::MallocMessageBuilder message;
-  schema::Network::Reader reader;
-  explicit network_spec(const char* text) {
-    auto root = message.initRoot<schema::Network>();
-    capnp::TextCodec{}.decode(text, capnp::toDynamic(root));
-    reader = root.asReader();
-  }
-};
+using network_spec = testing::spec_from_text<schema::Network>;
 
 std::string build_error(const char* text) {
   network_spec spec{text};

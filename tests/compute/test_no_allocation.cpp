@@ -1,45 +1,19 @@
 #define BOOST_TEST_MODULE compute_no_allocation
 #include <boost/test/unit_test.hpp>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
 #include <vector>
 
 #include "strom/compute/data/batch_loader.hpp"
 #include "strom/compute/data/partition.hpp"
 #include "strom/compute/replica_from_spec.hpp"
 #include "strom/runtime/job_spec.hpp"
-
-// Every allocation in this process is counted while `counting` is set: a training step after
+// Every allocation in this process is counted while a test asks: a training step after
 // warm-up must reuse its workspaces and allocate nothing.
-
-namespace {
-std::atomic<bool> counting{false};
-std::atomic<std::size_t> allocations{0};
-} // namespace
-
-void* operator new(std::size_t size) {
-  if (counting.load(std::memory_order_relaxed))
-    allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(size == 0 ? 1 : size))
-    return p;
-  throw std::bad_alloc{};
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#include "support/counting_allocator.hpp"
 
 using namespace strom;
 
 namespace {
-
-std::size_t allocations_during(auto&& work) {
-  allocations = 0;
-  counting = true;
-  work();
-  counting = false;
-  return allocations.load();
-}
 
 std::unique_ptr<compute::replica> replica_for(const char* network, const char* updater) {
   auto text = std::string{"(network = "} + network + ", training = (batchSize = 16, updater = ("
@@ -61,12 +35,12 @@ void check_steps_allocate_nothing(compute::replica& trainer) {
   for (std::size_t i = 0; i < labels.size(); ++i)
     labels[i] = static_cast<std::int32_t>(i % 3);
   trainer.train_step(features, labels, 16);  // warm-up
-  const auto counted = allocations_during([&] {
+  const auto counted = testing::allocated_during([&] {
     for (int i = 0; i < 10; ++i)
       trainer.train_step(features, labels, 16);
     trainer.train_step(std::span{features}.first(5 * width), std::span{labels}.first(5), 5);
   });
-  BOOST_TEST(counted == 0u);
+  BOOST_TEST(counted.allocations == 0u);
 }
 
 } // namespace
@@ -97,16 +71,16 @@ BOOST_AUTO_TEST_CASE(batch_loader_reuses_its_buffers) {
   data.labels.assign(1000, 1);
   compute::batch_loader loader{data, compute::epoch_order({0, 1000}, 1, 0, true), 32};
   loader.next();  // warm-up: the first batch
-  const auto counted = allocations_during([&] {
+  const auto counted = testing::allocated_during([&] {
     while (loader.next() != nullptr) {
     }
   });
-  BOOST_TEST(counted == 0u);
+  BOOST_TEST(counted.allocations == 0u);
 }
 
 BOOST_AUTO_TEST_CASE(the_counter_sees_allocations) {
   std::vector<float>* escaped = nullptr;
-  const auto counted = allocations_during([&] { escaped = new std::vector<float>(100); });
+  const auto counted = testing::allocated_during([&] { escaped = new std::vector<float>(100); });
   delete escaped;
-  BOOST_TEST(counted >= 2u);  // the vector object and its storage
+  BOOST_TEST(counted.allocations >= 2u);  // the vector object and its storage
 }

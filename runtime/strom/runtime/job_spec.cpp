@@ -334,7 +334,9 @@ result<std::string> read_job_file(const std::string& path) {
 
 result<void> check_job(const job_spec& job) {
   auto spec = job.reader();
-  auto prefixed = [&](const error& e) { return error{fmt::format("{}: {}", job.source(), e.message)}; };
+  auto prefixed = [&](const error& e) {
+    return error{fmt::format("{}: {}", job.source(), e.message)};
+  };
   const std::string_view name{spec.getName().cStr(), spec.getName().size()};
   if (name.size() > max_job_name_bytes || name.find('/') != std::string_view::npos
       || name.starts_with('.'))

@@ -24,8 +24,6 @@ result<actors::node_job> prepare_node_job(const actors::job_assignment& assignme
   if (!parsed)
     return parsed.err();
   auto job = std::make_shared<job_spec>(std::move(*parsed));
-  if (auto ok = check_job(*job); !ok)
-    return ok.err();
   if (auto ok = prepare_run(*job, {}); !ok)
     return ok.err();
   if (auto ok = check_job_memory(*job, assignment.workers, assignment.total_workers > 1); !ok)

@@ -6,7 +6,6 @@
 
 #include "strom/compute/cpu/blas.hpp"
 #include "strom/compute/evaluation.hpp"
-#include "strom/compute/replica_from_spec.hpp"
 #include "strom/log.hpp"
 #include "strom/runtime/checkpoint.hpp"
 
@@ -22,8 +21,10 @@ result<void> prepare_run(job_spec& job, const local_training_options& options) {
     training.setEpochs(*options.epochs);
   if (options.seed)
     training.setSeed(*options.seed);
-  if (auto ok = compute::check_training(training.asReader()); !ok)
-    return error{fmt::format("{}: {}", job.source(), ok.err().message)};
+  // Every path to training passes here (after the overrides): a job built in a host
+  // program, or received by a node, is checked as thoroughly as a loaded job file.
+  if (auto ok = check_job(job); !ok)
+    return ok;
   compute::set_compute_threads(static_cast<int>(training.getComputeThreads()));
   return success();
 }
