@@ -159,3 +159,12 @@ BOOST_AUTO_TEST_CASE(network_with_more_parameters_than_frames_can_index_is_refus
   BOOST_TEST(message.find("network.layers[0]: the network has 10000100000 parameters") !=
                std::string::npos, message);
 }
+
+BOOST_AUTO_TEST_CASE(parameters_of_a_layer_with_an_activation_count_towards_the_limit) {
+  // The relu is a layer of its own after the dense one; the dense layer's 10^10 weights
+  // must still be counted.
+  auto message = build_error(R"((input = (width = 100000), layers = [
+      (dense = (units = 100000, activation = relu)), (output = (units = 3))]))");
+  BOOST_TEST(message.find("network.layers[0]: the network has 10000100000 parameters") !=
+               std::string::npos, message);
+}

@@ -224,12 +224,14 @@ result<network_layers> make_layers(schema::Network::Reader spec, std::uint64_t d
   std::uint64_t parameters = 0;
   for (std::size_t i = 0; i < layers.size(); ++i) {
     b.path = fmt::format("network.layers[{}]", i);
+    const std::size_t built_before = b.layers.size();  // a spec's activation adds a layer
     if (auto ok = b.add(layers[i], i, i + 1 == layers.size()); !ok)
       return ok.err();
     if (sample_floats(b.current) > max_sample_floats)
       return error{fmt::format("{}: output of {} floats per sample is more than the {} supported",
                                b.path, sample_floats(b.current), max_sample_floats)};
-    parameters = saturating_add(parameters, b.layers.back()->parameter_count());
+    for (std::size_t added = built_before; added < b.layers.size(); ++added)
+      parameters = saturating_add(parameters, b.layers[added]->parameter_count());
     if (parameters > max_parameters)
       return error{fmt::format("{}: the network has {} parameters up to here, more than the {} "
                                "that update frames can index",
