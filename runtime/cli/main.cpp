@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <exception>
+#include <new>
 #include <string_view>
 
 #include "commands.hpp"
@@ -29,9 +31,8 @@ global options:
   --help             this text; 'strom COMMAND --help' describes a command's options
 )";
 
-} // namespace
-
-int main(int argc, char** argv) {
+/// Runs the command that argv names.
+int dispatch(int argc, char** argv) {
   using namespace strom;
   int first = 1;
   if (first < argc && std::strcmp(argv[first], "--log-level") == 0) {
@@ -68,4 +69,20 @@ int main(int argc, char** argv) {
     return cli::run_cancel(rest, rest_argv);
   fmt::print(stderr, "strom: unknown command '{}'\n\n{}", command, top_help);
   return cli::exit_usage;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  // Job files are checked and their memory estimated before anything large is allocated;
+  // should memory run out anyway, say so instead of aborting (exit 134, no message).
+  try {
+    return dispatch(argc, argv);
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "strom: out of memory (std::bad_alloc): the job needs more memory than "
+                       "this machine could give it\n");
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "strom: stopped by an unexpected error: {}\n", e.what());
+  }
+  return strom::cli::exit_failure;
 }

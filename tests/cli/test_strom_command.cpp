@@ -272,3 +272,66 @@ BOOST_AUTO_TEST_CASE(submit_refuses_an_unwritable_metrics_file_before_connecting
   BOOST_TEST(contains(result.output, "--metrics-out /dev/null/m.json"), result.output);
   BOOST_TEST(contains(result.output, "Not a directory"), result.output);
 }
+
+// -- hostile job files: exit 1 with a message naming the problem, never a signal ------------
+
+namespace {
+
+/// Sets STROM_MEMORY_LIMIT_BYTES for the strom processes a test starts.
+struct memory_limit {
+  explicit memory_limit(const char* bytes) { ::setenv("STROM_MEMORY_LIMIT_BYTES", bytes, 1); }
+  ~memory_limit() { ::unsetenv("STROM_MEMORY_LIMIT_BYTES"); }
+};
+
+const std::string hostile_corpus = std::string{STROM_SOURCE_DIR} + "/tests/fuzz/corpus/job_file/";
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(nesting_bomb_exits_1_naming_where_it_went_too_deep) {
+  for (const char* command : {"train ", "submit --to 127.0.0.1:1 "}) {
+    auto result = run(command + hostile_corpus + "nesting_bomb_5000");
+    BOOST_TEST(result.status == 1, command << result.output);
+    BOOST_TEST(contains(result.output, "nesting_bomb_5000:1:65: nested more than 64 levels deep"),
+               result.output);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(endless_device_as_job_file_exits_1_after_reading_past_the_limit) {
+  auto result = run("train /dev/zero");
+  BOOST_TEST(result.status == 1, result.output);
+  BOOST_TEST(contains(result.output, "/dev/zero: job file is more than the 1048576 bytes"),
+             result.output);
+}
+
+BOOST_AUTO_TEST_CASE(two_dense_layers_of_40000_units_exit_1_saying_what_they_need_and_what_there_is) {
+  memory_limit limit{"3100000000"};  // the machine of issue 16
+  // One worker trains in this process; two go through a node, which refuses the job.
+  for (const char* workers : {"1", "2"}) {
+    auto result = run("train " + hostile_corpus + "two_dense_40000_units --workers " + workers);
+    BOOST_TEST(result.status == 1, result.output);
+    BOOST_TEST(contains(result.output, "two_dense_40000_units: the model needs about"),
+               result.output);
+    BOOST_TEST(contains(result.output, "updater state 13.1 GB"), result.output);
+    BOOST_TEST(contains(result.output, "this machine has 3.1 GB available (STROM_MEMORY_LIMIT_BYTES)"),
+               result.output);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(every_hostile_corpus_job_exits_1_naming_its_problem) {
+  memory_limit limit{"3100000000"};
+  const std::pair<const char*, const char*> refusals[] = {
+    {"batch_size_1e9", "training.batchSize: 1000000000 is outside"},
+    {"compute_threads_100000", "training.computeThreads: 100000 is outside [1, 1024]"},
+    {"nan_threshold", "distributed.sharing.adaptive.initial: nan must be finite"},
+    {"inf_learning_rate", "training.updater.learningRate: inf is not a finite number"},
+    {"output_1e8_units", "network.layers[2]: the network has 25700533248 parameters"},
+    {"dense_1e6_units", "the model needs about"},
+    // 10^5 filters of 26x26 outputs feed the next dense layer 17.3 billion weights.
+    {"convolution_1e5_filters", "network.layers[1]: the network has 17306600256 parameters"},
+  };
+  for (const auto& [file, problem] : refusals) {
+    auto result = run("train " + hostile_corpus + file + " --workers 1");
+    BOOST_TEST(result.status == 1, file << ": " << result.output);
+    BOOST_TEST(contains(result.output, problem), file << ": " << result.output);
+  }
+}

@@ -1,13 +1,11 @@
 #define BOOST_TEST_MODULE compute_model
 #include <boost/test/unit_test.hpp>
 
-#include <capnp/message.h>
-#include <capnp/serialize-text.h>
-
 #include <cmath>
 #include <vector>
 
 #include "strom/compute/model_from_spec.hpp"
+#include "support/spec_from_text.hpp"
 
 using namespace strom;
 using namespace strom::compute;
@@ -15,15 +13,7 @@ using namespace strom::compute;
 namespace {
 
 /// A Network spec from Cap'n Proto text, as a job file would hold it.
-struct network_spec {
-  capnp::MallocMessageBuilder message;
-  schema::Network::Reader reader;
-  explicit network_spec(const char* text) {
-    auto root = message.initRoot<schema::Network>();
-    capnp::TextCodec{}.decode(text, capnp::toDynamic(root));
-    reader = root.asReader();
-  }
-};
+using network_spec = testing::spec_from_text<schema::Network>;
 
 std::string build_error(const char* text) {
   network_spec spec{text};
@@ -136,4 +126,45 @@ BOOST_AUTO_TEST_CASE(zero_units_and_bad_rates_are_refused) {
                .find("network.input") != std::string::npos);
   BOOST_TEST(build_error(R"((input = (width = 4), layers = [(output = (units = 1))]))")
                .find("output.units") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(input_whose_size_overflows_64_bits_is_refused) {
+  auto message = build_error(R"((input = (channels = 4000000000, height = 4000000000,
+      width = 4000000000), layers = [(output = (units = 3))]))");
+  BOOST_TEST(message.find("network.input: 4000000000x4000000000x4000000000") != std::string::npos,
+             message);
+}
+
+BOOST_AUTO_TEST_CASE(padded_kernel_whose_output_overflows_is_refused_before_building) {
+  // On a 1x1 input a kernel of 2^31 with padding 2^31-1 gives 2^31 x 2^31 outputs a filter.
+  auto message = build_error(R"((input = (width = 1), layers = [
+      (averagePooling = (kernel = 2147483648, padding = 2147483647, stride = 1)),
+      (output = (units = 3))]))");
+  BOOST_TEST(message.find("network.layers[0].averagePooling.kernel: 2147483648") != std::string::npos,
+             message);
+  BOOST_TEST(message.find("more than the 268435456 floats supported") != std::string::npos, message);
+}
+
+BOOST_AUTO_TEST_CASE(convolution_patch_larger_than_a_sample_is_refused) {
+  auto message = build_error(R"((input = (channels = 1000, height = 4, width = 4), layers = [
+      (convolution = (filters = 1, kernel = 20000, padding = 19999)),
+      (output = (units = 3))]))");
+  BOOST_TEST(message.find("network.layers[0].convolution.kernel") != std::string::npos, message);
+}
+
+BOOST_AUTO_TEST_CASE(network_with_more_parameters_than_frames_can_index_is_refused) {
+  // 100000 inputs x 100000 units: 10^10 weights.
+  auto message = build_error(R"((input = (width = 100000), layers = [
+      (dense = (units = 100000)), (output = (units = 3))]))");
+  BOOST_TEST(message.find("network.layers[0]: the network has 10000100000 parameters") !=
+               std::string::npos, message);
+}
+
+BOOST_AUTO_TEST_CASE(parameters_of_a_layer_with_an_activation_count_towards_the_limit) {
+  // The relu is a layer of its own after the dense one; the dense layer's 10^10 weights
+  // must still be counted.
+  auto message = build_error(R"((input = (width = 100000), layers = [
+      (dense = (units = 100000, activation = relu)), (output = (units = 3))]))");
+  BOOST_TEST(message.find("network.layers[0]: the network has 10000100000 parameters") !=
+               std::string::npos, message);
 }

@@ -21,6 +21,32 @@ std::string parse_error(const std::string& text) {
   return job.err().message;
 }
 
+/// A valid job (the smallest network, every other setting at its default) with `training`,
+/// `distributed` or other top-level fields added.
+std::string job_with(const std::string& fields) {
+  return "(name = \"j\", network = (input = (width = 4), layers = [(output = (units = 3))])"
+         + (fields.empty() ? "" : ", " + fields) + ")";
+}
+
+/// The message check_job gives `text` (which must parse).
+std::string check_error(const std::string& text) {
+  auto job = parse_job_text(text, "bad.job", "/data");
+  BOOST_REQUIRE_MESSAGE(job.ok(), (job.ok() ? "" : job.err().message));
+  auto checked = check_job(*job);
+  BOOST_REQUIRE(!checked.ok());
+  return checked.err().message;
+}
+
+/// A file in the temporary folder, removed at the end of the test.
+struct temporary_file {
+  std::filesystem::path path;
+  temporary_file(const std::string& name, const std::string& contents)
+    : path(std::filesystem::temp_directory_path() / name) {
+    std::ofstream{path, std::ios::binary} << contents;
+  }
+  ~temporary_file() { std::filesystem::remove(path); }
+};
+
 } // namespace
 
 BOOST_AUTO_TEST_CASE(example_jobs_parse) {
@@ -83,4 +109,119 @@ BOOST_AUTO_TEST_CASE(binary_file_is_refused) {
   BOOST_REQUIRE(!job.ok());
   BOOST_TEST(contains(job.err().message, "NUL byte"), job.err().message);
   std::filesystem::remove(path);
+}
+
+BOOST_AUTO_TEST_CASE(nesting_bomb_is_refused_at_the_bracket_past_the_limit) {
+  // 5000 levels overflowed the stack inside Cap'n Proto's recursive text parser.
+  auto message = parse_error(std::string(5000, '(') + std::string(5000, ')'));
+  BOOST_TEST(contains(message, "bad.job:1:65: nested more than 64 levels deep"), message);
+  BOOST_TEST(message.size() < 400u, message);  // the 10 KB line is not quoted whole
+}
+
+BOOST_AUTO_TEST_CASE(brackets_in_comments_and_strings_do_not_count_as_nesting) {
+  const std::string deep(100, '(');
+  auto job = parse_job_text("# " + deep + "\n(name = \"" + deep + "\\\"" + deep + "\")", "j.job",
+                            "/data");
+  BOOST_REQUIRE_MESSAGE(job.ok(), (job.ok() ? "" : job.err().message));
+  BOOST_TEST(job->reader().getName().size() == 201u);
+}
+
+BOOST_AUTO_TEST_CASE(nesting_on_a_later_line_names_that_line) {
+  auto message = parse_error("(name = \"x\",\n  # a comment (\n  training = " + std::string(70, '['));
+  BOOST_TEST(contains(message, "bad.job:3:"), message);
+  BOOST_TEST(contains(message, "nested more than 64"), message);
+}
+
+BOOST_AUTO_TEST_CASE(oversized_file_is_refused_naming_both_sizes) {
+  temporary_file big{"strom_big.job", "(name = \"x\")" + std::string(2 << 20, ' ')};
+  auto job = load_job_file(big.path.string());
+  BOOST_REQUIRE(!job.ok());
+  BOOST_TEST(contains(job.err().message, big.path.string()), job.err().message);
+  BOOST_TEST(contains(job.err().message, "2097164 bytes, more than the 1048576"), job.err().message);
+}
+
+BOOST_AUTO_TEST_CASE(endless_device_is_read_one_byte_past_the_limit_and_refused) {
+  auto job = load_job_file("/dev/zero");
+  BOOST_REQUIRE(!job.ok());
+  BOOST_TEST(contains(job.err().message, "/dev/zero: job file is more than the 1048576 bytes"),
+             job.err().message);
+  BOOST_TEST(contains(job.err().message, "stopped reading at 1048577"), job.err().message);
+}
+
+BOOST_AUTO_TEST_CASE(folder_is_refused_as_a_job_file) {
+  auto job = load_job_file(std::filesystem::temp_directory_path().string());
+  BOOST_REQUIRE(!job.ok());
+  BOOST_TEST(contains(job.err().message, "is a folder"), job.err().message);
+}
+
+BOOST_AUTO_TEST_CASE(load_checks_the_job_and_names_the_file) {
+  temporary_file bad{"strom_huge_batch.job", job_with("training = (batchSize = 1000000000)")};
+  auto job = load_job_file(bad.path.string());
+  BOOST_REQUIRE(!job.ok());
+  BOOST_TEST(contains(job.err().message,
+                      bad.path.string() + ": training.batchSize: 1000000000 is outside [1, 1048576]"),
+             job.err().message);
+}
+
+BOOST_AUTO_TEST_CASE(a_valid_job_passes_the_checks) {
+  auto job = parse_job_text(job_with("training = (batchSize = 16, computeThreads = 2)"), "j.job",
+                            "/data");
+  BOOST_REQUIRE(job.ok());
+  auto checked = check_job(*job);
+  BOOST_TEST(checked.ok(), (checked.ok() ? "" : checked.err().message));
+}
+
+BOOST_AUTO_TEST_CASE(compute_threads_beyond_the_bound_are_refused) {
+  BOOST_TEST(contains(check_error(job_with("training = (computeThreads = 100000)")),
+                      "bad.job: training.computeThreads: 100000 is outside [1, 1024]"));
+}
+
+BOOST_AUTO_TEST_CASE(zero_epochs_are_refused) {
+  BOOST_TEST(contains(check_error(job_with("training = (epochs = 0)")),
+                      "training.epochs: 0 is outside [1, 1000000]"));
+}
+
+BOOST_AUTO_TEST_CASE(nan_sharing_threshold_is_refused_whatever_the_workers) {
+  // Refused in the job itself, not only where sharing starts (which one worker never does).
+  BOOST_TEST(contains(
+    check_error(job_with("distributed = (sharing = (threshold = (fixed = (threshold = nan))))")),
+    "distributed.sharing.fixed.threshold: nan must be finite and > 0"));
+}
+
+BOOST_AUTO_TEST_CASE(nan_residual_clip_factor_is_refused_even_without_clipping) {
+  BOOST_TEST(contains(
+    check_error(job_with("distributed = (sharing = (residualClipFactor = nan, residualClipEvery = 0))")),
+    "distributed.sharing.residualClipFactor: nan"));
+}
+
+BOOST_AUTO_TEST_CASE(infinite_learning_rate_is_refused) {
+  BOOST_TEST(contains(check_error(job_with("training = (updater = (learningRate = inf))")),
+                      "training.updater.learningRate: inf is not a finite number"));
+}
+
+BOOST_AUTO_TEST_CASE(nan_l2_is_refused) {
+  BOOST_TEST(contains(check_error(job_with("training = (l2 = nan)")), "training.l2: nan"));
+}
+
+BOOST_AUTO_TEST_CASE(nan_adam_beta_is_refused) {
+  BOOST_TEST(contains(check_error(job_with("training = (updater = (adam = (beta1 = nan)))")),
+                      "training.updater.adam.beta1: nan"));
+}
+
+BOOST_AUTO_TEST_CASE(huge_dense_layer_is_refused_with_its_path) {
+  BOOST_TEST(contains(check_error("(network = (input = (width = 4), layers = [(dense = (units = "
+                                  "4000000000)), (output = (units = 3))]))"),
+                      "bad.job: network.layers[0].dense.units: 4000000000 is more than"));
+}
+
+BOOST_AUTO_TEST_CASE(zero_workers_per_node_are_refused) {
+  BOOST_TEST(contains(check_error(job_with("distributed = (workersPerNode = 0)")),
+                      "distributed.workersPerNode: 0 is outside [1, 1024]"));
+}
+
+BOOST_AUTO_TEST_CASE(name_that_would_leave_the_checkpoint_folder_is_refused) {
+  auto message = check_error("(name = \"../../etc/x\", network = (input = (width = 4), layers = "
+                             "[(output = (units = 3))]))");
+  BOOST_TEST(contains(message, "bad.job: name: '../../etc/x' cannot name a checkpoint file"),
+             message);
 }

@@ -47,6 +47,9 @@ public:
   virtual void bind(std::span<float> parameters, std::span<float> gradients, std::span<float> state) {}
   /// Sizes internal workspaces for batches of up to max_batch samples.
   virtual void reserve(std::size_t max_batch) {}
+  /// Bytes reserve(max_batch) allocates inside the layer, so that a job's memory can be
+  /// estimated before anything is allocated (compute/memory_estimate.hpp).
+  virtual std::size_t workspace_bytes(std::size_t max_batch) const { return 0; }
 
   // -- the step (no allocation after reserve) ----------------------------------------------
 

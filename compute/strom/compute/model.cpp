@@ -4,8 +4,25 @@
 #include <stdexcept>
 
 #include "strom/compute/layers/softmax_cross_entropy.hpp"
+#include "strom/compute/saturating.hpp"
 
 namespace strom::compute {
+
+std::size_t batch_memory_bytes(shape input, std::span<const std::unique_ptr<layer>> layers,
+                               std::size_t max_batch) {
+  // Mirrors model::reserve; tests/compute/test_memory_estimate.cpp pins the two together.
+  std::size_t widest = input.size();
+  std::size_t floats = 0;
+  std::size_t workspaces = 0;
+  for (const auto& l : layers) {
+    const auto out = l->output_shape().size();
+    widest = std::max(widest, out);
+    floats = saturating_add(floats, saturating_mul(out, max_batch));
+    workspaces = saturating_add(workspaces, l->workspace_bytes(max_batch));
+  }
+  floats = saturating_add(floats, saturating_mul(2 * widest, max_batch));  // delta_a_, delta_b_
+  return saturating_add(saturating_mul(floats, sizeof(float)), workspaces);
+}
 
 model::model(shape input, std::vector<std::unique_ptr<layer>> layers, std::size_t classes)
   : input_(input), classes_(classes), layers_(std::move(layers)) {

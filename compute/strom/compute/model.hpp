@@ -21,6 +21,12 @@ struct layer_slice {
   std::size_t state_count = 0;
 };
 
+/// Bytes model::reserve(max_batch) allocates for `layers` on `input`: each layer's output,
+/// the two buffers of activation gradients and every layer's own workspace. Lets a job's
+/// memory be estimated from its layers before the model allocates anything.
+std::size_t batch_memory_bytes(shape input, std::span<const std::unique_ptr<layer>> layers,
+                               std::size_t max_batch);
+
 /// A sequential network whose last layer produces the logits of `classes` classes.
 class model {
 public:

@@ -13,6 +13,7 @@
 #include "strom/compute/layers/pooling.hpp"
 #include "strom/compute/layers/weight_init.hpp"
 #include "strom/compute/layers/window.hpp"
+#include "strom/compute/saturating.hpp"
 
 namespace strom::compute {
 
@@ -20,6 +21,15 @@ namespace {
 
 /// Refuses layers whose activations would not fit memory; 2^28 floats a sample is 1 GiB.
 constexpr std::size_t max_sample_floats = std::size_t{1} << 28;
+
+/// Update frames index elements with signed 32-bit integers (schema/update.capnp,
+/// threshold_encoder), so a model with more parameters could not share its updates.
+constexpr std::uint64_t max_parameters = INT32_MAX;
+
+/// Floats per sample of `s`, saturated: a shape from a job file can overflow 64 bits.
+std::uint64_t sample_floats(const shape& s) {
+  return saturating_mul(saturating_mul(s.channels, s.height), s.width);
+}
 
 using layer_list = std::vector<std::unique_ptr<layer>>;
 
@@ -79,8 +89,10 @@ struct builder {
     return success();
   }
 
+  /// Checks a window over `current` whose output has `channels` channels, before the layer
+  /// exists (its constructor would compute sizes that wrap around).
   result<void> check_window(std::string_view kind, std::uint32_t kernel, std::uint32_t stride,
-                            std::uint32_t padding) const {
+                            std::uint32_t padding, std::size_t channels) const {
     if (kernel == 0)
       return fail(fmt::format("{}.kernel", kind), "must be at least 1");
     if (stride == 0)
@@ -88,18 +100,38 @@ struct builder {
     if (padding >= kernel)
       return fail(fmt::format("{}.padding", kind),
                   fmt::format("{} must be smaller than the kernel ({})", padding, kernel));
-    if (!window{kernel, stride, padding}.fits(current))
+    const window geometry{kernel, stride, padding};
+    if (!geometry.fits(current))
       return fail(fmt::format("{}.kernel", kind),
                   fmt::format("{} does not fit the input {}x{} with padding {}", kernel,
                               current.height, current.width, padding));
+    const shape out{channels, geometry.output_extent(current.height),
+                    geometry.output_extent(current.width)};
+    if (sample_floats(out) > max_sample_floats)
+      return fail(fmt::format("{}.kernel", kind),
+                  fmt::format("{} with stride {} and padding {} gives {}x{}x{} outputs per "
+                              "sample, more than the {} floats supported",
+                              kernel, stride, padding, out.channels, out.height, out.width,
+                              max_sample_floats));
     return success();
   }
 
   result<void> add_convolution(schema::Convolution::Reader c) {
     if (auto ok = check_units("convolution.filters", c.getFilters()); !ok)
       return ok;
-    if (auto ok = check_window("convolution", c.getKernel(), c.getStride(), c.getPadding()); !ok)
+    if (auto ok = check_window("convolution", c.getKernel(), c.getStride(), c.getPadding(),
+                               c.getFilters());
+        !ok)
       return ok;
+    // One im2col column holds a kernel x kernel patch of every input channel.
+    const std::uint64_t patch =
+      saturating_mul(saturating_mul(current.channels, c.getKernel()), c.getKernel());
+    if (patch > max_sample_floats)
+      return fail("convolution.kernel",
+                  fmt::format("{}: a {}x{} patch over {} channels is {} floats, more than the {} "
+                              "supported",
+                              c.getKernel(), c.getKernel(), c.getKernel(), current.channels, patch,
+                              max_sample_floats));
     push(std::make_unique<convolution>(current, c.getFilters(), c.getKernel(), c.getStride(),
                                        c.getPadding(), init_of(c.getWeightInit())));
     push_activation(c.getActivation());
@@ -108,7 +140,7 @@ struct builder {
 
   result<void> add_pooling(schema::Pooling::Reader p, pooling_kind kind, std::string_view name) {
     const std::uint32_t stride = p.getStride() == 0 ? p.getKernel() : p.getStride();
-    if (auto ok = check_window(name, p.getKernel(), stride, p.getPadding()); !ok)
+    if (auto ok = check_window(name, p.getKernel(), stride, p.getPadding(), current.channels); !ok)
       return ok;
     push(std::make_unique<pooling>(current, kind, p.getKernel(), stride, p.getPadding()));
     return success();
@@ -174,31 +206,46 @@ struct builder {
 
 } // namespace
 
-result<std::unique_ptr<model>> make_model(schema::Network::Reader spec, std::uint64_t dropout_seed) {
+result<network_layers> make_layers(schema::Network::Reader spec, std::uint64_t dropout_seed) {
   auto input = spec.getInput();
   shape in{input.getChannels(), input.getHeight(), input.getWidth()};
   if (in.channels == 0 || in.height == 0 || in.width == 0)
     return error{fmt::format("network.input: channels, height and width must be at least 1, got "
                              "{}x{}x{}", in.channels, in.height, in.width)};
-  if (in.size() > max_sample_floats)
-    return error{fmt::format("network.input: {} floats per sample is more than the {} supported",
-                             in.size(), max_sample_floats)};
+  if (sample_floats(in) > max_sample_floats)
+    return error{fmt::format("network.input: {}x{}x{} floats per sample is more than the {} "
+                             "supported", in.channels, in.height, in.width, max_sample_floats)};
   auto layers = spec.getLayers();
   if (layers.size() == 0)
     return error{"network.layers: empty; a network needs at least an `output` layer"};
   builder b{spec.getWeightInit(), dropout_seed, {}, in, {}};
   if (b.network_default == schema::WeightInit::NETWORK_DEFAULT)
     b.network_default = schema::WeightInit::XAVIER;
+  std::uint64_t parameters = 0;
   for (std::size_t i = 0; i < layers.size(); ++i) {
     b.path = fmt::format("network.layers[{}]", i);
+    const std::size_t built_before = b.layers.size();  // a spec's activation adds a layer
     if (auto ok = b.add(layers[i], i, i + 1 == layers.size()); !ok)
       return ok.err();
-    if (b.current.size() > max_sample_floats)
+    if (sample_floats(b.current) > max_sample_floats)
       return error{fmt::format("{}: output of {} floats per sample is more than the {} supported",
-                               b.path, b.current.size(), max_sample_floats)};
+                               b.path, sample_floats(b.current), max_sample_floats)};
+    for (std::size_t added = built_before; added < b.layers.size(); ++added)
+      parameters = saturating_add(parameters, b.layers[added]->parameter_count());
+    if (parameters > max_parameters)
+      return error{fmt::format("{}: the network has {} parameters up to here, more than the {} "
+                               "that update frames can index",
+                               b.path, parameters, max_parameters)};
   }
   const std::size_t classes = layers[layers.size() - 1].getOutput().getUnits();
-  return std::make_unique<model>(in, std::move(b.layers), classes);
+  return network_layers{in, std::move(b.layers), classes};
+}
+
+result<std::unique_ptr<model>> make_model(schema::Network::Reader spec, std::uint64_t dropout_seed) {
+  auto built = make_layers(spec, dropout_seed);
+  if (!built)
+    return built.err();
+  return std::make_unique<model>(built->input, std::move(built->layers), built->classes);
 }
 
 } // namespace strom::compute

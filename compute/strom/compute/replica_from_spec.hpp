@@ -9,6 +9,10 @@
 
 namespace strom::compute {
 
+/// Checks the training settings every worker uses: epochs, batch size, compute threads
+/// (each within its bound) and L2 (finite, >= 0); errors name the field and the value.
+result<void> check_training(schema::Training::Reader training);
+
 /// A replica for `job`: model, updater, schedule and L2 from the spec, parameters initialised
 /// from the job's seed (equal on every worker), dropout masks seeded per `worker`.
 result<std::unique_ptr<replica>> make_replica(schema::Job::Reader job, std::uint32_t worker);

@@ -1,19 +1,27 @@
 #include "strom/runtime/job_spec.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <capnp/schema.h>
 #include <capnp/serialize-text.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <vector>
+
+#include "strom/compute/codecs/threshold_encoder_from_spec.hpp"
+#include "strom/compute/model_from_spec.hpp"
+#include "strom/compute/replica_from_spec.hpp"
+#include "strom/compute/updaters/updater_from_spec.hpp"
 
 namespace strom::runtime {
 
@@ -21,6 +29,20 @@ namespace {
 
 /// Job files are small; anything larger is a mistake (a data file passed as a job).
 constexpr std::size_t max_job_file_bytes = 1 << 20;
+
+/// Cap'n Proto's text parser recurses once per ( or [ and has no depth limit of its own: a
+/// few thousand levels overflow the stack. A job needs 6 (Job > training > updater > schedule
+/// > step > value); 64 leaves room for any schema growth and stays far from the stack's end,
+/// under AddressSanitizer's larger frames too.
+constexpr std::size_t max_job_nesting_depth = 64;
+
+/// Workers per node a job may ask for: the bound of `strom train --workers`
+/// (runtime/cli/commands.hpp).
+constexpr std::uint32_t max_workers_per_node = 1024;
+
+/// A job's name becomes its checkpoint's file name (NAME.ckpt): at most this many bytes
+/// keeps it within the 255 bytes file systems allow.
+constexpr std::size_t max_job_name_bytes = 200;
 
 /// The text of 1-based line `line`.
 std::string_view line_text(std::string_view text, std::size_t line) {
@@ -36,10 +58,21 @@ std::string_view line_text(std::string_view text, std::size_t line) {
   return text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
 }
 
+/// Quoted lines are cut to this many characters around the column: a one-line job file of
+/// 10 KB (a nesting bomb) would otherwise be printed whole.
+constexpr std::size_t max_quoted_columns = 100;
+
 error error_at(std::string_view text, const std::string& source, std::size_t line,
                std::size_t column, std::string_view problem) {
+  auto quoted = line_text(text, line);
+  std::size_t caret = column;
+  if (quoted.size() > max_quoted_columns) {
+    const std::size_t first = column > max_quoted_columns / 2 ? column - max_quoted_columns / 2 : 0;
+    quoted = quoted.substr(std::min(first, quoted.size()), max_quoted_columns);
+    caret = column - first;
+  }
   return error{fmt::format("{}:{}:{}: {}\n    {}\n    {:>{}}", source, line, column, problem,
-                           line_text(text, line), "^", column)};
+                           quoted, "^", caret)};
 }
 
 /// 1-based line and column of a byte offset.
@@ -88,6 +121,35 @@ const enum_fields& job_enum_fields() {
 
 bool is_identifier_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+/// Where the text nests ( [ { deeper than max_job_nesting_depth, skipping # comments and
+/// string literals as Cap'n Proto's lexer does. A literal ends at a newline too: the lexer
+/// refuses a newline inside one, so counting on from there errs towards refusing.
+std::optional<error> find_too_deep(std::string_view text, const std::string& source) {
+  std::size_t depth = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '#') {
+      while (i + 1 < text.size() && text[i + 1] != '\n')
+        ++i;
+    } else if (c == '"') {
+      while (i + 1 < text.size() && text[i + 1] != '"' && text[i + 1] != '\n')
+        i += text[i + 1] == '\\' && i + 2 < text.size() && text[i + 2] != '\n' ? 2 : 1;
+      if (i + 1 < text.size() && text[i + 1] == '"')
+        ++i;  // the closing quote
+    } else if (c == '(' || c == '[' || c == '{') {
+      if (++depth > max_job_nesting_depth) {
+        auto [line, column] = position_of(text, i);
+        return error_at(text, source, line, column,
+                        fmt::format("nested more than {} levels deep (a job needs fewer than 10)",
+                                    max_job_nesting_depth));
+      }
+    } else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
 
 /// TextCodec reports a misspelled enum value only as "External constants not allowed",
 /// without a position: find the first `field = name` whose name is no enumerant of field.
@@ -153,6 +215,18 @@ std::string_view after_range(std::string_view description) {
   return colon == std::string_view::npos ? description : description.substr(colon + 2);
 }
 
+/// An open file descriptor, closed when it goes out of scope.
+struct descriptor {
+  explicit descriptor(int opened) : fd(opened) {}
+  descriptor(const descriptor&) = delete;
+  descriptor& operator=(const descriptor&) = delete;
+  ~descriptor() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+  const int fd;
+};
+
 /// Makes relative data paths absolute against the job file's folder, so the job means the
 /// same thing wherever it travels (to other nodes, into checkpoints).
 void resolve_data_paths(schema::Job::Builder job, const std::string& base_dir) {
@@ -189,6 +263,11 @@ schema::Job::Builder job_spec::builder() { return message_->getRoot<schema::Job>
 
 result<job_spec> parse_job_text(std::string_view text, const std::string& source,
                                 const std::string& base_dir) {
+  if (auto nul = text.find('\0'); nul != std::string_view::npos)
+    return error{fmt::format("{}: job text contains a NUL byte at offset {}: not a text file",
+                             source, nul)};
+  if (auto too_deep = find_too_deep(text, source))
+    return *too_deep;
   capnp::MallocMessageBuilder message;
   auto job = message.initRoot<schema::Job>();
   std::string owned{text};  // TextCodec needs a NUL-terminated string
@@ -217,21 +296,84 @@ std::string to_text(const job_spec& job) {
   return capnp::TextCodec{}.encode(job.reader()).cStr();
 }
 
-result<job_spec> load_job_file(const std::string& path) {
-  std::ifstream in{path, std::ios::binary};
-  if (!in)
+result<std::string> read_job_file(const std::string& path) {
+  const descriptor file{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  const int fd = file.fd;
+  if (fd < 0)
     return error{fmt::format("{}: cannot open job file: {}", path, std::strerror(errno))};
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  auto text = std::move(contents).str();
-  if (text.size() > max_job_file_bytes)
-    return error{fmt::format("{}: job file is {} bytes, more than the {} a job file may have", path,
-                             text.size(), max_job_file_bytes)};
-  if (text.find('\0') != std::string::npos)
-    return error{fmt::format("{}: job file contains a NUL byte at offset {}: not a text file", path,
-                             text.find('\0'))};
+  struct stat info {};
+  if (::fstat(fd, &info) != 0)
+    return error{fmt::format("{}: cannot read job file: {}", path, std::strerror(errno))};
+  if (S_ISDIR(info.st_mode))
+    return error{fmt::format("{}: is a folder, not a job file", path)};
+  // Refused before reading: a data file passed by mistake would otherwise be read whole.
+  if (S_ISREG(info.st_mode) && static_cast<std::uint64_t>(info.st_size) > max_job_file_bytes)
+    return error{fmt::format("{}: job file is {} bytes, more than the {} a job file may have",
+                             path, info.st_size, max_job_file_bytes)};
+  // Never more than one byte past the limit, whatever the file is (a device such as
+  // /dev/zero, a pipe, a regular file that grew since fstat).
+  std::string text(max_job_file_bytes + 1, '\0');
+  std::size_t filled = 0;
+  while (filled < text.size()) {
+    const auto got = ::read(fd, text.data() + filled, text.size() - filled);
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0)
+      return error{fmt::format("{}: cannot read job file: {}", path, std::strerror(errno))};
+    if (got == 0)
+      break;
+    filled += static_cast<std::size_t>(got);
+  }
+  if (filled > max_job_file_bytes)
+    return error{fmt::format("{}: job file is more than the {} bytes a job file may have "
+                             "(stopped reading at {} bytes)",
+                             path, max_job_file_bytes, filled)};
+  text.resize(filled);
+  return text;
+}
+
+result<void> check_job(const job_spec& job) {
+  auto spec = job.reader();
+  auto prefixed = [&](const error& e) {
+    return error{fmt::format("{}: {}", job.source(), e.message)};
+  };
+  const std::string_view name{spec.getName().cStr(), spec.getName().size()};
+  if (name.size() > max_job_name_bytes || name.find('/') != std::string_view::npos
+      || name.starts_with('.'))
+    return error{fmt::format("{}: name: '{}' cannot name a checkpoint file (at most {} bytes, "
+                             "no '/', not starting with '.')",
+                             job.source(), name.substr(0, max_job_name_bytes), max_job_name_bytes)};
+  // The same checks as building a worker would run, without building anything large.
+  if (auto ok = compute::check_training(spec.getTraining()); !ok)
+    return prefixed(ok.err());
+  if (auto layers = compute::make_layers(spec.getNetwork(), 0); !layers)
+    return prefixed(layers.err());
+  if (auto rule = compute::make_updater(spec.getTraining().getUpdater()); !rule)
+    return prefixed(rule.err());
+  if (auto schedule = compute::make_schedule(spec.getTraining().getUpdater()); !schedule)
+    return prefixed(schedule.err());
+  // Checked even when one worker will not share: the job may run on more later.
+  auto distributed = spec.getDistributed();
+  if (auto sharing = compute::make_threshold_encoder_options(distributed.getSharing()); !sharing)
+    return prefixed(sharing.err());
+  const auto workers = distributed.getWorkersPerNode();
+  if (workers < 1 || workers > max_workers_per_node)
+    return error{fmt::format("{}: distributed.workersPerNode: {} is outside [1, {}]",
+                             job.source(), workers, max_workers_per_node)};
+  return success();
+}
+
+result<job_spec> load_job_file(const std::string& path) {
+  auto text = read_job_file(path);
+  if (!text)
+    return text.err();
   auto dir = std::filesystem::path{path}.parent_path().string();
-  return parse_job_text(text, path, dir.empty() ? "." : dir);
+  auto job = parse_job_text(*text, path, dir.empty() ? "." : dir);
+  if (!job)
+    return job;
+  if (auto ok = check_job(*job); !ok)
+    return ok.err();
+  return job;
 }
 
 } // namespace strom::runtime

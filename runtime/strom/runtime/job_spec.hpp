@@ -32,7 +32,8 @@ private:
 };
 
 /// Parses job text; errors read "SOURCE:LINE:COLUMN: problem" and quote the line. Relative
-/// data paths are made absolute against `base_dir`.
+/// data paths are made absolute against `base_dir`. Text with a NUL byte, or nested deeper
+/// than Cap'n Proto's recursive parser can safely go, is refused before parsing.
 result<job_spec> parse_job_text(std::string_view text, const std::string& source,
                                 const std::string& base_dir);
 
@@ -40,7 +41,16 @@ result<job_spec> parse_job_text(std::string_view text, const std::string& source
 /// other nodes (data paths are absolute by then, overrides applied).
 std::string to_text(const job_spec& job);
 
-/// Reads and parses a job file; relative data paths resolve against the file's folder.
+/// The text of the job file at `path`; a file over the size limit is refused before it is
+/// read, and a device or pipe is read no further than one byte past the limit.
+result<std::string> read_job_file(const std::string& path);
+
+/// Checks every setting of the job (number ranges, finite floats, the network's sizes, the
+/// updater, the sharing options, the name) without allocating anything in proportion to the
+/// model; errors read "SOURCE: field.path: problem".
+result<void> check_job(const job_spec& job);
+
+/// Reads, parses and checks a job file; relative data paths resolve against the file's folder.
 result<job_spec> load_job_file(const std::string& path);
 
 } // namespace strom::runtime

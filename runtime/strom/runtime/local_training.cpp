@@ -6,6 +6,7 @@
 #include "strom/compute/data/partition.hpp"
 #include "strom/compute/replica_from_spec.hpp"
 #include "strom/log.hpp"
+#include "strom/runtime/machine_memory.hpp"
 #include "strom/runtime/stop_signals.hpp"
 #include "strom/runtime/training_setup.hpp"
 
@@ -14,6 +15,8 @@ namespace strom::runtime {
 result<training_report> train_locally(job_spec& job, const local_training_options& options) {
   const auto run_start = training_clock::now();
   if (auto ok = prepare_run(job, options); !ok)
+    return ok.err();
+  if (auto ok = check_job_memory(job, 1, false); !ok)
     return ok.err();
   auto spec = job.reader();
   const auto epochs = spec.getTraining().getEpochs();

@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <new>
+
 #include "strom/compute/codecs/threshold_encoder_from_spec.hpp"
 #include "strom/compute/data/partition.hpp"
 #include "strom/compute/replica_from_spec.hpp"
 #include "strom/log.hpp"
+#include "strom/runtime/machine_memory.hpp"
 #include "strom/runtime/training_setup.hpp"
 
 namespace strom::runtime {
@@ -23,6 +26,8 @@ result<actors::node_job> prepare_node_job(const actors::job_assignment& assignme
   auto job = std::make_shared<job_spec>(std::move(*parsed));
   if (auto ok = prepare_run(*job, {}); !ok)
     return ok.err();
+  if (auto ok = check_job_memory(*job, assignment.workers, assignment.total_workers > 1); !ok)
+    return ok.err();
   auto spec = job->reader();
   const auto batch_size = spec.getTraining().getBatchSize();
   auto encoding = compute::make_threshold_encoder_options(spec.getDistributed().getSharing());
@@ -32,11 +37,17 @@ result<actors::node_job> prepare_node_job(const actors::job_assignment& assignme
 
   actors::node_job prepared;
   auto& node = prepared.node;
-  for (std::uint32_t w = 0; w < assignment.workers; ++w) {
-    auto built = compute::make_replica(spec, assignment.first_worker + w);
-    if (!built)
-      return error{fmt::format("{}: {}", job->source(), built.err().message)};
-    node.replicas.push_back(std::move(*built));
+  try {
+    for (std::uint32_t w = 0; w < assignment.workers; ++w) {
+      auto built = compute::make_replica(spec, assignment.first_worker + w);
+      if (!built)
+        return error{fmt::format("{}: {}", job->source(), built.err().message)};
+      node.replicas.push_back(std::move(*built));
+    }
+  } catch (const std::bad_alloc&) {
+    // The estimate passed but memory ran out anyway (other programs took it meanwhile).
+    return error{fmt::format("{}: out of memory while building worker {} of {} on this node",
+                             job->source(), node.replicas.size() + 1, assignment.workers)};
   }
   auto data = load_training_data(*job, node.replicas.front()->net());
   if (!data)

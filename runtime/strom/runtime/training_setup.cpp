@@ -21,10 +21,10 @@ result<void> prepare_run(job_spec& job, const local_training_options& options) {
     training.setEpochs(*options.epochs);
   if (options.seed)
     training.setSeed(*options.seed);
-  if (training.getEpochs() == 0)
-    return error{fmt::format("{}: training.epochs: must be at least 1", job.source())};
-  if (training.getComputeThreads() == 0)
-    return error{fmt::format("{}: training.computeThreads: must be at least 1", job.source())};
+  // Every path to training passes here (after the overrides): a job built in a host
+  // program, or received by a node, is checked as thoroughly as a loaded job file.
+  if (auto ok = check_job(job); !ok)
+    return ok;
   compute::set_compute_threads(static_cast<int>(training.getComputeThreads()));
   return success();
 }

@@ -20,8 +20,8 @@ using training_clock = std::chrono::steady_clock;
 /// Seconds from `start` until now.
 double seconds_since(training_clock::time_point start);
 
-/// Applies --epochs and --seed to the job, checks epochs and compute threads, and sets the
-/// BLAS thread count; errors are prefixed with the job's source.
+/// Applies --epochs and --seed to the job, checks it (check_job) and sets the BLAS thread
+/// count; errors are prefixed with the job's source.
 result<void> prepare_run(job_spec& job, const local_training_options& options);
 
 /// Loads the job's data and checks that it fits `net` (sample size, label range).

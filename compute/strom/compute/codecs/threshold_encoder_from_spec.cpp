@@ -95,8 +95,10 @@ result<threshold_encoder_options> make_threshold_encoder_options(schema::Sharing
   options.clip_every = spec.getResidualClipEvery();
   options.shake_up_every = spec.getShakeUpEvery();
   // Below one threshold, clipping would discard what the next encoding is about to send
-  // (DL4J ResidualClippingPostProcessor requires a multiple >= 1 too).
-  if (options.clip_every > 0 && !(std::isfinite(options.clip_factor) && options.clip_factor >= 1.0f))
+  // (DL4J ResidualClippingPostProcessor requires a multiple >= 1 too). Not finite is refused
+  // even with clipping off: a NaN there is a mistake, and turning clipping on would use it.
+  if (!std::isfinite(options.clip_factor)
+      || (options.clip_every > 0 && !(options.clip_factor >= 1.0f)))
     return error{fmt::format("{}.residualClipFactor: {} must be finite and >= 1", sharing_path,
                              options.clip_factor)};
   return options;

@@ -14,15 +14,24 @@ namespace strom::compute {
 batch_normalization::batch_normalization(shape input, float momentum, float epsilon)
   : shape_(input),
     momentum_(momentum),
-    epsilon_(epsilon),
-    batch_mean_(input.channels),
-    batch_inv_std_(input.channels) {
+    epsilon_(epsilon) {
   if (!(momentum >= 0.0f && momentum <= 1.0f))
     throw std::invalid_argument(
       fmt::format("batch_normalization: momentum {} is outside [0, 1]", momentum));
   if (!(epsilon > 0.0f))
     throw std::invalid_argument(
       fmt::format("batch_normalization: epsilon {} must be positive", epsilon));
+}
+
+void batch_normalization::reserve(std::size_t) {
+  // Here rather than in the constructor: building the layers of a job only to check it and
+  // estimate its memory allocates nothing in proportion to the layer.
+  batch_mean_.assign(shape_.channels, 0.0f);
+  batch_inv_std_.assign(shape_.channels, 0.0f);
+}
+
+std::size_t batch_normalization::workspace_bytes(std::size_t) const {
+  return 2 * shape_.channels * sizeof(float);
 }
 
 std::string batch_normalization::kind() const {

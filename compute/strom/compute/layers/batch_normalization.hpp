@@ -37,6 +37,10 @@ public:
   /// Keeps the parameter, gradient and state slices.
   void bind(std::span<float> parameters, std::span<float> gradients,
             std::span<float> state) override;
+  /// Sizes the per-channel batch statistics (independent of max_batch).
+  void reserve(std::size_t max_batch) override;
+  /// 2 * channels floats.
+  std::size_t workspace_bytes(std::size_t max_batch) const override;
 
   // -- the step --------------------------------------------------------------------------
 

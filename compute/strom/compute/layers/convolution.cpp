@@ -78,6 +78,10 @@ void convolution::reserve(std::size_t max_batch) {
     col_.assign(patch_size() * output_.height * output_.width, 0.0f);
 }
 
+std::size_t convolution::workspace_bytes(std::size_t) const {
+  return unfolded_is_input_ ? 0 : patch_size() * output_.height * output_.width * sizeof(float);
+}
+
 void convolution::im2col(const float* sample, float* col) const {
   const std::size_t k = window_.kernel;
   const std::size_t out_h = output_.height;

@@ -41,6 +41,8 @@ public:
             std::span<float> state) override;
   /// Sizes the one-sample im2col buffer (independent of max_batch).
   void reserve(std::size_t max_batch) override;
+  /// The im2col buffer's bytes (none for a 1x1 kernel with stride 1 and no padding).
+  std::size_t workspace_bytes(std::size_t max_batch) const override;
 
   // -- the step --------------------------------------------------------------------------
 

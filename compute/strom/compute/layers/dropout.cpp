@@ -24,6 +24,10 @@ void dropout::reserve(std::size_t max_batch) {
   mask_.reserve(shape_.size(), max_batch);
 }
 
+std::size_t dropout::workspace_bytes(std::size_t max_batch) const {
+  return shape_.size() * max_batch * sizeof(float);
+}
+
 void dropout::forward(std::span<const float> input, std::span<float> output, std::size_t batch,
                       pass mode) {
   const std::size_t n = batch * shape_.size();

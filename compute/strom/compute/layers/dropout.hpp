@@ -27,6 +27,8 @@ public:
 
   /// Sizes the mask for max_batch samples.
   void reserve(std::size_t max_batch) override;
+  /// The mask's bytes for max_batch samples.
+  std::size_t workspace_bytes(std::size_t max_batch) const override;
   /// Training: out = in * mask with a fresh mask of 0 and 1 / (1 - rate); inference: a copy.
   void forward(std::span<const float> input, std::span<float> output, std::size_t batch,
                pass mode) override;

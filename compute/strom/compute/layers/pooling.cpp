@@ -49,6 +49,10 @@ void pooling::reserve(std::size_t max_batch) {
     winners_.reserve(output_.size(), max_batch);
 }
 
+std::size_t pooling::workspace_bytes(std::size_t max_batch) const {
+  return reduction_ == pooling_kind::max ? output_.size() * max_batch * sizeof(std::uint32_t) : 0;
+}
+
 void pooling::forward(std::span<const float> input, std::span<float> output, std::size_t batch,
                       pass mode) {
   assert(input.size() >= batch * input_.size() && output.size() >= batch * output_.size());

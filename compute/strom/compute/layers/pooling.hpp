@@ -36,6 +36,8 @@ public:
 
   /// Sizes the max-pooling winner indices for max_batch samples.
   void reserve(std::size_t max_batch) override;
+  /// Max pooling's winner indices for max_batch samples; average pooling keeps none.
+  std::size_t workspace_bytes(std::size_t max_batch) const override;
   /// out = reduction over each window; a training max pass records each window's winner.
   void forward(std::span<const float> input, std::span<float> output, std::size_t batch,
                pass mode) override;
