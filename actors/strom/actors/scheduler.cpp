@@ -63,7 +63,7 @@ submit_reply submit(self_ptr self, const scheduler_setup& setup, const job_submi
   job.submission = job_in;
   job.scheduler = caf::actor_cast<caf::actor>(self);
   job.client = caf::actor_cast<caf::actor>(self->current_sender());
-  job.timeouts = {setup.prepare_timeout, setup.answer_timeout, setup.silence_limit};
+  job.timeouts = setup;
   auto& record = st.jobs[job.job_id];
   for (const auto& node : job.nodes)
     record.nodes.push_back(node.status.node_id);

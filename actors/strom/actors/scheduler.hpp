@@ -23,16 +23,11 @@
 
 namespace strom::actors {
 
-/// Timeouts of a scheduler; every request it makes has one.
-struct scheduler_setup {
+/// Timeouts of a scheduler and of the job masters it starts (job_timeouts); every request
+/// has one.
+struct scheduler_setup : job_timeouts {
   caf::timespan heartbeat_interval = std::chrono::seconds(1);
   caf::timespan heartbeat_timeout = std::chrono::seconds(10);
-  /// Time a node may take to load a job's data and build its replicas.
-  caf::timespan prepare_timeout = std::chrono::minutes(5);
-  /// Time a node may take to answer a request that needs no work (stop, stats).
-  caf::timespan answer_timeout = std::chrono::seconds(10);
-  /// A running job whose nodes report nothing for this long fails.
-  caf::timespan silence_limit = std::chrono::minutes(5);
   /// Non-empty: only nodes whose join_request carries this token join (an in-process
   /// cluster's own nodes). Empty: any node that speaks the protocol joins.
   std::string admission_token;
