@@ -27,6 +27,14 @@ scheduler_setup quiet_setup() {
   return setup;
 }
 
+/// The first message of type T waiting for `client`, taken out.
+template <class T>
+std::optional<T> gets(caf::scoped_actor& client) {
+  std::optional<T> got;
+  client->receive([&](const T& x) { got = x; }, caf::after(0s) >> [] {});
+  return got;
+}
+
 /// A scheduler on the deterministic coordinator; scoped actors play the nodes and clients,
 /// so every message a test expects can be checked where it arrives.
 struct cluster_fixture : strom::testing::deterministic_system {
@@ -78,9 +86,7 @@ struct cluster_fixture : strom::testing::deterministic_system {
   /// What `self` (the client) got last of type T.
   template <class T>
   std::optional<T> client_gets() {
-    std::optional<T> got;
-    self->receive([&](const T& x) { got = x; }, caf::after(0s) >> [] {});
-    return got;
+    return gets<T>(self);
   }
 
   caf::actor master;
@@ -467,14 +473,6 @@ cluster_status status_now(cluster_fixture& env) {
   auto status = env.client_gets<cluster_status>();
   BOOST_REQUIRE(status);
   return *status;
-}
-
-/// What `client` got last of type T.
-template <class T>
-std::optional<T> gets(caf::scoped_actor& client) {
-  std::optional<T> got;
-  client->receive([&](const T& x) { got = x; }, caf::after(0s) >> [] {});
-  return got;
 }
 
 } // namespace

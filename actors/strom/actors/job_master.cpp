@@ -29,6 +29,17 @@ bool current(const job_master_state& st, std::uint64_t job_id, std::uint64_t nod
   return !st.outcome && st.status.job_id == job_id && in_job(st, node_id);
 }
 
+/// Whether `report` comes from one of the running job's nodes about the current epoch; such a
+/// report is word from the nodes for the watchdog.
+template <class Report>
+bool heard_this_epoch(self_ptr self, const Report& report) {
+  auto& st = self->state;
+  if (!current(st, report.job_id, report.node_id) || report.epoch != st.status.epoch)
+    return false;
+  st.last_heard = self->clock().now();
+  return true;
+}
+
 void tell_clients(self_ptr self, const caf::message& msg) {
   for (const auto& client : self->state.clients)
     self->send(client, msg);
@@ -370,20 +381,17 @@ caf::behavior job_master(caf::stateful_actor<job_master_state>* self, job_master
   assign(self, setup);
   self->delayed_send(self, setup.timeouts.silence_limit, watchdog_atom_v, setup.job_id);
   return {
-    [self, setup](const node_progress& progress) {
-      auto& st = self->state;
-      if (!current(st, progress.job_id, progress.node_id) || progress.epoch != st.status.epoch)
+    [self](const node_progress& progress) {
+      if (!heard_this_epoch(self, progress))
         return;
-      st.progress[progress.node_id] = progress;
-      st.last_heard = self->clock().now();
+      self->state.progress[progress.node_id] = progress;
       publish_progress(self);
     },
     [self, setup](const node_epoch_report& report) {
-      auto& st = self->state;
-      if (!current(st, report.job_id, report.node_id) || report.epoch != st.status.epoch)
+      if (!heard_this_epoch(self, report))
         return;
+      auto& st = self->state;
       st.epoch_reports[report.node_id] = report;
-      st.last_heard = self->clock().now();
       if (st.epoch_reports.size() == st.nodes.size())
         end_epoch(self, setup);
     },
