@@ -600,3 +600,27 @@ BOOST_AUTO_TEST_CASE(the_membership_epoch_grows_by_one_with_each_join_and_loss) 
   env.join(refused, "a");  // a refused join changes nothing
   BOOST_TEST(status_now(env).membership_epoch == 3u);
 }
+
+BOOST_AUTO_TEST_CASE(a_job_master_that_dies_fails_its_job_and_frees_its_nodes) {
+  cluster_fixture env;
+  caf::scoped_actor a{env.sys};
+  env.join(a, "a");
+  const auto job = env.submit();
+  BOOST_REQUIRE(job.accepted);
+  caf::actor master_of_job;
+  a->receive(
+    [&](const job_assignment&) -> caf::result<node_ready> {
+      master_of_job = caf::actor_cast<caf::actor>(a->current_sender());
+      return a->make_response_promise<node_ready>();  // never answered: still preparing
+    },
+    caf::after(0s) >> [] {});
+  BOOST_REQUIRE(master_of_job);
+  env.self->send_exit(master_of_job, caf::exit_reason::user_shutdown);
+  env.sched.run();
+  const auto status = status_now(env);
+  BOOST_REQUIRE_EQUAL(status.jobs.size(), 1u);
+  BOOST_TEST(status.jobs[0].state == "failed");
+  BOOST_TEST(status.jobs[0].failure.find("the job master stopped") != std::string::npos,
+             status.jobs[0].failure);
+  BOOST_TEST(env.submit().accepted);
+}
