@@ -21,15 +21,15 @@ const command_spec status_spec{
 };
 
 void print_status(const std::string& where, const actors::cluster_status& status) {
-  fmt::print("scheduler {}: {} node{}, {} job{}\n", where, status.nodes.size(),
-             status.nodes.size() == 1 ? "" : "s", status.jobs.size(),
-             status.jobs.size() == 1 ? "" : "s");
+  fmt::print("scheduler {}: {} node{}, {} job{}, membership epoch {}\n", where,
+             status.nodes.size(), status.nodes.size() == 1 ? "" : "s", status.jobs.size(),
+             status.jobs.size() == 1 ? "" : "s", status.membership_epoch);
   if (!status.nodes.empty())
-    fmt::print("nodes:\n  {:>4}  {:<24} {:<16} {:>5} {:>7}\n", "id", "name", "address", "cores",
-               "workers");
+    fmt::print("nodes:\n  {:>4}  {:<24} {:<16} {:>5} {:>7} {:>11}\n", "id", "name", "address",
+               "cores", "workers", "incarnation");
   for (const auto& node : status.nodes)
-    fmt::print("  {:>4}  {:<24} {:<16} {:>5} {:>7}\n", node.node_id, node.name, node.address,
-               node.cores, node.workers);
+    fmt::print("  {:>4}  {:<24} {:<16} {:>5} {:>7} {:>11}\n", node.node_id, node.name,
+               node.address, node.cores, node.workers, node.incarnation);
   if (!status.jobs.empty())
     fmt::print("jobs:\n  {:>4}  {:<20} {:<10} {:>7} {:>9}  {}\n", "id", "name", "state", "epoch",
                "accuracy", "failure");

@@ -27,6 +27,14 @@ scheduler_setup quiet_setup() {
   return setup;
 }
 
+/// The first message of type T waiting for `client`, taken out.
+template <class T>
+std::optional<T> gets(caf::scoped_actor& client) {
+  std::optional<T> got;
+  client->receive([&](const T& x) { got = x; }, caf::after(0s) >> [] {});
+  return got;
+}
+
 /// A scheduler on the deterministic coordinator; scoped actors play the nodes and clients,
 /// so every message a test expects can be checked where it arrives.
 struct cluster_fixture : strom::testing::deterministic_system {
@@ -78,23 +86,15 @@ struct cluster_fixture : strom::testing::deterministic_system {
   /// What `self` (the client) got last of type T.
   template <class T>
   std::optional<T> client_gets() {
-    std::optional<T> got;
-    self->receive([&](const T& x) { got = x; }, caf::after(0s) >> [] {});
-    return got;
+    return gets<T>(self);
   }
 
   caf::actor master;
 };
 
 node_ready ready_with(const caf::actor& relay_actor, std::uint64_t node_id) {
-  node_ready r;
-  r.node_id = node_id;
-  r.relay = relay_actor;
-  r.job_name = "j";
-  r.epochs = 2;
-  r.batches_per_epoch = 10;
-  r.samples_per_epoch = 100;
-  return r;
+  // job id 0: the assignment's is filled in by assignment_for
+  return node_ready{0, node_id, relay_actor, "j", 2, 10, 100};
 }
 
 node_epoch_report epoch_done(std::uint64_t job_id, std::uint64_t node_id, std::uint32_t epoch,
@@ -181,14 +181,15 @@ BOOST_AUTO_TEST_CASE(gives_nodes_ranks_and_global_worker_ranks) {
   BOOST_TEST(static_cast<bool>(first.hub));
 }
 
-BOOST_AUTO_TEST_CASE(refuses_a_second_job_while_one_runs) {
+BOOST_AUTO_TEST_CASE(refuses_a_second_job_when_too_few_nodes_are_free_saying_how_many_are) {
   cluster_fixture env;
   caf::scoped_actor a{env.sys};
   env.join(a, "a");
   BOOST_REQUIRE(env.submit().accepted);
   const auto reply = env.submit();
   BOOST_TEST(!reply.accepted);
-  BOOST_TEST(reply.reason.find("one job at a time") != std::string::npos);
+  BOOST_TEST(reply.reason.find("needs 1 nodes, 0 of the 1 joined are free") != std::string::npos,
+             reply.reason);
 }
 
 BOOST_AUTO_TEST_CASE(fails_the_job_when_a_node_does_not_prepare_in_time) {
@@ -452,4 +453,174 @@ BOOST_AUTO_TEST_CASE(refuses_to_cancel_an_ended_or_unknown_job) {
                                      + " has already ended (cancelled)");
   BOOST_TEST(cancel(job.job_id + 5) == "the scheduler knows no job "
                                          + std::to_string(job.job_id + 5));
+}
+
+namespace {
+
+/// `client` submits a job for `nodes` nodes; returns the scheduler's answer.
+submit_reply submit_for(cluster_fixture& env, caf::scoped_actor& client, std::uint32_t nodes) {
+  client->send(env.master, submit_atom_v, job_submission{"(name = \"j\")", "test.job", "", nodes});
+  env.sched.run();
+  std::optional<submit_reply> reply;
+  client->receive([&](const submit_reply& r) { reply = r; }, caf::after(0s) >> [] {});
+  BOOST_REQUIRE(reply);
+  return *reply;
+}
+
+cluster_status status_now(cluster_fixture& env) {
+  env.self->send(env.master, status_atom_v);
+  env.sched.run();
+  auto status = env.client_gets<cluster_status>();
+  BOOST_REQUIRE(status);
+  return *status;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(runs_two_jobs_at_once_on_disjoint_nodes) {
+  cluster_fixture env;
+  caf::scoped_actor a{env.sys};
+  caf::scoped_actor b{env.sys};
+  const auto id_a = env.join(a, "a").node_id;
+  const auto id_b = env.join(b, "b").node_id;
+  caf::scoped_actor first_client{env.sys};
+  caf::scoped_actor second_client{env.sys};
+  const auto first = submit_for(env, first_client, 1);
+  const auto second = submit_for(env, second_client, 1);
+  BOOST_REQUIRE(first.accepted);
+  BOOST_REQUIRE(second.accepted);
+  BOOST_TEST(first.job_id != second.job_id);
+  const auto on_a = env.assignment_for(a, std::nullopt);
+  const auto on_b = env.assignment_for(b, std::nullopt);
+  BOOST_TEST(on_a.job_id == first.job_id);
+  BOOST_TEST(on_b.job_id == second.job_id);
+  BOOST_TEST((on_a.origins == std::vector<std::uint64_t>{id_a}));
+  BOOST_TEST((on_b.origins == std::vector<std::uint64_t>{id_b}));
+  BOOST_TEST((on_a.hub != on_b.hub));
+  const auto status = status_now(env);
+  BOOST_REQUIRE_EQUAL(status.jobs.size(), 2u);
+  BOOST_TEST(status.jobs[0].state == "preparing");
+  BOOST_TEST(status.jobs[1].state == "preparing");
+}
+
+BOOST_AUTO_TEST_CASE(a_lost_node_fails_only_the_job_it_runs) {
+  cluster_fixture env;
+  caf::scoped_actor a{env.sys};
+  const auto id_a = env.join(a, "a").node_id;
+  const auto relay_a = env.sys.spawn(relay);
+  const auto relay_b = env.sys.spawn(relay);
+  caf::scoped_actor first_client{env.sys};
+  caf::scoped_actor second_client{env.sys};
+  std::uint64_t id_b = 0;
+  submit_reply first;
+  submit_reply second;
+  {
+    caf::scoped_actor b{env.sys};
+    id_b = env.join(b, "b").node_id;
+    first = submit_for(env, first_client, 1);
+    second = submit_for(env, second_client, 1);
+    env.assignment_for(a, ready_with(relay_a, id_a));
+    env.assignment_for(b, ready_with(relay_b, id_b));
+    env.sched.run();
+  }  // b's agent ends: the scheduler's monitor fires
+  env.sched.run();
+  const auto lost = gets<job_finished>(second_client);
+  BOOST_REQUIRE(lost);
+  BOOST_TEST(lost->job_id == second.job_id);
+  BOOST_TEST(lost->failure.find("node " + std::to_string(id_b) + " (b at 10.0.0.1) lost")
+             != std::string::npos, lost->failure);
+  BOOST_TEST(!gets<job_finished>(first_client).has_value());
+  BOOST_TEST((started_epoch(a) == 0u));  // the first job trains on
+  a->send(env.master, epoch_done(first.job_id, id_a, 0, 0.7));
+  env.sched.run();
+  const auto epoch = gets<job_epoch>(first_client);
+  BOOST_REQUIRE(epoch);
+  BOOST_TEST(epoch->summary.epoch == 1u);
+  const auto status = status_now(env);
+  BOOST_REQUIRE_EQUAL(status.jobs.size(), 2u);
+  BOOST_TEST(status.jobs[0].job_id == second.job_id);
+  BOOST_TEST(status.jobs[0].state == "failed");
+  BOOST_TEST(status.jobs[1].state == "training");
+}
+
+BOOST_AUTO_TEST_CASE(a_job_s_nodes_take_the_next_job_once_it_ended_stopping_the_old_one_first) {
+  cluster_fixture env;
+  caf::scoped_actor a{env.sys};
+  env.join(a, "a");
+  const auto first = env.submit();
+  env.assignment_for(a, std::nullopt);
+  env.self->send(env.master, cancel_atom_v, first.job_id);
+  env.sched.run();
+  BOOST_REQUIRE(env.client_gets<submit_reply>()->accepted);
+  const auto second = env.submit();
+  BOOST_REQUIRE(second.accepted);
+  std::vector<std::string> arrived;  // in mailbox order
+  for (int i = 0; i < 2; ++i)
+    a->receive([&](stop_atom, std::uint64_t job_id) { arrived.push_back(
+                 "stop " + std::to_string(job_id)); },
+               [&](const job_assignment& next) { arrived.push_back(
+                 "assignment " + std::to_string(next.job_id)); },
+               caf::after(0s) >> [] {});
+  BOOST_TEST((arrived == std::vector<std::string>{"stop " + std::to_string(first.job_id),
+                                                  "assignment " + std::to_string(second.job_id)}));
+}
+
+BOOST_AUTO_TEST_CASE(a_name_that_joins_again_after_it_was_lost_gets_the_next_incarnation) {
+  cluster_fixture env;
+  {
+    caf::scoped_actor first{env.sys};
+    env.join(first, "w");
+    BOOST_TEST(status_now(env).nodes.at(0).incarnation == 1u);
+  }  // lost
+  env.sched.run();
+  caf::scoped_actor second{env.sys};
+  BOOST_TEST(env.join(second, "w").accepted);
+  caf::scoped_actor other{env.sys};
+  env.join(other, "v");
+  const auto status = status_now(env);
+  BOOST_REQUIRE_EQUAL(status.nodes.size(), 2u);
+  BOOST_TEST(status.nodes[0].incarnation == 2u);
+  BOOST_TEST(status.nodes[1].incarnation == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(the_membership_epoch_grows_by_one_with_each_join_and_loss) {
+  cluster_fixture env;
+  BOOST_TEST(status_now(env).membership_epoch == 0u);
+  caf::scoped_actor a{env.sys};
+  env.join(a, "a");
+  BOOST_TEST(status_now(env).membership_epoch == 1u);
+  {
+    caf::scoped_actor b{env.sys};
+    env.join(b, "b");
+    BOOST_TEST(status_now(env).membership_epoch == 2u);
+  }  // lost
+  env.sched.run();
+  BOOST_TEST(status_now(env).membership_epoch == 3u);
+  caf::scoped_actor refused{env.sys};
+  env.join(refused, "a");  // a refused join changes nothing
+  BOOST_TEST(status_now(env).membership_epoch == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(a_job_master_that_dies_fails_its_job_and_frees_its_nodes) {
+  cluster_fixture env;
+  caf::scoped_actor a{env.sys};
+  env.join(a, "a");
+  const auto job = env.submit();
+  BOOST_REQUIRE(job.accepted);
+  caf::actor master_of_job;
+  a->receive(
+    [&](const job_assignment&) -> caf::result<node_ready> {
+      master_of_job = caf::actor_cast<caf::actor>(a->current_sender());
+      return a->make_response_promise<node_ready>();  // never answered: still preparing
+    },
+    caf::after(0s) >> [] {});
+  BOOST_REQUIRE(master_of_job);
+  env.self->send_exit(master_of_job, caf::exit_reason::user_shutdown);
+  env.sched.run();
+  const auto status = status_now(env);
+  BOOST_REQUIRE_EQUAL(status.jobs.size(), 1u);
+  BOOST_TEST(status.jobs[0].state == "failed");
+  BOOST_TEST(status.jobs[0].failure.find("the job master stopped") != std::string::npos,
+             status.jobs[0].failure);
+  BOOST_TEST(env.submit().accepted);
 }

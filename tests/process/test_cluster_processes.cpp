@@ -302,3 +302,31 @@ BOOST_AUTO_TEST_CASE(a_stranger_cannot_join_an_in_process_cluster_and_ctrl_c_can
   BOOST_TEST(*status == interrupted_status);
   BOOST_TEST(contains(train.err(), "strom train: interrupted in epoch 1"), train.err());
 }
+
+BOOST_AUTO_TEST_CASE(two_jobs_train_at_once_on_disjoint_nodes_and_a_third_is_told_none_is_free) {
+  local_cluster cluster{2};
+  for (const auto* label : {"detach_first", "detach_second"}) {
+    auto detached = cluster.command(
+      {"submit", fashion_mlp_job, "--nodes", "1", "--epochs", "30", "--detach"}, label,
+      refusal_limit);
+    BOOST_REQUIRE_MESSAGE(detached.status == 0, detached.err);
+  }
+  const auto both_training = [&] {
+    const auto listed = cluster.command({"status"}, "status_poll", refusal_limit).out;
+    const auto first = listed.find(" training ");
+    return first != std::string::npos && listed.find(" training ", first + 1) != std::string::npos;
+  };
+  BOOST_REQUIRE_MESSAGE(eventually(both_training, short_job_limit),
+                        cluster.scheduler().transcript());
+  const auto listed = cluster.command({"status"}, "status", refusal_limit).out;
+  BOOST_TEST(contains(listed, "membership epoch 2"), listed);  // two joins
+  BOOST_TEST(contains(listed, "incarnation"), listed);
+  auto third = cluster.command({"submit", fashion_mlp_job, "--nodes", "1", "--detach"},
+                               "third", refusal_limit);
+  BOOST_TEST(third.status == 1);
+  BOOST_TEST(contains(third.err, "0 of the 2 joined are free"), third.err);
+  for (const auto* job : {"1", "2"}) {
+    auto cancelled = cluster.command({"cancel", job}, "cancel", refusal_limit);
+    BOOST_TEST(cancelled.status == 0, cancelled.err);
+  }
+}

@@ -1,19 +1,20 @@
 #include "strom/actors/error_text.hpp"
 
-#include <caf/make_message.hpp>
 #include <caf/exit_reason.hpp>
 #include <caf/sec.hpp>
 
-namespace strom::actors {
+#include "strom/actors/errors.hpp"
 
-caf::error make_failure(std::string message) {
-  return caf::make_error(caf::sec::runtime_error, std::move(message));
-}
+namespace strom::actors {
 
 std::string error_text(caf::actor_system& system, const caf::error& err) {
   if (!err)
     return "it stopped";
-  if (err == caf::sec::runtime_error && err.context().match_elements<std::string>())
+  const bool has_words = err.context().match_elements<std::string>();
+  if (strom_code_of(err))
+    return has_words ? err.context().get_as<std::string>(0) : to_string(*strom_code_of(err));
+  // CAF turns an exception escaping a handler into runtime_error with its what().
+  if (err == caf::sec::runtime_error && has_words)
     return err.context().get_as<std::string>(0);
   if (err == caf::sec::request_timeout)
     return "no answer in time";

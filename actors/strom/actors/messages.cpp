@@ -1,5 +1,9 @@
 #include "strom/actors/messages.hpp"
 
+#include <fmt/format.h>
+
+#include "strom/actors/errors.hpp"
+
 namespace strom::actors {
 
 namespace detail {
@@ -37,8 +41,13 @@ caf::error save_frame(caf::serializer& sink, const compute::frame& value) {
 
 } // namespace detail
 
+std::string describe(const node_status& node) {
+  return fmt::format("node {} ({} at {})", node.node_id, node.name, node.address);
+}
+
 void register_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_types<caf::id_block::strom>();
+  register_error_category(cfg);
 }
 
 } // namespace strom::actors

@@ -81,7 +81,7 @@ struct relay_stats {
 
 /// Bumped whenever a message of this header changes: nodes of different versions refuse to
 /// join instead of misreading each other.
-inline constexpr std::uint32_t protocol_version = 3;
+inline constexpr std::uint32_t protocol_version = 4;
 
 /// node_agent -> scheduler: asks to join (the sender is the agent the scheduler monitors).
 struct join_request {
@@ -214,7 +214,13 @@ struct node_status {
   std::string address;
   std::uint32_t cores = 0;
   std::uint32_t workers = 0;
+  /// How many times a node of this name has joined: 1 at the first join, one more each time
+  /// it joins again after it left or was lost.
+  std::uint32_t incarnation = 1;
 };
+
+/// "node 3 (w2 at 10.0.0.2)": how logs and failures name a node.
+std::string describe(const node_status& node);
 
 /// One job as the scheduler sees it.
 struct job_status {
@@ -231,6 +237,14 @@ struct job_status {
 struct cluster_status {
   std::vector<node_status> nodes;
   std::vector<job_status> jobs;
+  std::uint64_t membership_epoch = 0;  ///< grows by one with every join, loss or leave
+};
+
+/// scheduler -> job_master: a node of the job left the cluster (lost or dropped).
+struct member_lost {
+  std::uint64_t node_id = 0;
+  std::uint64_t membership_epoch = 0;  ///< the scheduler's epoch after the loss
+  caf::error reason;                   ///< a strom_error (node_lost) with the words to show
 };
 
 // -- inspection (CAF 0.17 syntax) ------------------------------------------------------------
@@ -373,7 +387,7 @@ typename F::result_type inspect(F& f, keepalive_reply& x) {
 template <class F>
 typename F::result_type inspect(F& f, node_status& x) {
   return f(caf::meta::type_name("node_status"), x.node_id, x.name, x.address, x.cores,
-           x.workers);
+           x.workers, x.incarnation);
 }
 
 template <class F>
@@ -384,10 +398,16 @@ typename F::result_type inspect(F& f, job_status& x) {
 
 template <class F>
 typename F::result_type inspect(F& f, cluster_status& x) {
-  return f(caf::meta::type_name("cluster_status"), x.nodes, x.jobs);
+  return f(caf::meta::type_name("cluster_status"), x.nodes, x.jobs, x.membership_epoch);
 }
 
-/// Registers every strom message type on `cfg` (call before creating the actor_system).
+template <class F>
+typename F::result_type inspect(F& f, member_lost& x) {
+  return f(caf::meta::type_name("member_lost"), x.node_id, x.membership_epoch, x.reason);
+}
+
+/// Registers every strom message type and the strom error category (errors.hpp) on `cfg`
+/// (call before creating the actor_system).
 void register_message_types(caf::actor_system_config& cfg);
 
 } // namespace strom::actors
@@ -423,6 +443,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   CAF_ADD_TYPE_ID(strom, (strom::actors::job_status))
   CAF_ADD_TYPE_ID(strom, (strom::actors::cluster_status))
   CAF_ADD_TYPE_ID(strom, (strom::actors::keepalive_reply))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::member_lost))
 
   // Atoms: at most 10 characters each (CAF 0.17 atom_value).
   CAF_ADD_ATOM(strom, strom::actors, step_atom, "step")

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "strom/actors/error_text.hpp"
+#include "strom/actors/errors.hpp"
 #include "strom/log.hpp"
 
 namespace strom::actors {
@@ -82,7 +83,7 @@ double seconds_of(caf::timespan span) { return std::chrono::duration<double>(spa
 /// The scheduler dropped this node: its job is dead there, so the agent ends with the reason.
 void leave_dropped(self_ptr self, const std::string& reason) {
   stop_job(self);
-  self->quit(make_failure("dropped by the scheduler: " + reason));
+  self->quit(make_error(strom_error::node_dropped, "dropped by the scheduler: " + reason));
 }
 
 /// Asks the scheduler whether this node is still a member; ends the agent when the
@@ -100,7 +101,8 @@ void send_keepalive(self_ptr self, const node_agent_setup& setup) {
         if (silent < setup.reconnect_timeout)
           return;  // a later keepalive was answered, or this one failed early: not yet
         stop_job(self);
-        self->quit(make_failure(
+        self->quit(make_error(
+          strom_error::timeout,
           fmt::format("gave up on the scheduler after {:g} s without an answer "
                       "(--reconnect-timeout {:g} s): {}",
                       seconds_of(silent), seconds_of(setup.reconnect_timeout),
@@ -113,14 +115,16 @@ void prepare(self_ptr self, const node_agent_setup& setup, job_assignment assign
   auto& st = self->state;
   auto promise = self->make_response_promise();
   if (st.node_id == 0 || st.run || st.pending_ready) {
-    promise.deliver(make_failure(fmt::format("node {} is busy or has not joined", st.node_id)));
+    promise.deliver(make_error(strom_error::node_busy,
+                               fmt::format("node {} is busy or has not joined", st.node_id)));
     return;
   }
   // The scheduler's message is outside input: never build more replicas than offered.
   if (assignment.workers == 0 || assignment.workers > setup.identity.workers) {
-    promise.deliver(make_failure(fmt::format("node {} offers {} workers, the job asks for {}",
-                                             st.node_id, setup.identity.workers,
-                                             assignment.workers)));
+    promise.deliver(make_error(strom_error::bad_job,
+                               fmt::format("node {} offers {} workers, the job asks for {}",
+                                           st.node_id, setup.identity.workers,
+                                           assignment.workers)));
     return;
   }
   st.pending_ready = promise;
@@ -147,7 +151,7 @@ void prepared(self_ptr self, const job_assignment& assignment) {
   if (!outcome) {
     log::warning("node {}: job {} cannot run here: {}", st.node_id, assignment.job_id,
                  outcome.err().message);
-    promise.deliver(make_failure(outcome.err().message));
+    promise.deliver(make_error(strom_error::bad_job, outcome.err().message));
     return;
   }
   auto job = std::make_shared<node_job>(std::move(*outcome));
@@ -170,14 +174,16 @@ void stop(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id) {
   auto promise = self->make_response_promise();
   if (st.pending_ready && st.pending_job_id == job_id) {
     // Stopped (cancelled, or failed elsewhere) while still loading: never start its actors.
-    st.pending_ready->deliver(make_failure(fmt::format("job {} was stopped", job_id)));
+    st.pending_ready->deliver(
+      make_error(strom_error::job_cancelled, fmt::format("job {} was stopped", job_id)));
     st.pending_ready.reset();
     st.prepared.reset();
     promise.deliver(node_sharing_report{job_id, st.node_id, {}, {}});
     return;
   }
   if (!st.run || st.run->job_id != job_id) {
-    promise.deliver(make_failure(fmt::format("node {} runs no job {}", st.node_id, job_id)));
+    promise.deliver(make_error(strom_error::bad_job,
+                               fmt::format("node {} runs no job {}", st.node_id, job_id)));
     return;
   }
   auto answer = std::make_shared<node_sharing_report>();
@@ -215,7 +221,8 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
     auto& st = self->state;
     if (down.source == setup.scheduler.address()) {
       stop_job(self);
-      self->quit(make_failure("lost the scheduler: " + error_text(self->system(), down.reason)));
+      self->quit(make_error(strom_error::scheduler_lost,
+                            "lost the scheduler: " + error_text(self->system(), down.reason)));
       return;
     }
     if (!st.run)
@@ -233,7 +240,8 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
         if (setup.observer)
           self->send(setup.observer, reply);
         if (!reply.accepted) {
-          self->quit(make_failure("the scheduler refused the join: " + reply.reason));
+          self->quit(make_error(strom_error::join_refused,
+                                "the scheduler refused the join: " + reply.reason));
           return;
         }
         self->state.node_id = reply.node_id;
@@ -248,7 +256,7 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
                          + error_text(self->system(), err);
         if (setup.observer)
           self->send(setup.observer, join_reply{false, 0, why});
-        self->quit(make_failure(why));
+        self->quit(make_error(strom_error::timeout, why));
       });
   return {
     [](ping_atom) { return pong_atom_v; },

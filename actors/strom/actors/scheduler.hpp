@@ -1,10 +1,12 @@
 #pragma once
-// The scheduler: the master of a cluster. It admits nodes (join with a protocol check, one
-// name per node), watches them (their node_agent's down message for a crash, a
-// heartbeat_monitor each for a hang), runs one job at a time over the joined nodes (ranks,
-// global worker ranks for the data partitions, the plain topology's hub relay that passes
-// every node's frames to all others), paces its epochs, sums progress for clients and ends
-// the job with one report. A lost node fails the running job with a message naming it.
+// The scheduler: the master of a cluster, and its membership. It admits nodes (join with a
+// protocol check, one name per node, an incarnation per name), watches them (their
+// node_agent's down message for a crash, a heartbeat_monitor each for a hang), counts every
+// change of membership in a membership epoch, and starts one job_master per submitted job on
+// nodes no other job holds. A lost node is told to the job_master of the job it ran (which
+// fails the job with a message naming it); a job's nodes are free again once its job_master
+// told the outcome (it asked them to stop the job before). Clients talk to the scheduler only: it passes their requests about a running job
+// and the nodes' reports on to the job's job_master.
 
 #include <cstdint>
 #include <map>
@@ -16,20 +18,16 @@
 #include <caf/all.hpp>
 
 #include "strom/actors/dropped_nodes.hpp"
+#include "strom/actors/job_master.hpp"
 #include "strom/actors/messages.hpp"
 
 namespace strom::actors {
 
-/// Timeouts of a scheduler; every request it makes has one.
-struct scheduler_setup {
+/// Timeouts of a scheduler and of the job masters it starts (job_timeouts); every request
+/// has one.
+struct scheduler_setup : job_timeouts {
   caf::timespan heartbeat_interval = std::chrono::seconds(1);
   caf::timespan heartbeat_timeout = std::chrono::seconds(10);
-  /// Time a node may take to load a job's data and build its replicas.
-  caf::timespan prepare_timeout = std::chrono::minutes(5);
-  /// Time a node may take to answer a request that needs no work (stop, stats).
-  caf::timespan answer_timeout = std::chrono::seconds(10);
-  /// A running job whose nodes report nothing for this long fails.
-  caf::timespan silence_limit = std::chrono::minutes(5);
   /// Non-empty: only nodes whose join_request carries this token join (an in-process
   /// cluster's own nodes). Empty: any node that speaks the protocol joins.
   std::string admission_token;
@@ -42,23 +40,11 @@ struct cluster_member {
   caf::actor heartbeat;  ///< its heartbeat_monitor
 };
 
-/// The job being trained.
-struct running_job {
-  job_status status;
-  job_submission submission;
-  std::vector<std::uint64_t> nodes;  ///< node ids by rank
-  std::vector<caf::actor> clients;   ///< told progress, epochs and the end
-  caf::actor hub;  ///< the plain topology's master relay; fresh per job (sequences restart)
-  std::uint32_t ready = 0;           ///< nodes whose actors run
-  std::uint64_t batches_per_epoch = 0;
-  std::uint64_t samples_per_epoch = 0;
-  std::map<std::uint64_t, node_progress> progress;           ///< latest, by node, this epoch
-  std::map<std::uint64_t, node_epoch_report> epoch_reports;  ///< this epoch, by node
-  std::map<std::uint64_t, node_sharing_report> sharing;      ///< at the end, by node
-  training_report report;
-  caf::actor_clock::time_point submitted;
-  caf::actor_clock::time_point epoch_started;
-  caf::actor_clock::time_point last_heard;  ///< the latest message from any of its nodes
+/// A running job.
+struct job_record {
+  caf::actor master;                 ///< its job_master
+  std::vector<std::uint64_t> nodes;  ///< node ids by rank, held while the job runs
+  job_status status;                 ///< as the job_master last told it
 };
 
 /// A scheduler's state.
@@ -66,10 +52,12 @@ struct scheduler_state {
   std::vector<cluster_member> members;
   std::uint64_t next_node_id = 1;
   std::uint64_t next_job_id = 1;
-  std::optional<running_job> job;
+  std::uint64_t membership_epoch = 0;           ///< one more per join, loss or leave
+  std::map<std::string, std::uint32_t> incarnations;  ///< joins so far, by node name
+  std::map<std::uint64_t, job_record> jobs;     ///< running, by job id
   std::vector<job_status> finished_jobs;
   std::map<std::uint64_t, job_finished> outcomes;  ///< by job id, for late attaches
-  std::set<caf::actor_addr> children;  ///< linked heartbeat monitors and hubs still running
+  std::set<caf::actor_addr> children;  ///< linked heartbeat monitors and job masters running
   dropped_nodes dropped;  ///< lost nodes, told so when heard from again
 
   static inline const char* name = "strom.scheduler";
@@ -80,7 +68,7 @@ struct scheduler_state {
 /// job_id) -> submit_reply; status_atom -> cluster_status; (keepalive_atom, node_id) ->
 /// keepalive_reply; node_progress, node_epoch_report, node_failure from nodes (a dropped
 /// node's get (dropped_atom, reason) back); (node_hung_atom, node_id, reason) from heartbeat
-/// monitors.
+/// monitors; job_status and job_finished from its job masters.
 caf::behavior scheduler(caf::stateful_actor<scheduler_state>* self, scheduler_setup setup);
 
 } // namespace strom::actors

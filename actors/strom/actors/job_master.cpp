@@ -1,0 +1,432 @@
+#include "strom/actors/job_master.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "strom/actors/error_text.hpp"
+#include "strom/actors/errors.hpp"
+#include "strom/actors/relay.hpp"
+#include "strom/log.hpp"
+
+namespace strom::actors {
+
+namespace {
+
+using self_ptr = caf::stateful_actor<job_master_state>*;
+
+double seconds_between(caf::actor_clock::time_point from, caf::actor_clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+bool in_job(const job_master_state& st, std::uint64_t node_id) {
+  return std::find(st.nodes.begin(), st.nodes.end(), node_id) != st.nodes.end();
+}
+
+/// Whether a message from a node is about this job while it runs, from one of its nodes.
+bool current(const job_master_state& st, std::uint64_t job_id, std::uint64_t node_id) {
+  return !st.outcome && st.status.job_id == job_id && in_job(st, node_id);
+}
+
+/// Whether `report` comes from one of the running job's nodes about the current epoch; such a
+/// report is word from the nodes for the watchdog.
+template <class Report>
+bool heard_this_epoch(self_ptr self, const Report& report) {
+  auto& st = self->state;
+  if (!current(st, report.job_id, report.node_id) || report.epoch != st.status.epoch)
+    return false;
+  st.last_heard = self->clock().now();
+  return true;
+}
+
+void tell_clients(self_ptr self, const caf::message& msg) {
+  for (const auto& client : self->state.clients)
+    self->send(client, msg);
+}
+
+/// The scheduler shows the job's status in `strom status`.
+void report_status(self_ptr self, const job_master_setup& setup) {
+  self->send(setup.scheduler, self->state.status);
+}
+
+/// Ends the job master once every node it asked to stop has answered (or could not).
+void quit_when_stopped(self_ptr self) {
+  auto& st = self->state;
+  if (!st.outcome || !st.stopping.empty())
+    return;
+  if (st.hub)
+    self->send_exit(st.hub, caf::exit_reason::user_shutdown);
+  self->quit();
+}
+
+/// The job's nodes that are still members drop its actors; the job master ends once they
+/// answered (their counts no longer matter).
+void stop_on_nodes(self_ptr self, const job_master_setup& setup) {
+  auto& st = self->state;
+  const auto job_id = st.status.job_id;
+  for (const auto& [id, node] : st.members) {
+    st.stopping.insert(id);
+    const auto node_id = id;
+    self->request(node.agent, setup.timeouts.answer_timeout, stop_atom_v, job_id)
+      .then(
+        [self, node_id](const node_sharing_report&) {
+          self->state.stopping.erase(node_id);
+          quit_when_stopped(self);
+        },
+        [self, node_id](caf::error&) {
+          self->state.stopping.erase(node_id);
+          quit_when_stopped(self);
+        });
+  }
+}
+
+/// Ends the job, successful or not: the scheduler learns the outcome first (for status and
+/// late attaches; it frees the nodes then), then the clients. Every stop request to the nodes
+/// went out before, so a node handles it before the next job's assignment, which comes later
+/// from the same node (the master) and so over the same connection.
+void end_job(self_ptr self, const job_master_setup& setup, job_finished outcome) {
+  auto& st = self->state;
+  st.status.state = state_of(outcome);
+  st.status.failure = outcome.failure;
+  report_status(self, setup);
+  self->send(setup.scheduler, outcome);
+  tell_clients(self, caf::make_message(outcome));
+  st.outcome = std::move(outcome);
+}
+
+/// Ends the job without success (`reason` is a strom_error with the words clients read) and
+/// stops it on its nodes.
+void fail_job(self_ptr self, const job_master_setup& setup, const caf::error& reason) {
+  auto& st = self->state;
+  if (st.outcome)
+    return;
+  const auto failure = error_text(self->system(), reason);
+  const bool cancelled = strom_code_of(reason) == strom_error::job_cancelled;
+  if (cancelled)
+    log::info("job_master: job {} cancelled by a client", st.status.job_id);
+  else
+    log::warning("job_master: job {} failed: {}", st.status.job_id, failure);
+  stop_on_nodes(self, setup);
+  job_finished outcome;
+  outcome.job_id = st.status.job_id;
+  outcome.cancelled = cancelled;
+  outcome.failure = failure;
+  outcome.report = st.report;
+  end_job(self, setup, std::move(outcome));
+  quit_when_stopped(self);
+}
+
+/// The strom code for a failed request to a node: a timeout is one, anything else
+/// `otherwise` (a node's own code says why it refused, not what the job should do).
+strom_error code_for(const caf::error& err, strom_error otherwise) {
+  return err == caf::sec::request_timeout ? strom_error::timeout : otherwise;
+}
+
+void start_epoch(self_ptr self, std::uint32_t epoch) {
+  auto& st = self->state;
+  st.progress.clear();
+  st.epoch_reports.clear();
+  st.epoch_started = self->clock().now();
+  st.last_heard = st.epoch_started;
+  for (auto id : st.nodes)
+    self->send(st.members.at(id).agent, start_atom_v, st.status.job_id, epoch);
+}
+
+void publish_progress(self_ptr self) {
+  auto& st = self->state;
+  step_progress p;
+  p.epoch = st.status.epoch + 1;
+  p.epochs = st.status.epochs;
+  p.batches = st.batches_per_epoch;
+  p.nodes_alive = static_cast<std::uint32_t>(st.nodes.size());
+  double loss_sum = 0.0;
+  std::uint64_t samples = 0;
+  for (const auto& [id, node] : st.progress) {
+    p.batch += node.batches;
+    samples += node.samples;
+    loss_sum += node.loss_sum;
+  }
+  p.mean_loss = p.batch ? loss_sum / p.batch : 0.0;
+  const double elapsed = seconds_between(st.epoch_started, self->clock().now());
+  p.samples_per_second = samples / std::max(elapsed, 1e-9);
+  const double remaining = static_cast<double>(st.samples_per_epoch) * (p.epochs - st.status.epoch)
+                           - static_cast<double>(samples);
+  p.eta_seconds = remaining / std::max(p.samples_per_second, 1e-9);
+  tell_clients(self, caf::make_message(job_progress{st.status.job_id, p}));
+}
+
+/// Every node has stopped the job and sent its counts: add the hub's and report.
+void complete_job(self_ptr self, const job_master_setup& setup) {
+  auto& st = self->state;
+  auto& r = st.report;
+  std::uint64_t updates = 0;
+  double density_sum = 0.0;
+  for (const auto& [id, node] : st.sharing) {
+    r.bytes_sent += node.sent.bytes_sent;
+    r.dense_bytes_equivalent += node.sent.dense_bytes_equivalent;
+    updates += node.sent.updates;
+    density_sum += node.sent.density_sum;
+    r.duplicate_updates_dropped += node.relayed.duplicates_dropped;
+    r.frames_rejected += node.relayed.frames_rejected;
+  }
+  r.mean_density = updates ? density_sum / updates : 0.0;
+  r.final_threshold = st.sharing[st.nodes.front()].sent.threshold;
+  self->request(st.hub, setup.timeouts.answer_timeout, stats_atom_v)
+    .then(
+      [self, setup](const relay_stats& hub) {
+        auto& st = self->state;
+        if (st.outcome)
+          return;
+        st.report.duplicate_updates_dropped += hub.duplicates_dropped;
+        st.report.frames_rejected += hub.frames_rejected;
+        record_run(st.report, seconds_between(st.submitted, self->clock().now()));
+        job_finished outcome;
+        outcome.job_id = st.status.job_id;
+        outcome.succeeded = true;
+        outcome.report = st.report;
+        end_job(self, setup, std::move(outcome));
+        quit_when_stopped(self);  // the nodes stopped the job already
+      },
+      [self, setup](caf::error& err) {
+        fail_job(self, setup,
+                 make_error(code_for(err, strom_error::node_failed),
+                            "the hub relay did not report: " + error_text(self->system(), err)));
+      });
+}
+
+void finish_job(self_ptr self, const job_master_setup& setup) {
+  auto& st = self->state;
+  const auto job_id = st.status.job_id;
+  for (auto id : st.nodes) {
+    self->request(st.members.at(id).agent, setup.timeouts.answer_timeout, stop_atom_v, job_id)
+      .then(
+        [self, setup](const node_sharing_report& counts) {
+          auto& st = self->state;
+          if (st.outcome)
+            return;
+          st.sharing[counts.node_id] = counts;
+          if (st.sharing.size() == st.nodes.size())
+            complete_job(self, setup);
+        },
+        [self, setup, id](caf::error& err) {
+          fail_job(self, setup,
+                   make_error(code_for(err, strom_error::node_failed),
+                              fmt::format("node {} did not report its counts: {}", id,
+                                          error_text(self->system(), err))));
+        });
+  }
+}
+
+void end_epoch(self_ptr self, const job_master_setup& setup) {
+  auto& st = self->state;
+  const auto epoch = st.status.epoch;
+  epoch_totals totals;
+  drain_report drained;
+  for (const auto& [id, node] : st.epoch_reports) {
+    totals.loss_sum += node.totals.loss_sum;
+    totals.batches += node.totals.batches;
+    totals.samples += node.totals.samples;
+    totals.seconds = std::max(totals.seconds, node.totals.seconds);
+    drained.updates_applied += node.drained.updates_applied;
+    drained.duplicate_updates_applied += node.drained.duplicate_updates_applied;
+    drained.frames_rejected += node.drained.frames_rejected;
+  }
+  const auto& first = st.epoch_reports[st.nodes.front()];
+  auto& r = st.report;
+  r.iterations = first.iteration;
+  r.checkpoint = first.checkpoint;
+  // Counters of the trainers run over the whole job: the latest epoch holds the totals.
+  r.updates_applied = drained.updates_applied;
+  r.duplicate_updates_applied = drained.duplicate_updates_applied;
+  r.frames_rejected = drained.frames_rejected;
+  const auto summary = record_epoch(r, epoch, totals, first.tested);
+  st.status.epoch = epoch + 1;
+  st.status.test_accuracy = summary.test_accuracy;
+  report_status(self, setup);
+  tell_clients(self, caf::make_message(job_epoch{st.status.job_id, summary}));
+  if (st.status.epoch < st.status.epochs)
+    start_epoch(self, st.status.epoch);
+  else
+    finish_job(self, setup);
+}
+
+/// A node of the job answered its assignment: once all have, the first epoch starts.
+void node_prepared(self_ptr self, const job_master_setup& setup, const node_ready& ready,
+                   std::uint64_t node_id) {
+  auto& st = self->state;
+  self->send(st.hub, add_peer_atom_v, ready.relay);
+  st.batches_per_epoch += ready.batches_per_epoch;
+  st.samples_per_epoch += ready.samples_per_epoch;
+  if (node_id == st.nodes.front()) {
+    st.status.name = st.report.job = ready.job_name;
+    st.status.epochs = st.report.epochs = ready.epochs;
+  }
+  st.last_heard = self->clock().now();
+  if (++st.ready < st.nodes.size())
+    return;
+  st.status.state = "training";
+  report_status(self, setup);
+  log::info("job_master: job {} ({}) starts on {} nodes, {} workers", st.status.job_id,
+            st.status.name, st.nodes.size(), st.report.workers);
+  start_epoch(self, 0);
+}
+
+/// Sends every node its assignment: rank, global worker ranks, the hub.
+void assign(self_ptr self, const job_master_setup& setup) {
+  auto& st = self->state;
+  std::uint32_t total_workers = 0;
+  for (const auto& node : setup.nodes)
+    total_workers += node.status.workers;
+  st.report.nodes = static_cast<std::uint32_t>(setup.nodes.size());
+  st.report.workers = total_workers;
+  const auto job_id = st.status.job_id;
+  std::uint32_t first_worker = 0;
+  for (std::uint32_t rank = 0; rank < setup.nodes.size(); ++rank) {
+    const auto& node = setup.nodes[rank];
+    job_assignment a;
+    a.job_id = job_id;
+    a.job_text = setup.submission.job_text;
+    a.source = setup.submission.source;
+    a.checkpoint_dir = rank == 0 ? setup.submission.checkpoint_dir : std::string{};
+    a.rank = rank;
+    a.workers = node.status.workers;
+    a.first_worker = first_worker;
+    a.total_workers = total_workers;
+    a.origins = st.nodes;
+    a.hub = st.hub;
+    first_worker += node.status.workers;
+    const auto node_id = node.status.node_id;
+    self->request(node.agent, setup.timeouts.prepare_timeout, std::move(a))
+      .then(
+        [self, setup, job_id, node_id](const node_ready& ready) {
+          if (current(self->state, job_id, node_id))
+            node_prepared(self, setup, ready, node_id);
+        },
+        [self, setup, job_id, node_id](caf::error& err) {
+          if (current(self->state, job_id, node_id))
+            fail_job(self, setup,
+                     make_error(code_for(err, strom_error::bad_job),
+                                fmt::format("node {} did not prepare the job: {}", node_id,
+                                            error_text(self->system(), err))));
+        });
+  }
+}
+
+/// A client follows the job: progress, epochs and the end (at once when it has ended).
+submit_reply attach(self_ptr self, std::uint64_t job_id) {
+  auto& st = self->state;
+  if (job_id != st.status.job_id)
+    return {false, job_id, fmt::format("job master {} runs no job {}", st.status.job_id, job_id)};
+  auto client = caf::actor_cast<caf::actor>(self->current_sender());
+  if (!client)
+    return {true, job_id, {}};
+  if (st.outcome) {
+    self->send(client, *st.outcome);
+  } else {
+    self->monitor(client);
+    st.clients.push_back(client);
+  }
+  return {true, job_id, {}};
+}
+
+submit_reply cancel(self_ptr self, const job_master_setup& setup, std::uint64_t job_id) {
+  auto& st = self->state;
+  if (job_id != st.status.job_id)
+    return {false, job_id, fmt::format("job master {} runs no job {}", st.status.job_id, job_id)};
+  if (st.outcome)
+    return {false, job_id,
+            fmt::format("job {} has already ended ({})", job_id, state_of(*st.outcome))};
+  fail_job(self, setup, make_error(strom_error::job_cancelled, "cancelled by a client"));
+  return {true, job_id, {}};
+}
+
+} // namespace
+
+const char* state_of(const job_finished& outcome) {
+  return outcome.succeeded ? "succeeded" : outcome.cancelled ? "cancelled" : "failed";
+}
+
+caf::behavior job_master(caf::stateful_actor<job_master_state>* self, job_master_setup setup) {
+  auto& st = self->state;
+  st.status.job_id = setup.job_id;
+  st.status.state = "preparing";
+  st.submitted = st.last_heard = self->clock().now();
+  for (const auto& node : setup.nodes) {
+    st.nodes.push_back(node.status.node_id);
+    st.members.emplace(node.status.node_id, node);
+  }
+  // Plain: every node sends to the hub on the master, which passes frames on. The mesh needs
+  // worker ports to wire (a later step); the plan is kept so status and metrics can show it.
+  // A job's nodes are distinct members, so planning cannot fail here.
+  if (auto plan = plan_topology(st.nodes, topology_options{topology_kind::plain, default_fanout}))
+    st.plan = std::move(*plan);
+  if (setup.client) {
+    self->monitor(setup.client);
+    st.clients.push_back(setup.client);
+  }
+  st.hub = self->spawn<caf::linked>(relay);
+  // The hub ends with the job (quit_when_stopped); its own end must not end the job master.
+  self->set_exit_handler([self](const caf::exit_msg& exit) {
+    if (exit.source == self->state.hub.address() || !exit.reason)
+      return;
+    self->quit(exit.reason);
+  });
+  self->set_down_handler([self](const caf::down_msg& down) {
+    auto& clients = self->state.clients;
+    clients.erase(std::remove_if(clients.begin(), clients.end(),
+                                 [&](const caf::actor& c) { return c.address() == down.source; }),
+                  clients.end());
+  });
+  assign(self, setup);
+  self->delayed_send(self, setup.timeouts.silence_limit, watchdog_atom_v, setup.job_id);
+  return {
+    [self](const node_progress& progress) {
+      if (!heard_this_epoch(self, progress))
+        return;
+      self->state.progress[progress.node_id] = progress;
+      publish_progress(self);
+    },
+    [self, setup](const node_epoch_report& report) {
+      if (!heard_this_epoch(self, report))
+        return;
+      auto& st = self->state;
+      st.epoch_reports[report.node_id] = report;
+      if (st.epoch_reports.size() == st.nodes.size())
+        end_epoch(self, setup);
+    },
+    [self, setup](const node_failure& failure) {
+      auto& st = self->state;
+      if (!current(st, failure.job_id, failure.node_id))
+        return;
+      fail_job(self, setup,
+               make_error(strom_error::node_failed,
+                          fmt::format("{}: {}", describe(st.members.at(failure.node_id).status),
+                                      failure.message)));
+    },
+    [self, setup](const member_lost& lost) {
+      auto& st = self->state;
+      st.members.erase(lost.node_id);
+      if (st.stopping.erase(lost.node_id) > 0)
+        quit_when_stopped(self);
+      fail_job(self, setup, lost.reason);
+    },
+    [self](attach_atom, std::uint64_t job_id) { return attach(self, job_id); },
+    [self, setup](cancel_atom, std::uint64_t job_id) { return cancel(self, setup, job_id); },
+    [self, setup](watchdog_atom, std::uint64_t job_id) {
+      auto& st = self->state;
+      if (st.outcome || job_id != st.status.job_id)
+        return;
+      const auto quiet = self->clock().now() - st.last_heard;
+      if (quiet >= setup.timeouts.silence_limit)
+        return fail_job(self, setup,
+                        make_error(strom_error::timeout,
+                                   fmt::format("no word from the job's nodes for {} s",
+                                               std::chrono::duration_cast<std::chrono::seconds>(
+                                                 quiet).count())));
+      self->delayed_send(self, setup.timeouts.silence_limit - quiet, watchdog_atom_v, job_id);
+    },
+  };
+}
+
+} // namespace strom::actors

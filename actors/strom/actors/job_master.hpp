@@ -1,0 +1,84 @@
+#pragma once
+// The job_master: one per submitted job, spawned by the scheduler with the job's nodes. It owns
+// the job's life: assigns it to the nodes (ranks, global worker ranks for the data partitions,
+// the plain topology's hub relay that passes every node's frames to all others), paces its
+// epochs, sums progress for its clients, watches for silence, and ends the job once with one
+// outcome: succeeded, failed (a lost node, a node's failure, a timeout) or cancelled. It
+// tells the scheduler its status as it changes; at the end it asks the nodes to stop the job's
+// actors, then tells the scheduler the outcome (which frees the nodes) and the clients, and
+// ends itself once the nodes answered. Membership stays the scheduler's: it tells a
+// job_master when one of its nodes is lost.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "strom/actors/messages.hpp"
+#include "strom/actors/topology.hpp"
+
+namespace strom::actors {
+
+/// A node a job runs on, as the scheduler hands it over.
+struct job_node {
+  node_status status;
+  caf::actor agent;  ///< its node_agent
+};
+
+/// Timeouts of a job; every request a job_master makes has one.
+struct job_timeouts {
+  /// Time a node may take to load a job's data and build its replicas.
+  caf::timespan prepare_timeout = std::chrono::minutes(5);
+  /// Time a node may take to answer a request that needs no work (stop, stats).
+  caf::timespan answer_timeout = std::chrono::seconds(10);
+  /// A running job whose nodes report nothing for this long fails.
+  caf::timespan silence_limit = std::chrono::minutes(5);
+};
+
+/// What a job_master starts from.
+struct job_master_setup {
+  std::uint64_t job_id = 0;
+  job_submission submission;
+  std::vector<job_node> nodes;  ///< by rank; at least one
+  caf::actor scheduler;         ///< told job_status as it changes, then the job_finished
+  caf::actor client;            ///< the submitter, told progress and the end (may be null)
+  job_timeouts timeouts;
+};
+
+/// A job_master's state.
+struct job_master_state {
+  job_status status;
+  std::vector<std::uint64_t> nodes;              ///< node ids by rank
+  std::map<std::uint64_t, job_node> members;     ///< the job's nodes still in the cluster
+  std::vector<caf::actor> clients;               ///< told progress, epochs and the end
+  caf::actor hub;  ///< the plain topology's master relay; fresh per job (sequences restart)
+  topology_plan plan;                            ///< who sends frames to whom
+  std::uint32_t ready = 0;                       ///< nodes whose actors run
+  std::uint64_t batches_per_epoch = 0;
+  std::uint64_t samples_per_epoch = 0;
+  std::map<std::uint64_t, node_progress> progress;           ///< latest, by node, this epoch
+  std::map<std::uint64_t, node_epoch_report> epoch_reports;  ///< this epoch, by node
+  std::map<std::uint64_t, node_sharing_report> sharing;      ///< at the end, by node
+  training_report report;
+  caf::actor_clock::time_point submitted;
+  caf::actor_clock::time_point epoch_started;
+  caf::actor_clock::time_point last_heard;  ///< the latest message from any of its nodes
+  std::optional<job_finished> outcome;      ///< set once the job ended
+  std::set<std::uint64_t> stopping;         ///< nodes whose stop answer is awaited at the end
+
+  static inline const char* name = "strom.job_master";
+};
+
+/// Handles: node_progress, node_epoch_report, node_failure (the scheduler passes them on from
+/// the job's nodes); member_lost from the scheduler; (attach_atom, job_id) -> submit_reply
+/// (the sender becomes a client); (cancel_atom, job_id) -> submit_reply; watchdog_atom.
+caf::behavior job_master(caf::stateful_actor<job_master_state>* self, job_master_setup setup);
+
+/// The state an ended job shows in status: "succeeded", "cancelled" or "failed".
+const char* state_of(const job_finished& outcome);
+
+} // namespace strom::actors

@@ -1,0 +1,232 @@
+#define BOOST_TEST_MODULE actors_job_master
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include <caf/all.hpp>
+
+#include "strom/actors/errors.hpp"
+#include "strom/actors/job_master.hpp"
+#include "strom/actors/relay.hpp"
+#include "support/deterministic_system.hpp"
+
+using namespace strom::actors;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr std::uint64_t job_id = 7;
+constexpr std::uint32_t epochs = 2;
+
+/// A job_master on the deterministic coordinator for two nodes played by scoped actors; the
+/// test's own actor plays the scheduler and the client, so it sees what both are told.
+struct job_fixture : strom::testing::deterministic_system {
+  job_fixture() {
+    job_master_setup setup;
+    setup.job_id = job_id;
+    setup.submission = {"(name = \"j\")", "test.job", "", 2};
+    setup.nodes = {{{1, "a", "10.0.0.1", 4, 2, 1}, caf::actor_cast<caf::actor>(a)},
+                   {{2, "b", "10.0.0.2", 4, 1, 1}, caf::actor_cast<caf::actor>(b)}};
+    setup.scheduler = me();
+    setup.client = me();
+    setup.timeouts = {10s, 10s, 24h};
+    master = sys.spawn(job_master, setup);
+    self->monitor(master);
+    sched.run();
+  }
+
+  ~job_fixture() {
+    self->send_exit(master, caf::exit_reason::user_shutdown);
+    sched.run();
+  }
+
+  /// `agent`'s assignment, answered as ready with `relay_actor`.
+  job_assignment prepare(caf::scoped_actor& agent, std::uint64_t node_id,
+                         const caf::actor& relay_actor) {
+    std::optional<job_assignment> got;
+    agent->receive(
+      [&](const job_assignment& a) {
+        got = a;
+        return node_ready{a.job_id, node_id, relay_actor, "j", epochs, 10, 100};
+      },
+      caf::after(0s) >> [] {});
+    BOOST_REQUIRE(got);
+    return *got;
+  }
+
+  /// Whether `agent` was told to start `epoch`.
+  static bool started(caf::scoped_actor& agent, std::uint32_t epoch) {
+    std::optional<std::uint32_t> got;
+    agent->receive([&](start_atom, std::uint64_t, std::uint32_t e) { got = e; },
+                   caf::after(0s) >> [] {});
+    return got == epoch;
+  }
+
+  /// `agent` answers the stop of the job with its counts.
+  static bool stop(caf::scoped_actor& agent, std::uint64_t node_id) {
+    bool stopped = false;
+    agent->receive(
+      [&](stop_atom, std::uint64_t id) {
+        stopped = id == job_id;
+        node_sharing_report counts{id, node_id, {}, {}};
+        counts.sent.updates = 1;
+        counts.sent.bytes_sent = 10;
+        return counts;
+      },
+      caf::after(0s) >> [] {});
+    return stopped;
+  }
+
+  node_epoch_report epoch_done(std::uint64_t node_id, std::uint32_t epoch) {
+    node_epoch_report r;
+    r.job_id = job_id;
+    r.node_id = node_id;
+    r.epoch = epoch;
+    r.totals = {5.0, 10, 100, 1.0};
+    r.tested = {0.9, 0.3};
+    return r;
+  }
+
+  /// Both nodes prepared the job: it trains.
+  void prepare_both() {
+    prepare(a, 1, relay_a);
+    prepare(b, 2, relay_b);
+    sched.run();
+  }
+
+  /// Whether the job master has ended (its down message reached the test).
+  bool ended() {
+    bool down = false;
+    self->receive([&](const caf::down_msg& d) { down = d.source == master.address(); },
+                  caf::after(0s) >> [] {});
+    return down;
+  }
+
+  /// The outcome the test (as scheduler and as client) got: it must get it twice.
+  std::optional<job_finished> outcome() {
+    std::optional<job_finished> first;
+    std::optional<job_finished> second;
+    self->receive([&](const job_finished& f) { first = f; }, caf::after(0s) >> [] {});
+    self->receive([&](const job_finished& f) { second = f; }, caf::after(0s) >> [] {});
+    BOOST_TEST(static_cast<bool>(second));
+    return first;
+  }
+
+  caf::scoped_actor a{sys};
+  caf::scoped_actor b{sys};
+  caf::actor relay_a = sys.spawn(relay);
+  caf::actor relay_b = sys.spawn(relay);
+  caf::actor master;
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(assigns_ranks_global_worker_ranks_and_one_hub_to_its_nodes) {
+  job_fixture env;
+  const auto first = env.prepare(env.a, 1, env.relay_a);
+  const auto second = env.prepare(env.b, 2, env.relay_b);
+  BOOST_TEST(first.job_id == job_id);
+  BOOST_TEST(first.rank == 0u);
+  BOOST_TEST(second.rank == 1u);
+  BOOST_TEST(second.first_worker == 2u);
+  BOOST_TEST(second.total_workers == 3u);
+  BOOST_TEST((first.origins == std::vector<std::uint64_t>{1, 2}));
+  BOOST_TEST((first.hub == second.hub));
+}
+
+BOOST_AUTO_TEST_CASE(starts_the_first_epoch_once_every_node_is_ready_and_reports_training) {
+  job_fixture env;
+  env.prepare(env.a, 1, env.relay_a);
+  env.sched.run();
+  BOOST_TEST(!env.started(env.a, 0));  // b is not ready yet
+  env.prepare(env.b, 2, env.relay_b);
+  env.sched.run();
+  BOOST_TEST(env.started(env.a, 0));
+  BOOST_TEST(env.started(env.b, 0));
+  std::optional<job_status> last;
+  while (auto status = [&] {
+           std::optional<job_status> got;
+           env.self->receive([&](const job_status& s) { got = s; }, caf::after(0s) >> [] {});
+           return got;
+         }())
+    last = status;
+  BOOST_REQUIRE(last);
+  BOOST_TEST(last->state == "training");
+  BOOST_TEST(last->epochs == epochs);
+}
+
+BOOST_AUTO_TEST_CASE(paces_every_epoch_then_stops_its_nodes_reports_success_and_ends) {
+  job_fixture env;
+  env.prepare_both();
+  for (std::uint32_t epoch = 0; epoch < epochs; ++epoch) {
+    BOOST_TEST(env.started(env.a, epoch));
+    BOOST_TEST(env.started(env.b, epoch));
+    env.a->send(env.master, env.epoch_done(1, epoch));
+    env.sched.run();
+    BOOST_TEST(!env.started(env.a, epoch + 1));  // b has not reported the epoch yet
+    env.b->send(env.master, env.epoch_done(2, epoch));
+    env.sched.run();
+  }
+  BOOST_TEST(env.stop(env.a, 1));
+  BOOST_TEST(env.stop(env.b, 2));
+  env.sched.run();
+  const auto end = env.outcome();
+  BOOST_REQUIRE(end);
+  BOOST_TEST(end->succeeded);
+  BOOST_TEST(end->report.epochs == epochs);
+  BOOST_TEST(end->report.bytes_sent == 20u);
+  BOOST_TEST(end->report.train_samples == 400u);
+  BOOST_TEST(env.ended());
+}
+
+BOOST_AUTO_TEST_CASE(a_lost_node_fails_the_job_naming_it_and_the_others_stop_it) {
+  job_fixture env;
+  env.prepare_both();
+  env.self->send(env.master,
+                 member_lost{2, 5, make_error(strom_error::node_lost, "node 2 (b) lost: gone")});
+  env.sched.run();
+  const auto end = env.outcome();
+  BOOST_REQUIRE(end);
+  BOOST_TEST(!end->succeeded);
+  BOOST_TEST(!end->cancelled);
+  BOOST_TEST(end->failure == "node 2 (b) lost: gone");
+  BOOST_TEST(!env.ended());  // a has not stopped the job yet
+  BOOST_TEST(env.stop(env.a, 1));
+  env.sched.run();
+  BOOST_TEST(env.ended());
+}
+
+BOOST_AUTO_TEST_CASE(a_cancel_ends_the_job_as_cancelled_and_a_second_is_refused) {
+  job_fixture env;
+  env.prepare_both();
+  caf::scoped_actor canceller{env.sys};
+  const auto cancel = [&] {
+    canceller->send(env.master, cancel_atom_v, job_id);
+    env.sched.run();
+    std::optional<submit_reply> reply;
+    canceller->receive([&](const submit_reply& r) { reply = r; }, caf::after(0s) >> [] {});
+    BOOST_REQUIRE(reply);
+    return *reply;
+  };
+  BOOST_TEST(cancel().accepted);
+  const auto end = env.outcome();
+  BOOST_REQUIRE(end);
+  BOOST_TEST(end->cancelled);
+  BOOST_TEST(end->failure == "cancelled by a client");
+  const auto again = cancel();
+  BOOST_TEST(!again.accepted);
+  BOOST_TEST(again.reason == "job 7 has already ended (cancelled)");
+}
+
+BOOST_AUTO_TEST_CASE(a_job_whose_nodes_fall_silent_fails_after_the_silence_limit) {
+  job_fixture env;
+  env.prepare_both();
+  env.sched.advance_time(24h);
+  env.sched.run();
+  const auto end = env.outcome();
+  BOOST_REQUIRE(end);
+  BOOST_TEST(end->failure.find("no word from the job's nodes for 86400 s") != std::string::npos,
+             end->failure);
+}
