@@ -105,7 +105,9 @@ result<replica_snapshot> decode_snapshot(std::span<const capnp::word> words) {
   };
   auto failure = kj::runCatchingExceptions([&] {
     capnp::ReaderOptions options;
-    options.traversalLimitInWords = words.size() + 1;
+    // Each buffer is read once, but list pointers and small structs count again on every
+    // access: twice the message, as the checkpoint reader allows.
+    options.traversalLimitInWords = 2 * words.size() + 1;
     options.nestingLimit = snapshot_nesting_limit;
     capnp::FlatArrayMessageReader reader{kj::arrayPtr(words.data(), words.size()), options};
     auto root = reader.getRoot<schema::Snapshot>();
