@@ -275,26 +275,29 @@ caf::error load_frame(caf::deserializer& source, compute::frame& target,
 /// Writes a frame as one length-prefixed byte sequence.
 caf::error save_frame(caf::serializer& sink, const compute::frame& value);
 
+/// A frame-carrying message: its size for to_string, its bytes on the wire, at most
+/// `max_bytes` of them accepted when loading.
+template <class F>
+typename F::result_type inspect_frame(F& f, const char* name, compute::frame& value,
+                                      std::size_t max_bytes) {
+  if constexpr (!is_binary_inspector<F>)
+    return f(caf::meta::type_name(name), value.size());
+  else if constexpr (F::reads_state)
+    return save_frame(f, value);
+  else
+    return load_frame(f, value, max_bytes);
+}
+
 } // namespace detail
 
 template <class F>
 typename F::result_type inspect(F& f, shared_frame& x) {
-  if constexpr (!detail::is_binary_inspector<F>)
-    return f(caf::meta::type_name("shared_frame"), x.value.size());
-  else if constexpr (F::reads_state)
-    return detail::save_frame(f, x.value);
-  else
-    return detail::load_frame(f, x.value);
+  return detail::inspect_frame(f, "shared_frame", x.value, compute::max_frame_bytes);
 }
 
 template <class F>
 typename F::result_type inspect(F& f, snapshot_chunk& x) {
-  if constexpr (!detail::is_binary_inspector<F>)
-    return f(caf::meta::type_name("snapshot_chunk"), x.value.size());
-  else if constexpr (F::reads_state)
-    return detail::save_frame(f, x.value);
-  else
-    return detail::load_frame(f, x.value, compute::max_snapshot_chunk_bytes);
+  return detail::inspect_frame(f, "snapshot_chunk", x.value, compute::max_snapshot_chunk_bytes);
 }
 
 template <class F>
