@@ -36,8 +36,8 @@ inline std::unique_ptr<compute::replica> small_replica() {
   return std::move(*built);
 }
 
-/// An encoder for `r` with a fixed threshold small enough that some elements are sent and
-/// some stay in the residual.
+/// An encoder for `r` with the adaptive threshold policy, so that the threshold, the residual
+/// and the encoder's counters all move from step to step.
 inline compute::threshold_encoder small_encoder(const compute::replica& r) {
   compute::threshold_encoder_options options;
   options.policy = compute::threshold_policy{compute::adaptive_threshold_options{}};
