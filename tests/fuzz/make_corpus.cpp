@@ -17,6 +17,8 @@
 #include "corpus_files.hpp"
 #include "decoder_fuzz.hpp"
 #include "strom/compute/frames/update_frame.hpp"
+#include "strom/compute/snapshots/snapshot_chunks.hpp"
+#include "strom/compute/snapshots/snapshot_encoding.hpp"
 
 namespace {
 
@@ -171,6 +173,45 @@ void write_decoder_corpus(const fs::path& folder, encoding enc) {
 
 } // namespace
 
+/// Chunks as fuzz_snapshot_chunks reads them: each preceded by its length (4 bytes, LE).
+bytes chunk_sequence(const std::vector<frame>& chunks, const std::vector<std::size_t>& order) {
+  bytes out;
+  for (const auto i : order) {
+    const auto length = static_cast<std::uint32_t>(chunks[i].size());
+    const auto* prefix = reinterpret_cast<const std::byte*>(&length);
+    out.insert(out.end(), prefix, prefix + sizeof length);
+    out.insert(out.end(), chunks[i].bytes().begin(), chunks[i].bytes().end());
+  }
+  return out;
+}
+
+void write_snapshot_chunks_corpus(const fs::path& folder) {
+  replica_snapshot sample;
+  sample.parameters.assign(sample_elements, 0.25f);
+  sample.updater_state.assign(2 * sample_elements, -0.5f);
+  sample.sharing = sharing_snapshot{std::vector<float>(sample_elements, 1e-4f), {}};
+  sample.progress.origins = {{1, 0, 3, 0}};
+  const auto encoded = encode_snapshot(sample);
+  // Payloads of 4 KiB: the sample (about 16 KiB) spans a few chunks.
+  auto made = chunk_snapshot({encoded.begin(), encoded.size()}, 7, 4096);
+  if (!made) {
+    std::fprintf(stderr, "corpus: %s\n", made.err().message.c_str());
+    std::exit(1);
+  }
+  const auto& chunks = *made;
+  std::vector<std::size_t> in_order(chunks.size());
+  for (std::size_t i = 0; i < in_order.size(); ++i)
+    in_order[i] = i;
+  const auto valid = chunk_sequence(chunks, in_order);
+  write(folder, "valid", valid);
+  write(folder, "out_of_order", chunk_sequence(chunks, {0, 2, 1}));
+  write(folder, "duplicate", chunk_sequence(chunks, {0, 1, 1}));
+  write(folder, "missing_last", chunk_sequence(chunks, {0, 1}));
+  write(folder, "flipped_bit_payload", fuzz::flip_bit(valid, 8 * (valid.size() - 20)));
+  write(folder, "flipped_bit_header", fuzz::flip_bit(valid, 8 * 40 + 3));
+  write(folder, "truncated", bytes(valid.begin(), valid.begin() + valid.size() / 2));
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: fuzz_make_corpus CORPUS_FOLDER\n");
@@ -178,6 +219,7 @@ int main(int argc, char** argv) {
   }
   const fs::path root = argv[1];
   write_update_frame_corpus(root / "update_frame");
+  write_snapshot_chunks_corpus(root / "snapshot_chunks");
   for (const encoding enc : test::all_encodings)
     write_decoder_corpus(root / to_string(enc), enc);
   return 0;

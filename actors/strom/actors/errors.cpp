@@ -15,6 +15,7 @@ std::string to_string(strom_error code) {
     case strom_error::scheduler_lost: return "scheduler_lost";
     case strom_error::node_failed: return "node_failed";
     case strom_error::node_busy: return "node_busy";
+    case strom_error::snapshot_failed: return "snapshot_failed";
   }
   return "strom_error " + std::to_string(static_cast<unsigned>(code));
 }

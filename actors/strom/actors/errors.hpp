@@ -25,6 +25,7 @@ enum class strom_error : std::uint8_t {
   scheduler_lost,   ///< a node lost its scheduler
   node_failed,      ///< an actor of a node stopped while it ran a job
   node_busy,        ///< a node asked to prepare a job while it runs or prepares another
+  snapshot_failed,  ///< a trainer could not encode or chunk its snapshot
 };
 
 /// The category every strom error carries.

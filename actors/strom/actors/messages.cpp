@@ -8,13 +8,17 @@ namespace strom::actors {
 
 namespace detail {
 
-caf::error load_frame(caf::deserializer& source, compute::frame& target) {
+caf::error load_frame(caf::deserializer& source, compute::frame& target, std::size_t max_bytes) {
   std::size_t bytes = 0;
   if (auto err = source.begin_sequence(bytes))
     return err;
   // The length comes from the peer: check it before allocating anything.
   if (auto ok = compute::frame::check_size(bytes); !ok)
     return caf::make_error(caf::sec::invalid_argument, "shared_frame: " + ok.err().message);
+  if (bytes > max_bytes)
+    return caf::make_error(caf::sec::invalid_argument,
+                           "frame of " + std::to_string(bytes) + " bytes exceeds the " +
+                             std::to_string(max_bytes) + " bytes this message may carry");
   auto words = compute::allocate_frame_words(bytes / sizeof(capnp::word));
   if (auto err = source.apply_raw(bytes, words.get()))
     return err;

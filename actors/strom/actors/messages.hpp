@@ -15,6 +15,7 @@
 #include "strom/actors/progress.hpp"
 #include "strom/actors/training_report.hpp"
 #include "strom/compute/frames/frame.hpp"
+#include "strom/compute/snapshots/snapshot_chunks.hpp"
 
 namespace strom::actors {
 
@@ -22,6 +23,19 @@ namespace strom::actors {
 /// send writes its bytes once and the receiver reads them in place.
 struct shared_frame {
   compute::frame value;  ///< the frame (stream header word + one segment)
+};
+
+/// One piece of a trainer's snapshot (compute/snapshots/snapshot_chunks.hpp): a SnapshotChunk
+/// frame of at most compute::max_snapshot_chunk_bytes, carried like shared_frame.
+struct snapshot_chunk {
+  compute::frame value;  ///< the frame (stream header word + one segment)
+};
+
+/// trainer -> the requester of (snapshot_atom, receiver): the chunks went to the receiver.
+struct snapshot_sent {
+  std::uint64_t snapshot_id = 0;
+  std::uint32_t chunks = 0;
+  std::uint64_t bytes = 0;  ///< of the encoded snapshot
 };
 
 /// Progress of one trainer since its previous step_report (of the same epoch).
@@ -81,7 +95,7 @@ struct relay_stats {
 
 /// Bumped whenever a message of this header changes: nodes of different versions refuse to
 /// join instead of misreading each other.
-inline constexpr std::uint32_t protocol_version = 4;
+inline constexpr std::uint32_t protocol_version = 5;
 
 /// node_agent -> scheduler: asks to join (the sender is the agent the scheduler monitors).
 struct join_request {
@@ -255,21 +269,40 @@ namespace detail {
 template <class F>
 inline constexpr bool is_binary_inspector = std::is_same_v<typename F::result_type, caf::error>;
 
-/// Loads a frame after checking the announced length before allocating.
-caf::error load_frame(caf::deserializer& source, compute::frame& target);
+/// Loads a frame after checking the announced length (at most `max_bytes`) before allocating.
+caf::error load_frame(caf::deserializer& source, compute::frame& target,
+                      std::size_t max_bytes = compute::max_frame_bytes);
 /// Writes a frame as one length-prefixed byte sequence.
 caf::error save_frame(caf::serializer& sink, const compute::frame& value);
+
+/// A frame-carrying message: its size for to_string, its bytes on the wire, at most
+/// `max_bytes` of them accepted when loading.
+template <class F>
+typename F::result_type inspect_frame(F& f, const char* name, compute::frame& value,
+                                      std::size_t max_bytes) {
+  if constexpr (!is_binary_inspector<F>)
+    return f(caf::meta::type_name(name), value.size());
+  else if constexpr (F::reads_state)
+    return save_frame(f, value);
+  else
+    return load_frame(f, value, max_bytes);
+}
 
 } // namespace detail
 
 template <class F>
 typename F::result_type inspect(F& f, shared_frame& x) {
-  if constexpr (!detail::is_binary_inspector<F>)
-    return f(caf::meta::type_name("shared_frame"), x.value.size());
-  else if constexpr (F::reads_state)
-    return detail::save_frame(f, x.value);
-  else
-    return detail::load_frame(f, x.value);
+  return detail::inspect_frame(f, "shared_frame", x.value, compute::max_frame_bytes);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, snapshot_chunk& x) {
+  return detail::inspect_frame(f, "snapshot_chunk", x.value, compute::max_snapshot_chunk_bytes);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, snapshot_sent& x) {
+  return f(caf::meta::type_name("snapshot_sent"), x.snapshot_id, x.chunks, x.bytes);
 }
 
 template <class F>
@@ -444,6 +477,8 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   CAF_ADD_TYPE_ID(strom, (strom::actors::cluster_status))
   CAF_ADD_TYPE_ID(strom, (strom::actors::keepalive_reply))
   CAF_ADD_TYPE_ID(strom, (strom::actors::member_lost))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::snapshot_chunk))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::snapshot_sent))
 
   // Atoms: at most 10 characters each (CAF 0.17 atom_value).
   CAF_ADD_ATOM(strom, strom::actors, step_atom, "step")
@@ -466,5 +501,6 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   CAF_ADD_ATOM(strom, strom::actors, cancel_atom, "cancel")
   CAF_ADD_ATOM(strom, strom::actors, keepalive_atom, "keepalive")
   CAF_ADD_ATOM(strom, strom::actors, dropped_atom, "dropped")
+  CAF_ADD_ATOM(strom, strom::actors, snapshot_atom, "snapshot")
 
 CAF_END_TYPE_ID_BLOCK(strom)

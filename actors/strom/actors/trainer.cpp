@@ -1,4 +1,5 @@
 #include "strom/actors/trainer.hpp"
+#include "strom/actors/trainer_snapshot.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -277,6 +278,11 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
     [self, setup](const drain_marker& marker) {
       take(self, setup, marker);
       linger_if_parked(self);
+    },
+    [self, setup](snapshot_atom, const caf::actor& receiver) -> caf::result<snapshot_sent> {
+      auto sent = send_snapshot(self, setup, receiver);
+      linger_if_parked(self);
+      return sent;
     },
   };
 }

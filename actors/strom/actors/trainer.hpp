@@ -104,6 +104,7 @@ struct trainer_state {
   std::uint64_t updates_applied = 0;
   std::uint64_t duplicate_updates_applied = 0;
   std::uint64_t frames_rejected = 0;
+  std::uint32_t snapshots_sent = 0;  ///< numbers the next snapshot (trainer_snapshot.hpp)
 
   static inline const char* name = "strom.trainer";
 };
@@ -115,7 +116,9 @@ struct trainer_state {
 /// until the staleness bound allows it (after the partition: the last step_report and the
 /// epoch_report to the supervisor and, from the node's last worker, the drain marker);
 /// shared_frame is applied to the replica; drain_marker counts the origin as drained and,
-/// once every origin drained the epoch, answers the supervisor with a drain_report. A parked
+/// once every origin drained the epoch, answers the supervisor with a drain_report;
+/// (snapshot_atom, receiver) sends the replica's snapshot to `receiver` as snapshot_chunk
+/// messages and answers snapshot_sent (trainer_snapshot.hpp). A parked
 /// trainer spins for up to park_spin after each message before its thread may block. An
 /// exception in a step ends the actor with its message; a setup without origins or framer
 /// ends it at once with an error.

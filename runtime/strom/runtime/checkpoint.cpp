@@ -4,11 +4,9 @@
 #include <capnp/serialize.h>
 #include <fmt/format.h>
 #include <kj/exception.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -16,6 +14,7 @@
 #include <fstream>
 #include <optional>
 
+#include "strom/compute/snapshots/float_lists.hpp"
 #include "strom/schema/checkpoint.capnp.h"
 
 namespace strom::runtime {
@@ -24,77 +23,22 @@ namespace {
 
 /// Bumped whenever the meaning of a field changes. 2: section checksums.
 constexpr std::uint32_t checkpoint_format_version = 2;
-/// A Data field holds less than 2^29 bytes; 2^28 keeps chunks well inside that.
-constexpr std::size_t chunk_bytes = std::size_t{1} << 28;
 /// Nesting depth of Checkpoint -> Job -> Network -> Layer -> ... is below 10.
 constexpr int checkpoint_nesting_limit = 32;
-
-/// CRC-32 of `bytes` continuing from `crc` (zlib's crc32 takes at most a uInt per call).
-std::uint32_t crc32_of(std::uint32_t crc, const kj::byte* bytes, std::size_t size) {
-  while (size != 0) {
-    const auto piece = static_cast<uInt>(std::min<std::size_t>(size, UINT_MAX));
-    crc = static_cast<std::uint32_t>(crc32(crc, bytes, piece));
-    bytes += piece;
-    size -= piece;
-  }
-  return crc;
-}
 
 /// CRC-32 of a struct's canonical Cap'n Proto encoding: the same bytes for the same content,
 /// whatever message it sits in.
 template <class Reader>
 std::uint32_t canonical_crc32(Reader reader) {
   const auto words = capnp::canonicalize(reader);
-  return crc32_of(0, words.asBytes().begin(), words.asBytes().size());
+  return compute::crc32_of(0, words.asBytes().begin(), words.asBytes().size());
 }
 
-/// Writes `values` as chunks into the list `init` makes; returns their CRC-32.
+/// Writes `values` into the list `init` makes; returns their CRC-32.
 std::uint32_t write_chunks(capnp::List<capnp::Data>::Builder (*init)(schema::Checkpoint::Builder&,
                                                                        unsigned),
                            schema::Checkpoint::Builder& ckpt, std::span<const float> values) {
-  const std::size_t bytes = values.size_bytes();
-  const auto chunks = static_cast<unsigned>((bytes + chunk_bytes - 1) / chunk_bytes);
-  auto list = init(ckpt, chunks);
-  const auto* source = reinterpret_cast<const kj::byte*>(values.data());
-  for (unsigned i = 0; i < chunks; ++i) {
-    const std::size_t begin = i * chunk_bytes;
-    const std::size_t size = std::min(chunk_bytes, bytes - begin);
-    list.set(i, kj::arrayPtr(source + begin, size));
-  }
-  return crc32_of(0, source, bytes);
-}
-
-/// A section's floats and the CRC-32 of their bytes as read.
-struct read_section {
-  std::vector<float> values;
-  std::uint32_t crc = 0;
-};
-
-result<read_section> read_chunks(capnp::List<capnp::Data>::Reader list, std::string_view field,
-                                 const std::string& path) {
-  // Each access to a chunk counts against the traversal limit: read the list once.
-  std::vector<capnp::Data::Reader> chunks;
-  for (auto chunk : list)
-    chunks.push_back(chunk);
-  std::size_t bytes = 0;
-  for (auto chunk : chunks)
-    bytes += chunk.size();
-  if (bytes % sizeof(float) != 0)
-    return error{fmt::format("{}: checkpoint field {} holds {} bytes, not a whole number of floats",
-                             path, field, bytes)};
-  read_section section;
-  section.values.resize(bytes / sizeof(float));
-  auto* out = reinterpret_cast<kj::byte*>(section.values.data());
-  for (auto chunk : chunks) {
-    // An empty chunk may have no storage at all: memcpy from null is undefined even for 0
-    // bytes (found by fuzz_checkpoint).
-    if (chunk.size() == 0)
-      continue;
-    std::memcpy(out, chunk.begin(), chunk.size());
-    section.crc = crc32_of(section.crc, chunk.begin(), chunk.size());
-    out += chunk.size();
-  }
-  return section;
+  return compute::write_float_list(init(ckpt, compute::float_list_pieces(values.size())), values);
 }
 
 /// Refuses a section whose content does not match the checksum stored for it.
@@ -226,9 +170,10 @@ result<checkpoint_contents> parse_checkpoint(const std::string& path,
       problem = error{fmt::format("{}: checkpoint has no section checksums", path)};
       return;
     }
-    auto parameters = read_chunks(ckpt.getParameters(), "parameters", path);
-    auto updater_state = read_chunks(ckpt.getUpdaterState(), "updaterState", path);
-    auto layer_state = read_chunks(ckpt.getLayerState(), "layerState", path);
+    const std::string where = path + ": checkpoint";
+    auto parameters = compute::read_float_list(ckpt.getParameters(), "parameters", where);
+    auto updater_state = compute::read_float_list(ckpt.getUpdaterState(), "updaterState", where);
+    auto layer_state = compute::read_float_list(ckpt.getLayerState(), "layerState", where);
     for (auto* r : {&parameters, &updater_state, &layer_state}) {
       if (!r->ok()) {
         problem = r->err();

@@ -123,4 +123,22 @@ encoded_update threshold_encoder::bitmap_message(float threshold) {
           std::as_bytes(std::span<const std::uint32_t>(workspace_))};
 }
 
+threshold_encoder_progress threshold_encoder::progress() const noexcept {
+  return {threshold(), iteration_, last_encoding_, last_density_, clipped_};
+}
+
+void threshold_encoder::resume(std::span<const float> residual,
+                               const threshold_encoder_progress& progress) {
+  if (residual.size() != residual_.size())
+    throw std::invalid_argument("threshold_encoder: snapshot residual has " +
+                                std::to_string(residual.size()) + " elements, the encoder " +
+                                std::to_string(residual_.size()));
+  std::copy(residual.begin(), residual.end(), residual_.begin());
+  options_.policy.resume_at(progress.threshold);
+  iteration_ = static_cast<std::size_t>(progress.iteration);
+  last_encoding_ = progress.last_encoding;
+  last_density_ = progress.last_density;
+  clipped_ = progress.clipped;
+}
+
 } // namespace strom::compute

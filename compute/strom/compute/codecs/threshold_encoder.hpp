@@ -35,6 +35,16 @@ struct threshold_encoder_options {
   float shake_up_divisor = default_shake_up_divisor;  ///< shake-up threshold divisor
 };
 
+/// Where an encoder stands besides its residual: what a snapshot must carry so that a copy
+/// encodes the next update exactly as the original would (replica_snapshot.hpp).
+struct threshold_encoder_progress {
+  float threshold = 0.0f;     ///< the policy's threshold for the next encoding
+  std::uint64_t iteration = 0;  ///< encode calls so far (clipping and shake-up cadence)
+  encoding last_encoding = encoding::threshold;  ///< bitmap hysteresis
+  double last_density = 0.0;
+  double clipped = 0.0;
+};
+
 /// Threshold-encodes successive updates of one flat buffer of `elements` floats.
 class threshold_encoder {
 public:
@@ -81,6 +91,15 @@ public:
   double clipped() const noexcept { return clipped_; }
   /// Most entries a sparse message may carry: N/16, the size of a bitmap.
   std::size_t sparse_capacity() const noexcept { return sparse_capacity_; }
+
+  /// The counters and threshold that, with residual(), make up the encoder's state.
+  threshold_encoder_progress progress() const noexcept;
+
+  // -- restoring -----------------------------------------------------------------------------
+
+  /// Takes over a snapshotted residual (elements() floats) and progress; throws
+  /// std::invalid_argument when the residual's size differs.
+  void resume(std::span<const float> residual, const threshold_encoder_progress& progress);
 
 private:
   /// Counts the call and says what it scans against: the policy's threshold and the index

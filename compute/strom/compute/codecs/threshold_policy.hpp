@@ -53,6 +53,9 @@ public:
   /// Takes in the sparsity (values sent / elements) of the encoding that used threshold().
   void observe(double sparsity) noexcept;
 
+  /// Continues from `threshold`, where a snapshotted policy stood (replica_snapshot.hpp).
+  void resume_at(float threshold) noexcept { threshold_ = threshold; }
+
 private:
   std::variant<fixed_threshold_options, adaptive_threshold_options, target_sparsity_options>
     options_;

@@ -1,0 +1,50 @@
+#include "strom/actors/trainer_snapshot.hpp"
+
+#include "strom/actors/errors.hpp"
+#include "strom/compute/snapshots/replica_snapshot.hpp"
+#include "strom/compute/snapshots/snapshot_chunks.hpp"
+#include "strom/compute/snapshots/snapshot_encoding.hpp"
+
+namespace strom::actors {
+
+namespace {
+
+/// Snapshot ids: the node id in the high 32 bits, the worker slot in the next 16 and the
+/// trainer's snapshot count in the low 16, so that two trainers never send the same id.
+constexpr unsigned snapshot_node_shift = 32;
+constexpr unsigned snapshot_worker_shift = 16;
+constexpr std::uint64_t snapshot_count_mask = 0xffff;
+
+} // namespace
+
+compute::replica_snapshot snapshot_of(const trainer_state& state, const trainer_setup& setup) {
+  compute::snapshot_progress progress;
+  progress.epoch = setup.replica->epoch();
+  progress.iteration = setup.replica->iteration();
+  progress.batches_in_epoch = state.batches;
+  progress.samples_in_epoch = state.samples;
+  for (const auto& origin : state.origins)
+    progress.origins.push_back({origin.origin, origin.clock_epoch, origin.clock, origin.drained});
+  return compute::take_snapshot(*setup.replica, state.encoder ? &*state.encoder : nullptr,
+                                std::move(progress));
+}
+
+caf::result<snapshot_sent> send_snapshot(caf::stateful_actor<trainer_state>* self,
+                                         const trainer_setup& setup, const caf::actor& receiver) {
+  auto& st = self->state;
+  const std::uint64_t id = (setup.framer->node_id() << snapshot_node_shift) |
+                           (std::uint64_t{setup.worker} << snapshot_worker_shift) |
+                           (st.snapshots_sent & snapshot_count_mask);
+  const auto encoded = compute::encode_snapshot(snapshot_of(st, setup));
+  auto chunks = compute::chunk_snapshot({encoded.begin(), encoded.size()}, id);
+  if (!chunks)
+    return make_error(strom_error::snapshot_failed,
+                      "trainer " + std::to_string(setup.worker) + ": " + chunks.err().message);
+  ++st.snapshots_sent;
+  for (auto& chunk : *chunks)
+    self->send(receiver, snapshot_chunk{std::move(chunk)});
+  return snapshot_sent{id, static_cast<std::uint32_t>(chunks->size()),
+                       encoded.size() * sizeof(capnp::word)};
+}
+
+} // namespace strom::actors

@@ -1,0 +1,74 @@
+#pragma once
+// An encoded snapshot (snapshot_encoding.hpp) as a sequence of SnapshotChunk frames
+// (schema/snapshot.capnp), each at most max_snapshot_chunk_bytes: CAF 0.17 serialises every
+// outbound message on the node's single middleman thread, so one message of a 100 MB model
+// would hold back that node's heartbeats and frames for as long as it takes to write
+// (shared/CAF-0.17-NOTES.md). The assembler takes a peer's chunks strictly in order and never
+// allocates more than the snapshot size the receiver's own model allows.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include <capnp/common.h>
+
+#include "strom/compute/frames/frame.hpp"
+#include "strom/compute/result.hpp"
+
+namespace strom::compute {
+
+/// Largest snapshot chunk frame: 4 MiB, about 4 ms of a 10 Gbit/s link, so a heartbeat
+/// queued behind a chunk waits milliseconds, far below any heartbeat timeout (>= 500 ms).
+inline constexpr std::size_t max_snapshot_chunk_bytes = std::size_t{4} << 20;
+
+/// Room in a chunk frame besides its payload: stream header, root pointer and the
+/// SnapshotChunk struct (a few words), rounded up generously.
+inline constexpr std::size_t snapshot_chunk_overhead_bytes = 256;
+
+/// Payload bytes of every chunk but the last (a whole number of words).
+inline constexpr std::size_t snapshot_chunk_payload_bytes =
+  max_snapshot_chunk_bytes - snapshot_chunk_overhead_bytes;
+
+/// Splits `encoded` into chunk frames of at most `payload_bytes` payload each (a positive
+/// multiple of 8, at most snapshot_chunk_payload_bytes); the last one carries the CRC-32 of
+/// all of `encoded`.
+result<std::vector<frame>> chunk_snapshot(std::span<const capnp::word> encoded,
+                                          std::uint64_t snapshot_id,
+                                          std::size_t payload_bytes = snapshot_chunk_payload_bytes);
+
+/// Puts one snapshot's chunks back together, refusing anything but the next chunk in order.
+class snapshot_assembler {
+public:
+  /// Accepts a snapshot of at most `max_total_bytes` (snapshot_bytes_bound of the receiver).
+  explicit snapshot_assembler(std::size_t max_total_bytes) : max_total_bytes_(max_total_bytes) {}
+
+  /// Takes the next chunk. The first one fixes snapshot id, count and total, which are checked
+  /// against their bounds before the total is allocated; later ones must match them and come
+  /// in order. After an error the assembler refuses everything.
+  result<void> add(const frame& chunk);
+
+  /// True once the last chunk arrived and the CRC-32 matched.
+  bool complete() const noexcept { return complete_; }
+
+  /// The encoded snapshot (empty until complete()).
+  std::span<const capnp::word> encoded() const noexcept;
+
+private:
+  result<void> take(const frame& chunk);
+
+  std::size_t max_total_bytes_;
+  std::uint64_t snapshot_id_ = 0;
+  std::uint32_t count_ = 0;      // 0 until the first chunk arrived
+  std::uint32_t next_ = 0;       // index of the chunk expected next
+  std::size_t total_bytes_ = 0;
+  std::size_t received_ = 0;
+  std::uint32_t crc_ = 0;        // of the bytes received so far
+  std::unique_ptr<capnp::word[]> words_;
+  bool complete_ = false;
+  std::optional<error> failed_;
+};
+
+} // namespace strom::compute
