@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "strom/log.hpp"
+#include "strom/runtime/transport/endpoint.hpp"
 
 namespace strom::runtime {
 
@@ -47,12 +48,12 @@ std::string describe_peer(const sockaddr_storage& address) {
   if (address.ss_family == AF_INET) {
     const auto& v4 = reinterpret_cast<const sockaddr_in&>(address);
     inet_ntop(AF_INET, &v4.sin_addr, text, sizeof text);
-    return fmt::format("{}:{}", text, ntohs(v4.sin_port));
+    return to_string(endpoint{text, ntohs(v4.sin_port)});
   }
   if (address.ss_family == AF_INET6) {
     const auto& v6 = reinterpret_cast<const sockaddr_in6&>(address);
     inet_ntop(AF_INET6, &v6.sin6_addr, text, sizeof text);
-    return fmt::format("[{}]:{}", text, ntohs(v6.sin6_port));
+    return to_string(endpoint{text, ntohs(v6.sin6_port)});
   }
   return "a peer";
 }
@@ -124,9 +125,10 @@ struct link_guard::loop {
 
   int wait_millis() const {
     auto next = clock::time_point::max();
-    for (const auto& [id, entry] : links)
-      if (!entry.admitted)
-        next = std::min(next, entry.admit_by);
+    if (waiting_links > 0)  // only then is there a deadline among the links
+      for (const auto& [id, entry] : links)
+        if (!entry.admitted)
+          next = std::min(next, entry.admit_by);
     if (listener >= 0 && accept_paused && resume_at)
       next = std::min(next, *resume_at);
     if (next == clock::time_point::max())
@@ -194,15 +196,16 @@ struct link_guard::loop {
       epoll_ctl(poller, EPOLL_CTL_ADD, fd, &event);
     }
     auto& stored = links.emplace(id, std::move(entry)).first->second;
+    ++waiting_links;
     watch(id, stored);
   }
 
-  /// Appends at most read_chunk bytes from `fd` to `bytes`: recv's result.
-  static ssize_t receive_into(int fd, std::vector<unsigned char>& bytes) {
-    const auto before = bytes.size();
-    bytes.resize(before + read_chunk);
-    const auto got = ::recv(fd, bytes.data() + before, read_chunk, 0);
-    bytes.resize(before + static_cast<std::size_t>(std::max<ssize_t>(got, 0)));
+  /// Appends at most read_chunk bytes from `fd` to `bytes`: recv's result. Reads into the
+  /// loop's scratch buffer, so that a small message costs its own bytes, not a zeroed chunk.
+  ssize_t receive_into(int fd, std::vector<unsigned char>& bytes) {
+    const auto got = ::recv(fd, scratch.data(), scratch.size(), 0);
+    if (got > 0)
+      bytes.insert(bytes.end(), scratch.begin(), scratch.begin() + got);
     return got;
   }
 
@@ -224,6 +227,7 @@ struct link_guard::loop {
     entry.releasable += *checked;
     if (!entry.admitted && entry.check.admitted()) {
       entry.admitted = true;
+      --waiting_links;
       if (entry.observer)
         entry.observer(link_event::admitted, "");
       if (accept_paused && !resume_at)
@@ -304,6 +308,8 @@ struct link_guard::loop {
     // both reports the reason, not the bare disconnection.
     if (found->second.observer)
       found->second.observer(event, reason);
+    if (!found->second.admitted)
+      --waiting_links;
     close_fds(found->second);
     links.erase(found);
     if (accept_paused && !resume_at)
@@ -316,6 +322,8 @@ struct link_guard::loop {
   }
 
   void expire_waiting(clock::time_point now) {
+    if (waiting_links == 0)
+      return;
     std::vector<std::uint64_t> late;
     for (const auto& [id, entry] : links)
       if (!entry.admitted && entry.admit_by <= now)
@@ -325,10 +333,7 @@ struct link_guard::loop {
              link_event::silent);
   }
 
-  std::size_t waiting() const {
-    return static_cast<std::size_t>(std::count_if(
-      links.begin(), links.end(), [](const auto& item) { return !item.second.admitted; }));
-  }
+  std::size_t waiting() const { return waiting_links; }
 
   // -- accepting ---------------------------------------------------------------------------
 
@@ -405,6 +410,8 @@ struct link_guard::loop {
   bool stopping = false;
   std::uint64_t next_id = 1;
   std::unordered_map<std::uint64_t, link> links;
+  std::size_t waiting_links = 0;  ///< links not admitted yet: the only ones with a deadline
+  std::vector<unsigned char> scratch = std::vector<unsigned char>(read_chunk);
   std::mutex commands_mutex;
   std::vector<std::function<void()>> commands;
   std::thread thread;
