@@ -66,15 +66,7 @@ long peak_resident_kib(pid_t pid) {
 class fake_peer {
 public:
   explicit fake_peer(bool echo) {
-    listener_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address);
-    ::listen(listener_, 0);
-    socklen_t length = sizeof address;
-    ::getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length);
-    port_ = ntohs(address.sin_port);
+    listener_ = listen_loopback(0, port_);
     if (echo)
       thread_ = std::thread{[this] { serve_echo(); }};
     else

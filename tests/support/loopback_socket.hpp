@@ -26,6 +26,20 @@ inline int connect_loopback(std::uint16_t port) {
   return fd;
 }
 
+/// A socket listening on 127.0.0.1 at a free port (stored in `port`) with `backlog`.
+inline int listen_loopback(int backlog, std::uint16_t& port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+  ::listen(fd, backlog);
+  socklen_t length = sizeof address;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  port = ntohs(address.sin_port);
+  return fd;
+}
+
 /// Reads and discards until the other side closes (true) or `limit` passes (false).
 inline bool closed_within(int fd, std::chrono::milliseconds limit) {
   const auto deadline = std::chrono::steady_clock::now() + limit;

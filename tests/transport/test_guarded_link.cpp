@@ -106,20 +106,10 @@ struct client {
 
 /// A listening socket on loopback that never accepts: a peer that answers nothing.
 struct silent_listener {
-  silent_listener() {
-    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-    ::listen(fd, 8);
-    socklen_t length = sizeof address;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-    port = ntohs(address.sin_port);
-  }
+  silent_listener() : fd(strom::test::listen_loopback(8, port)) {}
   ~silent_listener() { ::close(fd); }
+  std::uint16_t port = 0;  // declared first: the constructor's listen_loopback sets it
   int fd = -1;
-  std::uint16_t port = 0;
 };
 
 } // namespace
