@@ -9,6 +9,7 @@
 
 #include "strom/actors/errors.hpp"
 #include "strom/actors/job_master.hpp"
+#include "strom/actors/node_framer.hpp"
 #include "strom/actors/relay.hpp"
 #include "support/deterministic_system.hpp"
 
@@ -42,26 +43,49 @@ struct job_fixture : strom::testing::deterministic_system {
     sched.run();
   }
 
-  /// `agent`'s assignment, answered as ready with `relay_actor`.
+  /// `agent`'s assignment, answered as ready with `relay_actor`: the training set has 300
+  /// samples in batches of 10, in order (no shuffle).
   job_assignment prepare(caf::scoped_actor& agent, std::uint64_t node_id,
                          const caf::actor& relay_actor) {
     std::optional<job_assignment> got;
     agent->receive(
       [&](const job_assignment& a) {
         got = a;
-        return node_ready{a.job_id, node_id, relay_actor, "j", epochs, 10, 100};
+        node_ready ready{a.job_id, node_id, relay_actor, "j", epochs, 10, 100};
+        ready.train_samples = 300;
+        ready.batch_size = 10;
+        ready.workers = a.workers;
+        ready.shuffle = false;
+        return ready;
       },
       caf::after(0s) >> [] {});
     BOOST_REQUIRE(got);
     return *got;
   }
 
-  /// Whether `agent` was told to start `epoch`.
-  static bool started(caf::scoped_actor& agent, std::uint32_t epoch) {
-    std::optional<std::uint32_t> got;
-    agent->receive([&](start_atom, std::uint64_t, std::uint32_t e) { got = e; },
-                   caf::after(0s) >> [] {});
-    return got == epoch;
+  /// The round plan `agent` was sent, if any.
+  static std::optional<round_plan> plan(caf::scoped_actor& agent) {
+    std::optional<round_plan> got;
+    agent->receive([&](const round_plan& p) { got = p; }, caf::after(0s) >> [] {});
+    return got;
+  }
+
+  /// Whether `agent` was told to start round `round`.
+  static bool started(caf::scoped_actor& agent, std::uint32_t round) {
+    const auto got = plan(agent);
+    return got && got->round == round;
+  }
+
+  /// `agent` answers the request to evaluate `epoch`; false if none came.
+  static bool evaluate(caf::scoped_actor& agent, std::uint32_t epoch) {
+    bool asked = false;
+    agent->receive(
+      [&](evaluate_atom, std::uint64_t, std::uint32_t e) {
+        asked = e == epoch;
+        return epoch_check{{0.9, 0.3}, ""};
+      },
+      caf::after(0s) >> [] {});
+    return asked;
   }
 
   /// `agent` answers the stop of the job with its counts.
@@ -79,13 +103,13 @@ struct job_fixture : strom::testing::deterministic_system {
     return stopped;
   }
 
-  node_epoch_report epoch_done(std::uint64_t node_id, std::uint32_t epoch) {
+  node_epoch_report round_done(std::uint64_t node_id, std::uint32_t round,
+                               std::uint64_t samples = 100) {
     node_epoch_report r;
     r.job_id = job_id;
     r.node_id = node_id;
-    r.epoch = epoch;
-    r.totals = {5.0, 10, 100, 1.0};
-    r.tested = {0.9, 0.3};
+    r.round = round;
+    r.totals = {5.0, samples / 10, samples, 1.0};
     return r;
   }
 
@@ -163,10 +187,12 @@ BOOST_AUTO_TEST_CASE(paces_every_epoch_then_stops_its_nodes_reports_success_and_
   for (std::uint32_t epoch = 0; epoch < epochs; ++epoch) {
     BOOST_TEST(env.started(env.a, epoch));
     BOOST_TEST(env.started(env.b, epoch));
-    env.a->send(env.master, env.epoch_done(1, epoch));
+    env.a->send(env.master, env.round_done(1, epoch, 200));
     env.sched.run();
-    BOOST_TEST(!env.started(env.a, epoch + 1));  // b has not reported the epoch yet
-    env.b->send(env.master, env.epoch_done(2, epoch));
+    BOOST_TEST(!env.evaluate(env.a, epoch));  // b has not reported the epoch yet
+    env.b->send(env.master, env.round_done(2, epoch));
+    env.sched.run();
+    BOOST_TEST(env.evaluate(env.a, epoch));  // the first node evaluates
     env.sched.run();
   }
   BOOST_TEST(env.stop(env.a, 1));
@@ -177,20 +203,117 @@ BOOST_AUTO_TEST_CASE(paces_every_epoch_then_stops_its_nodes_reports_success_and_
   BOOST_TEST(end->succeeded);
   BOOST_TEST(end->report.epochs == epochs);
   BOOST_TEST(end->report.bytes_sent == 20u);
-  BOOST_TEST(end->report.train_samples == 400u);
+  BOOST_TEST(end->report.train_samples == 600u);
+  BOOST_TEST(end->report.test_accuracy == 0.9);
+  BOOST_TEST(end->report.nodes_lost == 0u);
   BOOST_TEST(env.ended());
 }
 
-BOOST_AUTO_TEST_CASE(a_lost_node_fails_the_job_naming_it_and_the_others_stop_it) {
+BOOST_AUTO_TEST_CASE(plans_each_worker_a_partition_of_the_epoch_and_every_node_as_origin) {
   job_fixture env;
   env.prepare_both();
+  const auto first = env.plan(env.a);
+  const auto second = env.plan(env.b);
+  BOOST_REQUIRE(first);
+  BOOST_REQUIRE(second);
+  BOOST_REQUIRE(first->workers.size() == 2u);
+  BOOST_REQUIRE(second->workers.size() == 1u);
+  BOOST_TEST(first->workers[1].rank == 1u);
+  BOOST_TEST(second->workers[0].rank == 2u);
+  BOOST_TEST(second->workers[0].ranks == 3u);
+  BOOST_TEST((second->workers[0].origins == std::vector<std::uint64_t>{1, 2}));
+}
+
+BOOST_AUTO_TEST_CASE(a_lost_node_leaves_the_samples_it_framed_no_update_for_to_the_survivors) {
+  job_fixture env;
+  const auto assigned = env.prepare(env.a, 1, env.relay_a);
+  env.prepare(env.b, 2, env.relay_b);
+  env.sched.run();
+  BOOST_REQUIRE(env.started(env.a, 0));
+  BOOST_REQUIRE(env.started(env.b, 0));
+  // Node 2's one worker got three frames through the hub (batches 0-2 of samples 200-299).
+  strom::compute::frame_options options;
+  node_framer framer{2, 1, 4, options};
+  for (int i = 0; i < 3; ++i) {
+    auto framed =
+      framer.frame(0, 0, strom::compute::encoded_update{strom::compute::encoding::threshold,
+                                                         0.1f, 4, 0, {}});
+    BOOST_REQUIRE(framed);
+    env.b->send(assigned.hub, shared_frame{framed->frame});
+  }
+  env.sched.run();
+  env.self->send(env.master, member_lost{2, 5, make_error(strom_error::node_lost, "gone"), 0.4});
+  env.sched.run();
+  // a stops waiting for b's frames and drains.
+  bool forgotten = false;
+  env.a->receive([&](forget_atom, std::uint64_t job, std::uint64_t origin) {
+    forgotten = job == job_id && origin == 2;
+  }, caf::after(0s) >> [] {});
+  BOOST_TEST(forgotten);
+  env.a->send(env.master, env.round_done(1, 0, 200));
+  env.sched.run();
+  // The makeup round: b's 70 samples it sent no frame for, split among a's two workers.
+  const auto makeup = env.plan(env.a);
+  BOOST_REQUIRE(makeup);
+  BOOST_TEST(makeup->round == 1u);
+  BOOST_REQUIRE(makeup->workers.size() == 2u);
+  BOOST_TEST(makeup->workers[0].ranks == 0u);
+  BOOST_REQUIRE(makeup->workers[0].indices.size() == 35u);
+  BOOST_TEST(makeup->workers[0].indices.front() == 230u);
+  BOOST_TEST(makeup->workers[1].indices.back() == 299u);
+  BOOST_TEST((makeup->workers[0].origins == std::vector<std::uint64_t>{1}));
+  env.a->send(env.master, env.round_done(1, 1, 70));
+  env.sched.run();
+  BOOST_TEST(env.evaluate(env.a, 0));
+  env.sched.run();
+  // The next epoch is partitioned among the survivor's workers only.
+  const auto next = env.plan(env.a);
+  BOOST_REQUIRE(next);
+  BOOST_TEST(next->round == 2u);
+  BOOST_TEST(next->workers[1].rank == 1u);
+  BOOST_TEST(next->workers[1].ranks == 2u);
+  env.a->send(env.master, env.round_done(1, 2, 300));
+  env.sched.run();
+  BOOST_TEST(env.evaluate(env.a, 1));
+  env.sched.run();
+  BOOST_TEST(env.stop(env.a, 1));
+  env.sched.run();
+  const auto end = env.outcome();
+  BOOST_REQUIRE(end);
+  BOOST_TEST(end->succeeded, end->failure);
+  BOOST_TEST(end->report.nodes_lost == 1u);
+  BOOST_TEST(end->report.failure_detection_seconds == 0.4);
+  BOOST_TEST(end->report.train_samples == 600u);  // every epoch covered the training set
+  BOOST_TEST(end->report.topology.version == 2u);
+  BOOST_TEST(env.ended());
+}
+
+BOOST_AUTO_TEST_CASE(losing_every_node_fails_the_job_naming_them) {
+  job_fixture env;
+  env.prepare_both();
+  env.self->send(env.master, member_lost{2, 5, make_error(strom_error::node_lost, "b lost")});
+  env.self->send(env.master, member_lost{1, 6, make_error(strom_error::node_lost, "a lost")});
+  env.sched.run();
+  const auto end = env.outcome();
+  BOOST_REQUIRE(end);
+  BOOST_TEST(!end->succeeded);
+  BOOST_TEST(!end->cancelled);
+  BOOST_TEST(end->failure.find("every node of the job was lost") != std::string::npos,
+             end->failure);
+  BOOST_TEST(end->failure.find("b lost, a lost") != std::string::npos, end->failure);
+  BOOST_TEST(env.ended());
+}
+
+BOOST_AUTO_TEST_CASE(a_node_lost_while_the_job_is_prepared_fails_it_and_the_others_stop_it) {
+  job_fixture env;
+  env.prepare(env.a, 1, env.relay_a);
+  env.sched.run();
   env.self->send(env.master,
                  member_lost{2, 5, make_error(strom_error::node_lost, "node 2 (b) lost: gone")});
   env.sched.run();
   const auto end = env.outcome();
   BOOST_REQUIRE(end);
   BOOST_TEST(!end->succeeded);
-  BOOST_TEST(!end->cancelled);
   BOOST_TEST(end->failure == "node 2 (b) lost: gone");
   BOOST_TEST(!env.ended());  // a has not stopped the job yet
   BOOST_TEST(env.stop(env.a, 1));

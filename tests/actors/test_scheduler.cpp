@@ -94,27 +94,40 @@ struct cluster_fixture : strom::testing::deterministic_system {
 
 node_ready ready_with(const caf::actor& relay_actor, std::uint64_t node_id) {
   // job id 0: the assignment's is filled in by assignment_for
-  return node_ready{0, node_id, relay_actor, "j", 2, 10, 100};
+  node_ready ready{0, node_id, relay_actor, "j", 2, 10, 100};
+  ready.train_samples = 200;
+  ready.batch_size = 10;
+  return ready;
 }
 
-node_epoch_report epoch_done(std::uint64_t job_id, std::uint64_t node_id, std::uint32_t epoch,
-                             double accuracy) {
+/// A node's report of round `round` (one round an epoch while no node is lost).
+node_epoch_report epoch_done(std::uint64_t job_id, std::uint64_t node_id, std::uint32_t round) {
   node_epoch_report r;
   r.job_id = job_id;
   r.node_id = node_id;
-  r.epoch = epoch;
+  r.round = round;
   r.totals = {5.0, 10, 100, 1.0};
-  r.iteration = 10 * (epoch + 1);
-  r.tested = {accuracy, 0.5};
+  r.iteration = 10 * (round + 1);
   return r;
 }
 
-/// Receives (start_atom, job_id, epoch) at `agent`; returns the epoch.
+/// Receives the round plan at `agent`; returns its round.
 std::optional<std::uint32_t> started_epoch(caf::scoped_actor& agent) {
-  std::optional<std::uint32_t> epoch;
-  agent->receive([&](start_atom, std::uint64_t, std::uint32_t e) { epoch = e; },
-                 caf::after(0s) >> [] {});
-  return epoch;
+  std::optional<std::uint32_t> round;
+  agent->receive([&](const round_plan& plan) { round = plan.round; }, caf::after(0s) >> [] {});
+  return round;
+}
+
+/// `agent` answers the request to evaluate the epoch with `accuracy`; false if none came.
+bool evaluated(caf::scoped_actor& agent, double accuracy) {
+  bool asked = false;
+  agent->receive(
+    [&](evaluate_atom, std::uint64_t, std::uint32_t) {
+      asked = true;
+      return epoch_check{{accuracy, 0.5}, ""};
+    },
+    caf::after(0s) >> [] {});
+  return asked;
 }
 
 } // namespace
@@ -223,8 +236,10 @@ BOOST_AUTO_TEST_CASE(runs_every_epoch_and_sums_the_nodes_reports) {
   for (std::uint32_t epoch = 0; epoch < 2; ++epoch) {
     BOOST_TEST((started_epoch(a) == epoch));
     BOOST_TEST((started_epoch(b) == epoch));
-    a->send(env.master, epoch_done(job.job_id, id_a, epoch, 0.8 + 0.01 * epoch));
-    b->send(env.master, epoch_done(job.job_id, id_b, epoch, -1.0));
+    a->send(env.master, epoch_done(job.job_id, id_a, epoch));
+    b->send(env.master, epoch_done(job.job_id, id_b, epoch));
+    env.sched.run();
+    BOOST_TEST(evaluated(a, 0.8 + 0.01 * epoch));  // the first node evaluates
     env.sched.run();
     const auto summary = env.client_gets<job_epoch>();
     BOOST_REQUIRE(summary);
@@ -531,7 +546,9 @@ BOOST_AUTO_TEST_CASE(a_lost_node_fails_only_the_job_it_runs) {
              != std::string::npos, lost->failure);
   BOOST_TEST(!gets<job_finished>(first_client).has_value());
   BOOST_TEST((started_epoch(a) == 0u));  // the first job trains on
-  a->send(env.master, epoch_done(first.job_id, id_a, 0, 0.7));
+  a->send(env.master, epoch_done(first.job_id, id_a, 0));
+  env.sched.run();
+  BOOST_TEST(evaluated(a, 0.7));
   env.sched.run();
   const auto epoch = gets<job_epoch>(first_client);
   BOOST_REQUIRE(epoch);

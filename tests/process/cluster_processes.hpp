@@ -124,15 +124,12 @@ public:
 
   /// Waits until stdout holds `text`; false after `limit` or when the child ended first.
   bool wait_for_output(const std::string& text, std::chrono::milliseconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (contains(out(), text))
-        return true;
-      if (wait(0ms))
-        return contains(out(), text);
-      std::this_thread::sleep_for(poll_interval);
-    }
-    return false;
+    return wait_for(out_, text, limit);
+  }
+
+  /// Waits until stderr (the log) holds `text`; false after `limit` or when the child ended.
+  bool wait_for_log(const std::string& text, std::chrono::milliseconds limit) {
+    return wait_for(err_, text, limit);
   }
 
   void signal(int number) { ::kill(pid_, number); }
@@ -145,6 +142,18 @@ public:
   }
 
 private:
+  bool wait_for(const fs::path& file, const std::string& text, std::chrono::milliseconds limit) {
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (contains(read_text(file), text))
+        return true;
+      if (wait(0ms))
+        return contains(read_text(file), text);
+      std::this_thread::sleep_for(poll_interval);
+    }
+    return false;
+  }
+
   fs::path out_;
   fs::path err_;
   std::string label_;

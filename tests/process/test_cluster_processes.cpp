@@ -1,6 +1,8 @@
 #define BOOST_TEST_MODULE process_cluster_processes
 #include <boost/test/unit_test.hpp>
 
+#include <functional>
+
 #include "cluster_processes.hpp"
 
 // A cluster of real processes on 127.0.0.1: `strom node --scheduler`, `strom node --join`
@@ -18,8 +20,36 @@ constexpr auto short_job_limit = 60'000ms;
 constexpr const char* accuracy_epochs = "3";
 /// A client that cannot reach anyone must say so at once.
 constexpr auto refusal_limit = 10'000ms;
-/// How quickly a job must fail once one of its nodes is killed (the brief's bound).
+/// How quickly a stopped node that resumes must hear it was dropped.
 constexpr auto lost_node_limit = 20'000ms;
+/// The 10-epoch jobs that lose a node (about 25 s alone on 2 cores).
+constexpr auto elastic_job_limit = 240'000ms;
+
+/// The elastic core's bar (issue 17): the example MLP's 10 epochs on 3 worker nodes, one of
+/// which `fault` strikes once the third epoch is done, complete at the accuracy bar with nothing
+/// applied twice and at least 99% of the samples; returns the metrics.
+std::string survive_a_fault(local_cluster& cluster, const std::function<void(child&)>& fault) {
+  const auto metrics_path = cluster.dir().path() / "metrics.json";
+  auto submit = cluster.start(
+    {"submit", fashion_mlp_job, "--epochs", "10", "--metrics-out", metrics_path.string()},
+    "submit");
+  BOOST_REQUIRE_MESSAGE(submit->wait_for_log("epoch 3/10 done", elastic_job_limit),
+                        submit->transcript());
+  fault(cluster.worker(1));
+  const auto status = submit->wait(elastic_job_limit);
+  BOOST_REQUIRE_MESSAGE(status.has_value(), "the job did not end\n"
+                                              << submit->transcript()
+                                              << cluster.scheduler().transcript());
+  BOOST_REQUIRE_MESSAGE(*status == 0, submit->transcript() << cluster.scheduler().transcript());
+  const auto metrics = read_text(metrics_path);
+  BOOST_TEST(json_number(metrics, "test_accuracy") >= 0.88, metrics);
+  BOOST_TEST(json_number(metrics, "duplicate_updates_applied") == 0.0, metrics);
+  BOOST_TEST(json_number(metrics, "nodes_lost") == 1.0, metrics);
+  BOOST_TEST(json_number(metrics, "train_samples") >= 0.99 * 10 * 60000, metrics);
+  BOOST_TEST(contains(cluster.scheduler().err(), "goes on with 2 nodes after losing"),
+             cluster.scheduler().err());
+  return metrics;
+}
 
 /// The example MLP with its training images at a path that exists nowhere.
 std::string job_with_missing_data(const fs::path& missing) {
@@ -63,28 +93,25 @@ BOOST_AUTO_TEST_CASE(a_second_node_with_a_taken_name_is_refused) {
   BOOST_TEST(contains(listed.out, "1 node,"), listed.out);
 }
 
-BOOST_AUTO_TEST_CASE(killing_a_node_mid_job_fails_the_job_naming_the_node) {
-  local_cluster cluster{2};
-  auto submit = cluster.start({"submit", fashion_mlp_job, "--epochs", "30"}, "long_submit");
-  bool training = false;
-  for (auto deadline = std::chrono::steady_clock::now() + short_job_limit;
-       !training && std::chrono::steady_clock::now() < deadline;) {
-    std::this_thread::sleep_for(200ms);
-    training = contains(cluster.command({"status"}, "poll", refusal_limit).out, " training ");
-  }
-  BOOST_REQUIRE_MESSAGE(training, submit->transcript());
-  cluster.worker(1).signal(SIGKILL);
-  auto status = submit->wait(lost_node_limit);
-  BOOST_REQUIRE_MESSAGE(status.has_value(), "submit still runs 20 s after a node died\n"
-                                              << submit->transcript());
-  BOOST_TEST(*status == 1);
-  const auto err = submit->err();
-  BOOST_TEST(contains(err, "w2"), err);
-  BOOST_TEST(contains(err, "lost"), err);
+BOOST_AUTO_TEST_CASE(a_worker_killed_at_epoch_3_leaves_the_job_to_the_others_losing_no_sample) {
+  local_cluster cluster{3};
+  const auto metrics = survive_a_fault(cluster, [](child& worker) { worker.signal(SIGKILL); });
+  BOOST_TEST(json_number(metrics, "failure_detection_seconds") < 3.0, metrics);
   auto listed = cluster.command({"status"}, "status", refusal_limit);
-  BOOST_TEST(listed.status == 0);
-  BOOST_TEST(contains(listed.out, " failed "), listed.out);
-  BOOST_TEST(contains(listed.out, "1 node,"), listed.out);
+  BOOST_TEST(contains(listed.out, " succeeded "), listed.out);
+  BOOST_TEST(contains(listed.out, "2 nodes,"), listed.out);
+}
+
+BOOST_AUTO_TEST_CASE(a_worker_stopped_at_epoch_3_is_lost_within_the_heartbeat_timeout) {
+  local_cluster cluster{3, {"--heartbeat-timeout", "2000"}};
+  const auto metrics = survive_a_fault(cluster, [](child& worker) { worker.signal(SIGSTOP); });
+  BOOST_TEST(json_number(metrics, "failure_detection_seconds") >= 2.0, metrics);
+  BOOST_TEST(json_number(metrics, "failure_detection_seconds") <= 3.0, metrics);
+  auto& stopped = cluster.worker(1);
+  stopped.signal(SIGCONT);  // it comes back to find itself dropped, and never trains stale
+  const auto status = stopped.wait(lost_node_limit);
+  BOOST_REQUIRE_MESSAGE(status.has_value(), stopped.transcript());
+  BOOST_TEST(contains(stopped.err(), "dropped by the scheduler"), stopped.err());
 }
 
 BOOST_AUTO_TEST_CASE(an_unreachable_scheduler_fails_quickly_naming_its_address) {

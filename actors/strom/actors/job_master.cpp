@@ -4,10 +4,12 @@
 #include <chrono>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "strom/actors/error_text.hpp"
 #include "strom/actors/errors.hpp"
 #include "strom/actors/relay.hpp"
+#include "strom/compute/data/partition.hpp"
 #include "strom/log.hpp"
 
 namespace strom::actors {
@@ -29,12 +31,12 @@ bool current(const job_master_state& st, std::uint64_t job_id, std::uint64_t nod
   return !st.outcome && st.status.job_id == job_id && in_job(st, node_id);
 }
 
-/// Whether `report` comes from one of the running job's nodes about the current epoch; such a
+/// Whether `report` comes from one of the running job's nodes about the current round; such a
 /// report is word from the nodes for the watchdog.
 template <class Report>
-bool heard_this_epoch(self_ptr self, const Report& report) {
+bool heard_this_round(self_ptr self, const Report& report) {
   auto& st = self->state;
-  if (!current(st, report.job_id, report.node_id) || report.epoch != st.status.epoch)
+  if (!current(st, report.job_id, report.node_id) || report.round != st.round)
     return false;
   st.last_heard = self->clock().now();
   return true;
@@ -123,14 +125,48 @@ strom_error code_for(const caf::error& err, strom_error otherwise) {
   return err == caf::sec::request_timeout ? strom_error::timeout : otherwise;
 }
 
-void start_epoch(self_ptr self, std::uint32_t epoch) {
+/// Seconds of `span`, for logs and metrics.
+double seconds_of(caf::timespan span) { return std::chrono::duration<double>(span).count(); }
+
+/// Plans round `st.round` for the live nodes and sends each its part: an epoch's partitions
+/// of the training set, or (makeup) the samples lost nodes left, split the same way.
+void start_round(self_ptr self, bool makeup) {
   auto& st = self->state;
+  std::uint32_t ranks = 0;
+  for (auto id : st.nodes)
+    ranks += st.prepared.at(id).workers;
+  const auto indices = makeup ? std::move(st.makeup) : std::vector<std::uint32_t>{};
+  st.makeup.clear();
+  st.work.clear();
   st.progress.clear();
   st.epoch_reports.clear();
+  st.batches_per_round = 0;
+  st.round_started = st.last_heard = self->clock().now();
+  const auto samples = makeup ? indices.size() : st.data.train_samples;
+  std::uint32_t rank = 0;
+  for (auto id : st.nodes) {
+    round_plan plan{st.status.job_id, st.round, {}};
+    for (std::uint32_t w = 0; w < st.prepared.at(id).workers; ++w, ++rank) {
+      round_work work{st.round, st.status.epoch, rank, ranks, {}, st.nodes};
+      const auto share = compute::partition(samples, rank, ranks);
+      if (makeup) {
+        work.ranks = 0;
+        work.indices.assign(indices.begin() + static_cast<std::ptrdiff_t>(share.begin),
+                            indices.begin() + static_cast<std::ptrdiff_t>(share.end));
+      }
+      st.batches_per_round += (share.size() + st.data.batch_size - 1) / st.data.batch_size;
+      plan.workers.push_back(std::move(work));
+    }
+    st.work[id] = plan.workers;
+    self->send(st.members.at(id).agent, std::move(plan));
+  }
+}
+
+void start_epoch(self_ptr self) {
+  auto& st = self->state;
+  st.epoch_done = {};
   st.epoch_started = self->clock().now();
-  st.last_heard = st.epoch_started;
-  for (auto id : st.nodes)
-    self->send(st.members.at(id).agent, start_atom_v, st.status.job_id, epoch);
+  start_round(self, false);
 }
 
 void publish_progress(self_ptr self) {
@@ -138,7 +174,7 @@ void publish_progress(self_ptr self) {
   step_progress p;
   p.epoch = st.status.epoch + 1;
   p.epochs = st.status.epochs;
-  p.batches = st.batches_per_epoch;
+  p.batches = st.batches_per_round;
   p.nodes_alive = static_cast<std::uint32_t>(st.nodes.size());
   double loss_sum = 0.0;
   std::uint64_t samples = 0;
@@ -148,10 +184,11 @@ void publish_progress(self_ptr self) {
     loss_sum += node.loss_sum;
   }
   p.mean_loss = p.batch ? loss_sum / p.batch : 0.0;
-  const double elapsed = seconds_between(st.epoch_started, self->clock().now());
+  const double elapsed = seconds_between(st.round_started, self->clock().now());
   p.samples_per_second = samples / std::max(elapsed, 1e-9);
-  const double remaining = static_cast<double>(st.samples_per_epoch) * (p.epochs - st.status.epoch)
-                           - static_cast<double>(samples);
+  const double remaining = static_cast<double>(st.data.train_samples)
+                             * (p.epochs - st.status.epoch)
+                           - static_cast<double>(st.epoch_done.samples + samples);
   p.eta_seconds = remaining / std::max(p.samples_per_second, 1e-9);
   tell_clients(self, caf::make_message(job_progress{st.status.job_id, p}));
 }
@@ -195,8 +232,18 @@ void complete_job(self_ptr self, const job_master_setup& setup) {
       });
 }
 
+/// Completes the job once every live node sent its counts.
+void complete_when_counted(self_ptr self, const job_master_setup& setup) {
+  auto& st = self->state;
+  if (!st.outcome && st.finishing
+      && std::all_of(st.nodes.begin(), st.nodes.end(),
+                     [&](std::uint64_t id) { return st.sharing.count(id) > 0; }))
+    complete_job(self, setup);
+}
+
 void finish_job(self_ptr self, const job_master_setup& setup) {
   auto& st = self->state;
+  st.finishing = true;
   const auto job_id = st.status.job_id;
   for (auto id : st.nodes) {
     self->request(st.members.at(id).agent, setup.timeouts.answer_timeout, stop_atom_v, job_id)
@@ -206,10 +253,11 @@ void finish_job(self_ptr self, const job_master_setup& setup) {
           if (st.outcome)
             return;
           st.sharing[counts.node_id] = counts;
-          if (st.sharing.size() == st.nodes.size())
-            complete_job(self, setup);
+          complete_when_counted(self, setup);
         },
         [self, setup, id](caf::error& err) {
+          if (!in_job(self->state, id))
+            return;  // lost meanwhile: member_lost completes without it
           fail_job(self, setup,
                    make_error(code_for(err, strom_error::node_failed),
                               fmt::format("node {} did not report its counts: {}", id,
@@ -218,37 +266,171 @@ void finish_job(self_ptr self, const job_master_setup& setup) {
   }
 }
 
-void end_epoch(self_ptr self, const job_master_setup& setup) {
+/// The epoch's last round is done and the evaluator answered: record it, go on or finish.
+void end_epoch(self_ptr self, const job_master_setup& setup, const epoch_check& check) {
   auto& st = self->state;
   const auto epoch = st.status.epoch;
-  epoch_totals totals;
-  drain_report drained;
-  for (const auto& [id, node] : st.epoch_reports) {
-    totals.loss_sum += node.totals.loss_sum;
-    totals.batches += node.totals.batches;
-    totals.samples += node.totals.samples;
-    totals.seconds = std::max(totals.seconds, node.totals.seconds);
-    drained.updates_applied += node.drained.updates_applied;
-    drained.duplicate_updates_applied += node.drained.duplicate_updates_applied;
-    drained.frames_rejected += node.drained.frames_rejected;
-  }
-  const auto& first = st.epoch_reports[st.nodes.front()];
   auto& r = st.report;
-  r.iterations = first.iteration;
-  r.checkpoint = first.checkpoint;
-  // Counters of the trainers run over the whole job: the latest epoch holds the totals.
-  r.updates_applied = drained.updates_applied;
-  r.duplicate_updates_applied = drained.duplicate_updates_applied;
-  r.frames_rejected = drained.frames_rejected;
-  const auto summary = record_epoch(r, epoch, totals, first.tested);
+  r.iterations = st.epoch_reports.count(st.nodes.front()) > 0
+                   ? st.epoch_reports[st.nodes.front()].iteration
+                   : r.iterations;
+  r.checkpoint = check.checkpoint;
+  // Counters of the trainers run over the whole job: each node's latest report holds its
+  // totals, and a lost node's last ones still count.
+  r.updates_applied = r.duplicate_updates_applied = r.frames_rejected = 0;
+  for (const auto& [id, drained] : st.drained) {
+    r.updates_applied += drained.updates_applied;
+    r.duplicate_updates_applied += drained.duplicate_updates_applied;
+    r.frames_rejected += drained.frames_rejected;
+  }
+  st.epoch_done.seconds = seconds_between(st.epoch_started, st.round_started)
+                          + st.epoch_done.seconds;
+  const auto summary = record_epoch(r, epoch, st.epoch_done, check.tested);
   st.status.epoch = epoch + 1;
   st.status.test_accuracy = summary.test_accuracy;
   report_status(self, setup);
   tell_clients(self, caf::make_message(job_epoch{st.status.job_id, summary}));
-  if (st.status.epoch < st.status.epochs)
-    start_epoch(self, st.status.epoch);
-  else
+  if (st.status.epoch < st.status.epochs) {
+    ++st.round;
+    start_epoch(self);
+  } else {
     finish_job(self, setup);
+  }
+}
+
+/// Has the first live node evaluate (and checkpoint) the epoch's model; a node lost while it
+/// evaluates hands the task to the next.
+void evaluate(self_ptr self, const job_master_setup& setup) {
+  auto& st = self->state;
+  const auto evaluator = st.nodes.front();
+  const auto epoch = st.status.epoch;
+  self->request(st.members.at(evaluator).agent, setup.timeouts.prepare_timeout, evaluate_atom_v,
+                st.status.job_id, epoch)
+    .then(
+      [self, setup, epoch](const epoch_check& check) {
+        if (!self->state.outcome && self->state.status.epoch == epoch)
+          end_epoch(self, setup, check);
+      },
+      [self, setup, evaluator, epoch](caf::error& err) {
+        auto& st = self->state;
+        if (st.outcome || st.status.epoch != epoch)
+          return;
+        if (!in_job(st, evaluator))
+          return evaluate(self, setup);
+        fail_job(self, setup,
+                 make_error(code_for(err, strom_error::node_failed),
+                            fmt::format("node {} could not evaluate epoch {}: {}", evaluator,
+                                        epoch + 1, error_text(self->system(), err))));
+      });
+}
+
+/// A round ends once every live node reported it and the hub counted every lost node's
+/// frames: then a makeup round follows if lost nodes left samples, else the epoch ends.
+void end_round_when_done(self_ptr self, const job_master_setup& setup) {
+  auto& st = self->state;
+  if (st.outcome || st.finishing || st.forgetting > 0 || st.epoch_reports.empty()
+      || !std::all_of(st.nodes.begin(), st.nodes.end(),
+                      [&](std::uint64_t id) { return st.epoch_reports.count(id) > 0; }))
+    return;
+  if (!st.makeup.empty()) {
+    log::info("job_master: job {} trains the {} samples lost nodes left of epoch {} on {} nodes",
+              st.status.job_id, st.makeup.size(), st.status.epoch + 1, st.nodes.size());
+    ++st.round;
+    start_round(self, true);
+    return;
+  }
+  st.round_started = self->clock().now();  // the epoch's training ends here
+  evaluate(self, setup);
+}
+
+/// The samples of `node`'s workers in this round that the hub did not pass on a frame for
+/// go to the makeup round; those it did count as trained.
+void take_over_share(self_ptr self, std::uint64_t node, const origin_frames& passed) {
+  auto& st = self->state;
+  const auto work = st.work.find(node);
+  if (work == st.work.end() || (passed.round == st.round && passed.drained))
+    return;  // its round is complete
+  const auto& d = st.data;
+  std::uint64_t trained = 0;
+  for (std::size_t w = 0; w < work->second.size(); ++w) {
+    const auto& mine = work->second[w];
+    const auto order =
+      mine.ranks == 0 ? mine.indices
+                      : compute::epoch_order(compute::partition(d.train_samples, mine.rank,
+                                                                mine.ranks),
+                                             d.seed, mine.epoch, d.shuffle);
+    const std::uint64_t frames =
+      passed.round == st.round && w < passed.frames.size() ? passed.frames[w] : 0;
+    const auto done = std::min<std::uint64_t>(frames * d.batch_size, order.size());
+    trained += done;
+    st.epoch_done.batches += frames;
+    st.makeup.insert(st.makeup.end(), order.begin() + static_cast<std::ptrdiff_t>(done),
+                     order.end());
+  }
+  st.epoch_done.samples += trained;
+  if (const auto seen = st.progress.find(node); seen != st.progress.end())
+    st.report.samples_redone += seen->second.samples > trained ? seen->second.samples - trained
+                                                               : 0;
+}
+
+/// The topology without `node`; the root too can go (the hub is the master's, not the root's).
+void remap_without(job_master_state& st, std::uint64_t node) {
+  const auto version = st.plan.version + 1;
+  if (auto remapped = without_node(st.plan, node))
+    st.plan = std::move(*remapped);
+  else if (auto replanned =
+             plan_topology(st.nodes, topology_options{st.plan.kind, st.plan.fanout})) {
+    st.plan = std::move(*replanned);
+    st.plan.version = version;
+  }
+  st.report.topology.version = st.plan.version;
+}
+
+/// A node of the running job left the cluster: the job goes on without it (see the header).
+void lose_member(self_ptr self, const job_master_setup& setup, const member_lost& lost) {
+  auto& st = self->state;
+  const auto node = lost.node_id;
+  const auto described = describe(st.members.at(node).status);
+  st.members.erase(node);
+  st.nodes.erase(std::find(st.nodes.begin(), st.nodes.end(), node));
+  st.lost.push_back(error_text(self->system(), lost.reason));
+  auto& r = st.report;
+  ++r.nodes_lost;
+  r.failure_detection_seconds = std::max(r.failure_detection_seconds, lost.silent_seconds);
+  remap_without(st, node);
+  if (st.nodes.empty())
+    return fail_job(self, setup,
+                    make_error(strom_error::node_lost,
+                               fmt::format("every node of the job was lost: {}",
+                                           fmt::join(st.lost, ", "))));
+  log::warning("job_master: job {} goes on with {} nodes after losing {} ({:.2f} s after its "
+               "last sign of life): {}",
+               st.status.job_id, st.nodes.size(), described, lost.silent_seconds,
+               error_text(self->system(), lost.reason));
+  if (st.finishing)
+    return complete_when_counted(self, setup);
+  for (auto id : st.nodes)
+    self->send(st.members.at(id).agent, forget_atom_v, st.status.job_id, node);
+  // A node that reported the round before it was lost completed it; its totals counted.
+  const bool reported = st.epoch_reports.count(node) > 0;
+  ++st.forgetting;
+  const auto relay = st.prepared.at(node).relay;
+  self->request(st.hub, setup.timeouts.answer_timeout, forget_atom_v, node, relay)
+    .then(
+      [self, setup, node, reported](const origin_frames& passed) {
+        auto& st = self->state;
+        --st.forgetting;
+        if (!reported)
+          take_over_share(self, node, passed);
+        end_round_when_done(self, setup);
+      },
+      [self, setup](caf::error& err) {
+        --self->state.forgetting;
+        fail_job(self, setup,
+                 make_error(code_for(err, strom_error::node_failed),
+                            "the hub relay did not count a lost node's frames: "
+                              + error_text(self->system(), err)));
+      });
 }
 
 /// A node of the job answered its assignment: once all have, the first epoch starts.
@@ -256,20 +438,21 @@ void node_prepared(self_ptr self, const job_master_setup& setup, const node_read
                    std::uint64_t node_id) {
   auto& st = self->state;
   self->send(st.hub, add_peer_atom_v, ready.relay);
-  st.batches_per_epoch += ready.batches_per_epoch;
-  st.samples_per_epoch += ready.samples_per_epoch;
+  st.prepared[node_id] = ready;
   if (node_id == st.nodes.front()) {
     st.status.name = st.report.job = ready.job_name;
     st.status.epochs = st.report.epochs = ready.epochs;
+    st.data = data_plan{ready.train_samples, std::max<std::uint32_t>(ready.batch_size, 1),
+                        ready.seed, ready.shuffle};
   }
   st.last_heard = self->clock().now();
-  if (++st.ready < st.nodes.size())
+  if (st.prepared.size() < st.nodes.size())
     return;
   st.status.state = "training";
   report_status(self, setup);
   log::info("job_master: job {} ({}) starts on {} nodes, {} workers", st.status.job_id,
             st.status.name, st.nodes.size(), st.report.workers);
-  start_epoch(self, 0);
+  start_epoch(self);
 }
 
 /// Sends every node its assignment: rank, global worker ranks, the hub.
@@ -288,7 +471,7 @@ void assign(self_ptr self, const job_master_setup& setup) {
     a.job_id = job_id;
     a.job_text = setup.submission.job_text;
     a.source = setup.submission.source;
-    a.checkpoint_dir = rank == 0 ? setup.submission.checkpoint_dir : std::string{};
+    a.checkpoint_dir = setup.submission.checkpoint_dir;  // the evaluating node writes it
     a.rank = rank;
     a.workers = node.status.workers;
     a.first_worker = first_worker;
@@ -361,6 +544,9 @@ caf::behavior job_master(caf::stateful_actor<job_master_state>* self, job_master
   // A job's nodes are distinct members, so planning cannot fail here.
   if (auto plan = plan_topology(st.nodes, topology_options{topology_kind::plain, default_fanout}))
     st.plan = std::move(*plan);
+  // The hub relay sends to every node.
+  st.report.topology = {to_string(st.plan.kind), st.plan.fanout, st.plan.version,
+                        static_cast<std::uint32_t>(st.nodes.size())};
   if (setup.client) {
     self->monitor(setup.client);
     st.clients.push_back(setup.client);
@@ -382,18 +568,21 @@ caf::behavior job_master(caf::stateful_actor<job_master_state>* self, job_master
   self->delayed_send(self, setup.timeouts.silence_limit, watchdog_atom_v, setup.job_id);
   return {
     [self](const node_progress& progress) {
-      if (!heard_this_epoch(self, progress))
+      if (!heard_this_round(self, progress))
         return;
       self->state.progress[progress.node_id] = progress;
       publish_progress(self);
     },
     [self, setup](const node_epoch_report& report) {
-      if (!heard_this_epoch(self, report))
+      if (!heard_this_round(self, report))
         return;
       auto& st = self->state;
       st.epoch_reports[report.node_id] = report;
-      if (st.epoch_reports.size() == st.nodes.size())
-        end_epoch(self, setup);
+      st.drained[report.node_id] = report.drained;
+      st.epoch_done.loss_sum += report.totals.loss_sum;
+      st.epoch_done.batches += report.totals.batches;
+      st.epoch_done.samples += report.totals.samples;
+      end_round_when_done(self, setup);
     },
     [self, setup](const node_failure& failure) {
       auto& st = self->state;
@@ -406,10 +595,17 @@ caf::behavior job_master(caf::stateful_actor<job_master_state>* self, job_master
     },
     [self, setup](const member_lost& lost) {
       auto& st = self->state;
-      st.members.erase(lost.node_id);
       if (st.stopping.erase(lost.node_id) > 0)
         quit_when_stopped(self);
-      fail_job(self, setup, lost.reason);
+      if (st.outcome || !in_job(st, lost.node_id)) {
+        st.members.erase(lost.node_id);
+        return;
+      }
+      if (st.status.state == "preparing") {
+        st.members.erase(lost.node_id);
+        return fail_job(self, setup, lost.reason);
+      }
+      lose_member(self, setup, lost);
     },
     [self](attach_atom, std::uint64_t job_id) { return attach(self, job_id); },
     [self, setup](cancel_atom, std::uint64_t job_id) { return cancel(self, setup, job_id); },

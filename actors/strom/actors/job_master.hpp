@@ -1,13 +1,23 @@
 #pragma once
 // The job_master: one per submitted job, spawned by the scheduler with the job's nodes. It owns
-// the job's life: assigns it to the nodes (ranks, global worker ranks for the data partitions,
-// the plain topology's hub relay that passes every node's frames to all others), paces its
-// epochs, sums progress for its clients, watches for silence, and ends the job once with one
-// outcome: succeeded, failed (a lost node, a node's failure, a timeout) or cancelled. It
-// tells the scheduler its status as it changes; at the end it asks the nodes to stop the job's
-// actors, then tells the scheduler the outcome (which frees the nodes) and the clients, and
-// ends itself once the nodes answered. Membership stays the scheduler's: it tells a
-// job_master when one of its nodes is lost.
+// the job's life: assigns it to the nodes (the plain topology's hub relay that passes every
+// node's frames to all others), assigns the data round by round, paces the epochs, has the
+// first live node evaluate after each, sums progress for its clients, watches for silence, and
+// ends the job once with one outcome: succeeded, failed (every node lost, a node's failure, a
+// timeout) or cancelled.
+//
+// A lost node does not end the job. The hub stops passing on the node's frames and says how
+// many of each of its workers' frames it passed in the current round: those every survivor
+// applies. The survivors stop waiting for the node, finish the round, and then train, in a
+// makeup round split among them, the samples of the lost workers' remaining batches, so each
+// epoch covers the training set once (a batch the node trained but whose frame never left
+// it is trained again: samples_redone). From the next epoch the data is partitioned among
+// the survivors.
+//
+// It tells the scheduler its status as it changes; at the end it asks the nodes to stop the
+// job's actors, then tells the scheduler the outcome (which frees the nodes) and the
+// clients, and ends itself once the nodes answered. Membership stays the scheduler's: it
+// tells a job_master when one of its nodes is lost.
 
 #include <cstdint>
 #include <map>
@@ -49,24 +59,41 @@ struct job_master_setup {
   job_timeouts timeouts;
 };
 
+/// How the job's training set is split: every node reports the same (node_ready).
+struct data_plan {
+  std::uint64_t train_samples = 0;
+  std::uint32_t batch_size = 1;
+  std::uint64_t seed = 0;
+  bool shuffle = true;
+};
+
 /// A job_master's state.
 struct job_master_state {
   job_status status;
-  std::vector<std::uint64_t> nodes;              ///< node ids by rank
+  std::vector<std::uint64_t> nodes;              ///< node ids by rank, the live ones
   std::map<std::uint64_t, job_node> members;     ///< the job's nodes still in the cluster
+  std::map<std::uint64_t, node_ready> prepared;  ///< by node: its relay and worker count
   std::vector<caf::actor> clients;               ///< told progress, epochs and the end
   caf::actor hub;  ///< the plain topology's master relay; fresh per job (sequences restart)
   topology_plan plan;                            ///< who sends frames to whom
-  std::uint32_t ready = 0;                       ///< nodes whose actors run
-  std::uint64_t batches_per_epoch = 0;
-  std::uint64_t samples_per_epoch = 0;
-  std::map<std::uint64_t, node_progress> progress;           ///< latest, by node, this epoch
-  std::map<std::uint64_t, node_epoch_report> epoch_reports;  ///< this epoch, by node
+  data_plan data;
+  std::uint32_t round = 0;                       ///< the round running (or last run)
+  std::map<std::uint64_t, std::vector<round_work>> work;  ///< this round's, by node
+  std::vector<std::uint32_t> makeup;  ///< samples lost nodes left untrained this epoch
+  std::uint32_t forgetting = 0;       ///< lost nodes whose frame count the hub has not sent
+  std::uint64_t batches_per_round = 0;
+  std::map<std::uint64_t, node_progress> progress;           ///< latest, by node, this round
+  std::map<std::uint64_t, node_epoch_report> epoch_reports;  ///< this round, by node
+  std::map<std::uint64_t, drain_report> drained;  ///< latest totals by node, lost ones kept
+  epoch_totals epoch_done;                        ///< this epoch's rounds so far
   std::map<std::uint64_t, node_sharing_report> sharing;      ///< at the end, by node
+  std::vector<std::string> lost;                  ///< the nodes lost, described
   training_report report;
   caf::actor_clock::time_point submitted;
   caf::actor_clock::time_point epoch_started;
+  caf::actor_clock::time_point round_started;
   caf::actor_clock::time_point last_heard;  ///< the latest message from any of its nodes
+  bool finishing = false;                   ///< the last epoch ended: counts are collected
   std::optional<job_finished> outcome;      ///< set once the job ended
   std::set<std::uint64_t> stopping;         ///< nodes whose stop answer is awaited at the end
 

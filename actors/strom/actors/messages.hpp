@@ -38,6 +38,37 @@ struct snapshot_sent {
   std::uint64_t bytes = 0;  ///< of the encoded snapshot
 };
 
+/// What one trainer trains in one round. A round is an epoch's pass over the training set by
+/// the job's current nodes, or a makeup pass over the share a lost node left untrained; frames,
+/// clocks and drain markers count rounds (in their `epoch` fields), the data order counts
+/// epochs.
+struct round_work {
+  std::uint32_t round = 0;
+  std::uint32_t epoch = 0;   ///< 0-based data epoch: seeds the order of a partition
+  std::uint32_t rank = 0;    ///< partition `rank` of `ranks`, in the epoch's order
+  std::uint32_t ranks = 1;   ///< 0: a makeup pass over `indices` instead
+  std::vector<std::uint32_t> indices;  ///< a makeup pass: these samples, in this order
+  std::vector<std::uint64_t> origins;  ///< the nodes whose frames and drains the round waits for
+};
+
+/// job_master -> node_agent: the node's trainers' work for the next round, by worker slot.
+struct round_plan {
+  std::uint64_t job_id = 0;
+  std::uint32_t round = 0;
+  std::vector<round_work> workers;
+};
+
+/// A relay's count of one origin's frames in that origin's latest round: the answer to
+/// (forget_atom, origin), after which the relay drops the origin's frames. Frames a relay
+/// counted went on to every peer, so in the plain topology the hub's count is what every
+/// surviving node applies.
+struct origin_frames {
+  std::uint64_t origin = 0;
+  std::uint32_t round = 0;
+  std::vector<std::uint64_t> frames;  ///< by worker slot, in `round`
+  bool drained = false;               ///< the origin's drain marker of `round` passed
+};
+
 /// Progress of one trainer since its previous step_report (of the same epoch).
 struct step_report {
   std::uint32_t worker = 0;
@@ -95,7 +126,7 @@ struct relay_stats {
 
 /// Bumped whenever a message of this header changes: nodes of different versions refuse to
 /// join instead of misreading each other.
-inline constexpr std::uint32_t protocol_version = 5;
+inline constexpr std::uint32_t protocol_version = 6;
 
 /// node_agent -> scheduler: asks to join (the sender is the agent the scheduler monitors).
 struct join_request {
@@ -155,6 +186,19 @@ struct node_ready {
   std::uint32_t epochs = 0;
   std::uint64_t batches_per_epoch = 0;  ///< over the node's workers
   std::uint64_t samples_per_epoch = 0;  ///< the node's share of the training set
+  // What the job_master needs to assign the data: every node has the same.
+  std::uint64_t train_samples = 0;  ///< samples in the training set
+  std::uint32_t batch_size = 1;
+  std::uint32_t workers = 1;        ///< trainers on the node
+  std::uint64_t seed = 0;           ///< the job seed (epoch orders)
+  bool shuffle = true;
+};
+
+/// node_agent -> job_master: the answer to (evaluate_atom, job_id, epoch), what the node did
+/// with its first replica after the epoch while its trainers were idle.
+struct epoch_check {
+  test_result tested;      ///< accuracy -1 without a test set
+  std::string checkpoint;  ///< where the model was saved, empty if nowhere
 };
 
 /// node_agent -> scheduler: the job cannot go on on this node.
@@ -168,22 +212,20 @@ struct node_failure {
 struct node_progress {
   std::uint64_t job_id = 0;
   std::uint64_t node_id = 0;
-  std::uint32_t epoch = 0;     ///< 0-based
-  std::uint64_t batches = 0;   ///< this epoch so far, all the node's workers
+  std::uint32_t round = 0;
+  std::uint64_t batches = 0;   ///< this round so far, all the node's workers
   std::uint64_t samples = 0;
   double loss_sum = 0.0;
 };
 
-/// node_agent -> scheduler: the node trained and drained an epoch.
+/// node_agent -> scheduler: the node trained and drained a round.
 struct node_epoch_report {
   std::uint64_t job_id = 0;
   std::uint64_t node_id = 0;
-  std::uint32_t epoch = 0;      ///< 0-based
+  std::uint32_t round = 0;
   epoch_totals totals;          ///< summed over the node's workers
   std::uint64_t iteration = 0;  ///< updater steps of the node's first replica
-  drain_report drained;         ///< frames applied, summed over the node's workers
-  test_result tested;           ///< rank 0 only: the replica on the test set
-  std::string checkpoint;       ///< rank 0 only: where the model was saved
+  drain_report drained;         ///< frames applied so far, summed over the node's workers
 };
 
 /// node_agent -> scheduler at the end of a job: what the node's sharing actors counted.
@@ -259,6 +301,8 @@ struct member_lost {
   std::uint64_t node_id = 0;
   std::uint64_t membership_epoch = 0;  ///< the scheduler's epoch after the loss
   caf::error reason;                   ///< a strom_error (node_lost) with the words to show
+  /// Seconds from the node's last sign of life (heartbeat answer or keepalive) to the loss.
+  double silent_seconds = 0.0;
 };
 
 // -- inspection (CAF 0.17 syntax) ------------------------------------------------------------
@@ -303,6 +347,22 @@ typename F::result_type inspect(F& f, snapshot_chunk& x) {
 template <class F>
 typename F::result_type inspect(F& f, snapshot_sent& x) {
   return f(caf::meta::type_name("snapshot_sent"), x.snapshot_id, x.chunks, x.bytes);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, round_work& x) {
+  return f(caf::meta::type_name("round_work"), x.round, x.epoch, x.rank, x.ranks, x.indices,
+           x.origins);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, round_plan& x) {
+  return f(caf::meta::type_name("round_plan"), x.job_id, x.round, x.workers);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, origin_frames& x) {
+  return f(caf::meta::type_name("origin_frames"), x.origin, x.round, x.frames, x.drained);
 }
 
 template <class F>
@@ -371,7 +431,13 @@ typename F::result_type inspect(F& f, job_assignment& x) {
 template <class F>
 typename F::result_type inspect(F& f, node_ready& x) {
   return f(caf::meta::type_name("node_ready"), x.job_id, x.node_id, x.relay, x.job_name,
-           x.epochs, x.batches_per_epoch, x.samples_per_epoch);
+           x.epochs, x.batches_per_epoch, x.samples_per_epoch, x.train_samples, x.batch_size,
+           x.workers, x.seed, x.shuffle);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, epoch_check& x) {
+  return f(caf::meta::type_name("epoch_check"), x.tested, x.checkpoint);
 }
 
 template <class F>
@@ -381,14 +447,14 @@ typename F::result_type inspect(F& f, node_failure& x) {
 
 template <class F>
 typename F::result_type inspect(F& f, node_progress& x) {
-  return f(caf::meta::type_name("node_progress"), x.job_id, x.node_id, x.epoch, x.batches,
+  return f(caf::meta::type_name("node_progress"), x.job_id, x.node_id, x.round, x.batches,
            x.samples, x.loss_sum);
 }
 
 template <class F>
 typename F::result_type inspect(F& f, node_epoch_report& x) {
-  return f(caf::meta::type_name("node_epoch_report"), x.job_id, x.node_id, x.epoch, x.totals,
-           x.iteration, x.drained, x.tested, x.checkpoint);
+  return f(caf::meta::type_name("node_epoch_report"), x.job_id, x.node_id, x.round, x.totals,
+           x.iteration, x.drained);
 }
 
 template <class F>
@@ -436,7 +502,8 @@ typename F::result_type inspect(F& f, cluster_status& x) {
 
 template <class F>
 typename F::result_type inspect(F& f, member_lost& x) {
-  return f(caf::meta::type_name("member_lost"), x.node_id, x.membership_epoch, x.reason);
+  return f(caf::meta::type_name("member_lost"), x.node_id, x.membership_epoch, x.reason,
+           x.silent_seconds);
 }
 
 /// Registers every strom message type and the strom error category (errors.hpp) on `cfg`
@@ -479,6 +546,11 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   CAF_ADD_TYPE_ID(strom, (strom::actors::member_lost))
   CAF_ADD_TYPE_ID(strom, (strom::actors::snapshot_chunk))
   CAF_ADD_TYPE_ID(strom, (strom::actors::snapshot_sent))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::round_work))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::round_plan))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::origin_frames))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::epoch_check))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::topology_summary))
 
   // Atoms: at most 10 characters each (CAF 0.17 atom_value).
   CAF_ADD_ATOM(strom, strom::actors, step_atom, "step")
@@ -502,5 +574,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   CAF_ADD_ATOM(strom, strom::actors, keepalive_atom, "keepalive")
   CAF_ADD_ATOM(strom, strom::actors, dropped_atom, "dropped")
   CAF_ADD_ATOM(strom, strom::actors, snapshot_atom, "snapshot")
+  CAF_ADD_ATOM(strom, strom::actors, forget_atom, "forget")
+  CAF_ADD_ATOM(strom, strom::actors, checked_atom, "checked")
 
 CAF_END_TYPE_ID_BLOCK(strom)

@@ -50,31 +50,95 @@ node_epoch_report epoch_report_of(const node_agent_state& st) {
   node_epoch_report report;
   report.job_id = run.job_id;
   report.node_id = st.node_id;
-  report.epoch = run.epoch;
+  report.round = run.round;
   report.totals = run.totals;
   report.iteration = run.iteration;
   report.drained = run.drains;
   return report;
 }
 
-/// Every trainer finished and drained the epoch: evaluate on rank 0, then report.
-void end_epoch(self_ptr self, const node_agent_setup& setup) {
+/// Every trainer finished and drained the round: report it.
+void end_round(self_ptr self, const node_agent_setup& setup) {
   auto& st = self->state;
   auto& run = *st.run;
   run.totals.seconds =
-    std::chrono::duration<double>(self->clock().now() - run.epoch_started).count();
-  if (!run.job->end_epoch) {
-    self->send(setup.scheduler, epoch_report_of(st));
+    std::chrono::duration<double>(self->clock().now() - run.round_started).count();
+  self->send(setup.scheduler, epoch_report_of(st));
+}
+
+/// Why `plan` does not fit this node's job, or nothing: the plan is a peer's message.
+std::optional<std::string> misfit(const node_job_run& run, const round_plan& plan) {
+  if (plan.workers.size() != run.actors.trainers.size())
+    return fmt::format("a plan for {} workers reached a node of {}", plan.workers.size(),
+                       run.actors.trainers.size());
+  const auto samples = run.job->node.train->size();
+  for (const auto& work : plan.workers) {
+    if (work.ranks > 0 && work.rank >= work.ranks)
+      return fmt::format("partition {} of {} does not exist", work.rank, work.ranks);
+    for (const auto index : work.indices)
+      if (index >= samples)
+        return fmt::format("sample {} is past the training set's {}", index, samples);
+  }
+  return std::nullopt;
+}
+
+/// Starts a round: each trainer its work.
+void start_round(self_ptr self, const node_agent_setup& setup, round_plan& plan) {
+  auto& st = self->state;
+  if (!st.run || st.run->job_id != plan.job_id)
+    return;
+  auto& run = *st.run;
+  if (const auto why = misfit(run, plan)) {
+    self->send(setup.scheduler,
+               node_failure{run.job_id, st.node_id, "refused the round plan: " + *why});
     return;
   }
+  run.round = plan.round;
+  run.totals = {};
+  run.epochs_reported = 0;
+  run.drained = 0;
+  run.drains = {};
+  run.round_started = run.progress_sent = self->clock().now();
+  for (std::size_t w = 0; w < plan.workers.size(); ++w)
+    self->send(run.actors.trainers[w], std::move(plan.workers[w]));
+}
+
+/// Evaluates (and checkpoints) the first replica on a thread aside; the answer goes out when
+/// its checked_atom arrives.
+void evaluate(self_ptr self, std::uint64_t job_id, std::uint32_t epoch) {
+  auto& st = self->state;
+  auto promise = self->make_response_promise();
+  if (!st.run || st.run->job_id != job_id || !st.run->job->end_epoch || st.pending_check) {
+    promise.deliver(make_error(strom_error::bad_job,
+                               fmt::format("node {} cannot evaluate job {} now", st.node_id,
+                                           job_id)));
+    return;
+  }
+  st.pending_check = promise;
   auto slot = std::make_shared<std::optional<result<epoch_check>>>();
   st.checked = slot;
-  run_aside(self, [slot, job = run.job, job_id = run.job_id, epoch = run.epoch](
-                    caf::blocking_actor* helper, const caf::actor& agent) {
+  run_aside(self, [slot, job = st.run->job, job_id, epoch](caf::blocking_actor* helper,
+                                                           const caf::actor& agent) {
     slot->emplace(guarded<epoch_check>(
       [&] { return job->end_epoch(*job->node.replicas.front(), epoch); }));
-    helper->send(agent, evaluate_atom_v, job_id, epoch);
+    helper->send(agent, checked_atom_v, job_id, epoch);
   });
+}
+
+void checked(self_ptr self, std::uint64_t job_id) {
+  auto& st = self->state;
+  if (!st.pending_check || !st.checked || !st.checked->has_value())
+    return;
+  auto promise = std::move(*st.pending_check);
+  st.pending_check.reset();
+  auto outcome = std::move(**st.checked);
+  st.checked.reset();
+  if (!st.run || st.run->job_id != job_id)
+    return promise.deliver(make_error(strom_error::job_cancelled,
+                                      fmt::format("job {} was stopped", job_id)));
+  if (!outcome)
+    return promise.deliver(make_error(strom_error::node_failed, outcome.err().message));
+  promise.deliver(std::move(*outcome));
 }
 
 /// Seconds of `span`, for messages.
@@ -165,8 +229,14 @@ void prepared(self_ptr self, const job_assignment& assignment) {
   for (const auto& member : run.actors.all())
     self->monitor(member);
   self->send(run.actors.relay, add_peer_atom_v, assignment.hub);
-  promise.deliver(node_ready{assignment.job_id, st.node_id, run.actors.relay, job->job_name,
-                             job->epochs, job->batches_per_epoch, job->samples_per_epoch});
+  node_ready ready{assignment.job_id, st.node_id, run.actors.relay, job->job_name,
+                   job->epochs, job->batches_per_epoch, job->samples_per_epoch};
+  ready.train_samples = job->node.train->size();
+  ready.batch_size = static_cast<std::uint32_t>(job->node.batch_size);
+  ready.workers = static_cast<std::uint32_t>(run.actors.trainers.size());
+  ready.seed = job->node.seed;
+  ready.shuffle = job->node.shuffle;
+  promise.deliver(std::move(ready));
 }
 
 void stop(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id) {
@@ -262,20 +332,18 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
     [](ping_atom) { return pong_atom_v; },
     [self, setup](const job_assignment& assignment) { prepare(self, setup, assignment); },
     [self](prepared_atom, const job_assignment& assignment) { prepared(self, assignment); },
-    [self](start_atom, std::uint64_t job_id, std::uint32_t epoch) {
+    [self, setup](round_plan& plan) { start_round(self, setup, plan); },
+    [self](forget_atom, std::uint64_t job_id, std::uint64_t origin) {
       auto& st = self->state;
       if (!st.run || st.run->job_id != job_id)
         return;
-      auto& run = *st.run;
-      run.epoch = epoch;
-      run.totals = {};
-      run.epochs_reported = 0;
-      run.drained = 0;
-      run.drains = {};
-      run.epoch_started = run.progress_sent = self->clock().now();
-      for (const auto& trainer : run.actors.trainers)
-        self->send(trainer, start_atom_v, epoch);
+      for (const auto& trainer : st.run->actors.trainers)
+        self->send(trainer, forget_atom_v, origin);
     },
+    [self](evaluate_atom, std::uint64_t job_id, std::uint32_t epoch) {
+      evaluate(self, job_id, epoch);
+    },
+    [self](checked_atom, std::uint64_t job_id, std::uint32_t) { checked(self, job_id); },
     [self, setup](const step_report& step) {
       auto& st = self->state;
       if (!st.run)
@@ -288,7 +356,7 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
       if (now - run.progress_sent < setup.progress_interval)
         return;
       run.progress_sent = now;
-      self->send(setup.scheduler, node_progress{run.job_id, st.node_id, run.epoch,
+      self->send(setup.scheduler, node_progress{run.job_id, st.node_id, run.round,
                                                 run.totals.batches, run.totals.samples,
                                                 run.totals.loss_sum});
     },
@@ -301,7 +369,7 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
         run.iteration = done.iteration;
       if (++run.epochs_reported == run.actors.trainers.size()
           && run.drained == run.actors.trainers.size())
-        end_epoch(self, setup);
+        end_round(self, setup);
     },
     [self, setup](const drain_report& drained) {
       auto& st = self->state;
@@ -313,22 +381,7 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
       run.drains.frames_rejected += drained.frames_rejected;
       if (++run.drained == run.actors.trainers.size()
           && run.epochs_reported == run.actors.trainers.size())
-        end_epoch(self, setup);
-    },
-    [self, setup](evaluate_atom, std::uint64_t job_id, std::uint32_t epoch) {
-      auto& st = self->state;
-      if (!st.run || st.run->job_id != job_id || st.run->epoch != epoch || !st.checked)
-        return;
-      auto outcome = std::move(**st.checked);
-      st.checked.reset();
-      if (!outcome) {
-        self->send(setup.scheduler, node_failure{job_id, st.node_id, outcome.err().message});
-        return;
-      }
-      auto report = epoch_report_of(st);
-      report.tested = outcome->tested;
-      report.checkpoint = outcome->checkpoint;
-      self->send(setup.scheduler, report);
+        end_round(self, setup);
     },
     [self, setup](stop_atom, std::uint64_t job_id) { stop(self, setup, job_id); },
     [self, setup](caf::tick_atom) { send_keepalive(self, setup); },

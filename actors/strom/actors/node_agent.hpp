@@ -22,12 +22,6 @@
 
 namespace strom::actors {
 
-/// What the first node of a job does after each epoch.
-struct epoch_check {
-  test_result tested;      ///< accuracy -1 without a test set
-  std::string checkpoint;  ///< where the model was saved, empty if nowhere
-};
-
 /// One job as this node trains it. The runtime prepares it (parses the job, loads the data,
 /// builds the replicas) because actors never read files.
 struct node_job {
@@ -36,8 +30,8 @@ struct node_job {
   std::uint32_t epochs = 0;
   std::uint64_t batches_per_epoch = 0;  ///< over this node's workers
   std::uint64_t samples_per_epoch = 0;  ///< this node's share of the training set
-  /// Rank 0 only: evaluates (and checkpoints) the first replica after 0-based epoch `epoch`,
-  /// while every trainer is idle.
+  /// Evaluates (and checkpoints) the first replica after 0-based epoch `epoch`, while every
+  /// trainer is idle; the job_master asks one node (the first one alive) each epoch.
   std::function<result<epoch_check>(compute::replica& trained, std::uint32_t epoch)> end_epoch;
 };
 
@@ -73,13 +67,13 @@ struct node_job_run {
   std::uint32_t rank = 0;
   std::shared_ptr<node_job> job;
   local_node actors;
-  std::uint32_t epoch = 0;
-  epoch_totals totals;            ///< this epoch so far
-  std::uint32_t epochs_reported = 0;  ///< trainers done with the epoch's partition
-  std::uint32_t drained = 0;          ///< trainers that applied every frame of the epoch
+  std::uint32_t round = 0;
+  epoch_totals totals;            ///< this round so far
+  std::uint32_t epochs_reported = 0;  ///< trainers done with the round's samples
+  std::uint32_t drained = 0;          ///< trainers that applied every frame of the round
   drain_report drains;                ///< summed over the trainers
   std::uint64_t iteration = 0;        ///< first replica's updater steps
-  caf::actor_clock::time_point epoch_started;
+  caf::actor_clock::time_point round_started;
   caf::actor_clock::time_point progress_sent;
 };
 
@@ -93,13 +87,16 @@ struct node_agent_state {
   /// Filled by the thread that prepares the assignment, read once its prepared_atom arrives.
   std::shared_ptr<std::optional<result<node_job>>> prepared;
   std::shared_ptr<std::optional<result<epoch_check>>> checked;  ///< likewise for end_epoch
+  std::optional<caf::response_promise> pending_check;  ///< the evaluation being run
 
   static inline const char* name = "strom.node_agent";
 };
 
 /// Handles: ping_atom -> pong_atom; job_assignment -> node_ready (error when it cannot be
-/// prepared); (start_atom, job_id, epoch); step_report, epoch_report, drain_report from its
-/// trainers; (stop_atom, job_id) -> node_sharing_report (also for a job still being
+/// prepared); round_plan (each trainer its round_work; a plan that does not fit the node is
+/// reported as a node_failure); (forget_atom, job_id, origin) passed to the trainers;
+/// (evaluate_atom, job_id, epoch) -> epoch_check; step_report, epoch_report, drain_report from
+/// its trainers; (stop_atom, job_id) -> node_sharing_report (also for a job still being
 /// prepared, which is then dropped); (dropped_atom, reason) from the scheduler. Sends
 /// (keepalive_atom, node_id) every keepalive_interval once joined. Quits with an error when
 /// the join is refused or unanswered, the scheduler goes down, says the node was dropped, or

@@ -27,6 +27,32 @@ void forward(caf::stateful_actor<relay_state>* self, const Message& message, boo
       self->send(peer, message);
 }
 
+/// Counts a new frame in its origin's round (frame headers call rounds epochs).
+void count(relay_state& st, const compute::frame_header& header) {
+  auto& counted = st.counted[header.origin_node];
+  if (counted.round != header.epoch || counted.frames.empty()) {
+    counted = origin_frames{header.origin_node, header.epoch, {}, false};
+  }
+  if (counted.frames.size() <= header.worker)
+    counted.frames.resize(header.worker + std::size_t{1});
+  ++counted.frames[header.worker];
+}
+
+/// The count of `origin`'s latest round; from now on its frames and markers are dropped.
+origin_frames forget_origin(caf::stateful_actor<relay_state>* self, std::uint64_t origin,
+                            const caf::actor& peer) {
+  auto& st = self->state;
+  st.forgotten.insert(origin);
+  if (peer) {
+    self->demonitor(peer);
+    forget(st.peers, peer.address());
+  }
+  auto answer = st.counted.count(origin) > 0 ? st.counted[origin] : origin_frames{origin};
+  const auto drained = st.drained.find(origin);
+  answer.drained = drained != st.drained.end() && drained->second > answer.round;
+  return answer;
+}
+
 /// Validates, de-duplicates and forwards a frame.
 void relay_frame(caf::stateful_actor<relay_state>* self, const shared_frame& incoming,
                  bool local) {
@@ -38,10 +64,14 @@ void relay_frame(caf::stateful_actor<relay_state>* self, const shared_frame& inc
                  view.err().message);
     return;
   }
-  if (!st.seen.insert(view->header.origin_node, view->header.sequence)) {
+  const auto& header = view->header;
+  if (st.forgotten.count(header.origin_node) > 0)
+    return;
+  if (!st.seen.insert(header.origin_node, header.sequence)) {
     ++st.stats.duplicates_dropped;
     return;
   }
+  count(st, header);
   ++st.stats.frames_forwarded;
   forward(self, incoming, local);
 }
@@ -49,7 +79,9 @@ void relay_frame(caf::stateful_actor<relay_state>* self, const shared_frame& inc
 /// De-duplicates and forwards a drain marker.
 void relay_marker(caf::stateful_actor<relay_state>* self, const drain_marker& marker,
                   bool local) {
-  // Markers of one origin come in epoch order: an older one came over another path.
+  if (self->state.forgotten.count(marker.origin) > 0)
+    return;
+  // Markers of one origin come in round order: an older one came over another path.
   auto& drained = self->state.drained[marker.origin];
   if (marker.epoch < drained)
     return;
@@ -78,6 +110,9 @@ caf::behavior relay(caf::stateful_actor<relay_state>* self) {
       self->state.peers.push_back(peer);
     },
     [self](stats_atom) { return self->state.stats; },
+    [self](forget_atom, std::uint64_t origin, const caf::actor& peer) {
+      return forget_origin(self, origin, peer);
+    },
   };
 }
 

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <caf/all.hpp>
@@ -25,7 +26,9 @@ struct relay_state {
   std::vector<caf::actor> subscribers;  ///< local trainers
   std::vector<caf::actor> peers;        ///< relays of other nodes (the topology's edges)
   seen_updates seen;                    ///< de-duplication keys
-  std::unordered_map<std::uint64_t, std::uint32_t> drained;  ///< per origin: epochs marked
+  std::unordered_map<std::uint64_t, std::uint32_t> drained;  ///< per origin: rounds marked
+  std::unordered_map<std::uint64_t, origin_frames> counted;  ///< per origin: its latest round
+  std::unordered_set<std::uint64_t> forgotten;  ///< lost origins whose frames are dropped
   compute::frame_workspace workspace;   ///< scratch space for reading LZ4 frames
   relay_stats stats;
 
@@ -35,7 +38,10 @@ struct relay_state {
 /// Handles: shared_frame (validate, de-duplicate, forward to the subscribers and to every
 /// peer but the sender); drain_marker (de-duplicate, forward the same way); (publish_atom,
 /// shared_frame or drain_marker) from a local trainer (the same, to the peers only);
-/// (subscribe_atom, actor) and (add_peer_atom, actor) to connect; stats_atom -> relay_stats.
+/// (subscribe_atom, actor) and (add_peer_atom, actor) to connect; stats_atom -> relay_stats;
+/// (forget_atom, origin, peer) -> origin_frames: the origin's frames counted in its latest
+/// round, after which its frames and markers are dropped and `peer` (its relay, may be null)
+/// is no longer sent to.
 caf::behavior relay(caf::stateful_actor<relay_state>* self);
 
 } // namespace strom::actors

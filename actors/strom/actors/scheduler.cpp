@@ -142,11 +142,14 @@ join_reply join(self_ptr self, const scheduler_setup& setup, const join_request&
   member.status = {st.next_node_id++, request.name,    request.address,
                    request.cores,     request.workers, ++st.incarnations[request.name]};
   member.agent = agent;
+  member.last_heard = self->clock().now();
   self->monitor(agent);
+  // Pings at least four per timeout, so a hang is seen within a quarter timeout of it.
   member.heartbeat = self->spawn<caf::linked>(
-    heartbeat_monitor, heartbeat_setup{member.status.node_id, agent,
-                                       caf::actor_cast<caf::actor>(self),
-                                       setup.heartbeat_interval, setup.heartbeat_timeout});
+    heartbeat_monitor,
+    heartbeat_setup{member.status.node_id, agent, caf::actor_cast<caf::actor>(self),
+                    std::min(setup.heartbeat_interval, setup.heartbeat_timeout / 4),
+                    setup.heartbeat_timeout});
   st.children.insert(member.heartbeat.address());
   ++st.membership_epoch;
   log::info("scheduler: {} joined with {} workers (incarnation {}, membership epoch {})",
@@ -173,18 +176,28 @@ bool tell_if_dropped(self_ptr self) {
   return why != nullptr;
 }
 
+/// Notes a sign of life of the member that sent the current message.
+void heard_from_sender(self_ptr self) {
+  const auto sender = self->current_sender();
+  for (auto& m : self->state.members)
+    if (m.agent.address() == sender)
+      m.last_heard = self->clock().now();
+}
+
 /// Hands a node's report about job `job_id` to the job's job_master (dropped nodes are told
 /// so instead; reports about ended or unknown jobs are late and dropped).
 template <class Report>
 void pass_on(self_ptr self, const Report& report) {
   if (tell_if_dropped(self))
     return;
+  heard_from_sender(self);
   if (auto master = running_master(self->state, report.job_id))
     self->send(master, report);
 }
 
 /// The answer to a node's keepalive: whether the scheduler still counts it as a member.
 keepalive_reply keepalive(self_ptr self, std::uint64_t node_id) {
+  heard_from_sender(self);
   const auto& st = self->state;
   const auto sender = caf::actor_cast<caf::actor_addr>(self->current_sender());
   if (const auto* why = st.dropped.reason_for(sender))
@@ -210,7 +223,7 @@ caf::result<submit_reply> about_job(self_ptr self, Atom request, std::uint64_t j
   return submit_reply{false, job_id, fmt::format("the scheduler knows no job {}", job_id)};
 }
 
-/// Removes a node from the cluster; the job_masters of jobs it ran are told (and fail them).
+/// Removes a node from the cluster; the job_masters of jobs it ran are told.
 void lose_node(self_ptr self, std::uint64_t node_id, const std::string& why) {
   auto& st = self->state;
   auto it = std::find_if(st.members.begin(), st.members.end(),
@@ -218,6 +231,8 @@ void lose_node(self_ptr self, std::uint64_t node_id, const std::string& why) {
   if (it == st.members.end())
     return;
   const auto failure = fmt::format("{} lost: {}", describe(it->status), why);
+  const double silent =
+    std::chrono::duration<double>(self->clock().now() - it->last_heard).count();
   ++st.membership_epoch;
   const bool training = !is_free(st, node_id);
   if (training)
@@ -232,7 +247,7 @@ void lose_node(self_ptr self, std::uint64_t node_id, const std::string& why) {
   for (const auto& [id, job] : st.jobs)
     if (runs_on(job, node_id))
       self->send(job.master, member_lost{node_id, st.membership_epoch,
-                                         make_error(strom_error::node_lost, failure)});
+                                         make_error(strom_error::node_lost, failure), silent});
 }
 
 cluster_status status_of(const scheduler_state& st) {

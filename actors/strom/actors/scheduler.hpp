@@ -4,7 +4,7 @@
 // node_agent's down message for a crash, a heartbeat_monitor each for a hang), counts every
 // change of membership in a membership epoch, and starts one job_master per submitted job on
 // nodes no other job holds. A lost node is told to the job_master of the job it ran (which
-// fails the job with a message naming it); a job's nodes are free again once its job_master
+// goes on without it); a job's nodes are free again once its job_master
 // told the outcome (it asked them to stop the job before). Clients talk to the scheduler only: it passes their requests about a running job
 // and the nodes' reports on to the job's job_master.
 
@@ -38,6 +38,8 @@ struct cluster_member {
   node_status status;
   caf::actor agent;
   caf::actor heartbeat;  ///< its heartbeat_monitor
+  /// Its latest sign of life that passed the scheduler: join, keepalive or report.
+  caf::actor_clock::time_point last_heard;
 };
 
 /// A running job.

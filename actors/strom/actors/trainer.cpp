@@ -54,12 +54,12 @@ caf::error describe(std::exception_ptr& failure) {
   }
 }
 
-/// The entry of `origin`, or null for a node that is not in the setup.
-origin_progress* find_origin(trainer_state& st, std::uint64_t origin) {
+/// The entry of `origin`; a new one (no member yet) for an origin first heard of now.
+origin_progress& origin_entry(trainer_state& st, std::uint64_t origin) {
   for (auto& entry : st.origins)
     if (entry.origin == origin)
-      return &entry;
-  return nullptr;
+      return entry;
+  return st.origins.emplace_back(origin_progress{origin, 0, 0, 0, false});
 }
 
 /// Whether the next update (the (batches + 1)-th of the epoch) may be computed: every origin
@@ -74,7 +74,7 @@ origin_progress* find_origin(trainer_state& st, std::uint64_t origin) {
 /// its clock reaches j >= j - staleness at every trainer and that trainer resumes.
 bool may_step(const trainer_state& st, std::uint32_t staleness) {
   for (const auto& entry : st.origins) {
-    if (entry.drained > st.epoch)
+    if (!entry.member || entry.drained > st.epoch)
       continue;
     const std::uint64_t clock = entry.clock_epoch == st.epoch ? entry.clock : 0;
     if (clock + staleness < st.batches)
@@ -112,19 +112,14 @@ void note_applied(caf::stateful_actor<trainer_state>* self, const trainer_setup&
     ++st.duplicate_updates_applied;
     return;
   }
-  auto* from = find_origin(st, header.origin_node);
-  if (!from) {
-    log::warning("trainer {}: frame from origin {}, which is not in the setup", setup.worker,
-                 header.origin_node);
-    return;
+  auto& from = origin_entry(st, header.origin_node);
+  // Frames of a round all arrive before that origin's drain marker, and the next round
+  // starts only after every drain: a newer round restarts the clock.
+  if (from.clock_epoch != header.epoch) {
+    from.clock_epoch = header.epoch;
+    from.clock = 0;
   }
-  // Frames of an epoch all arrive before that origin's drain marker, and the next epoch
-  // starts only after every drain: a newer epoch restarts the clock.
-  if (from->clock_epoch != header.epoch) {
-    from->clock_epoch = header.epoch;
-    from->clock = 0;
-  }
-  from->clock = std::max(from->clock, header.iteration);
+  from.clock = std::max(from.clock, header.iteration);
   resume_if_allowed(self, setup);
 }
 
@@ -145,26 +140,71 @@ void take(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
   note_applied(self, setup, view->header);
 }
 
-/// Counts an origin's epoch as drained; answers the supervisor once every origin drained.
+/// Answers the supervisor once for the current round when every member origin drained it.
+/// The trainer's own node is a member, so this happens only after its own partition is done.
+void report_drain_when_done(caf::stateful_actor<trainer_state>* self,
+                            const trainer_setup& setup) {
+  auto& st = self->state;
+  if (st.drain_reported > st.epoch)
+    return;
+  const bool all_drained =
+    std::all_of(st.origins.begin(), st.origins.end(), [&](const origin_progress& entry) {
+      return !entry.member || entry.drained > st.epoch;
+    });
+  if (!all_drained)
+    return;
+  st.drain_reported = st.epoch + 1;
+  self->send(setup.supervisor, drain_report{setup.worker, st.epoch, st.updates_applied,
+                                            st.duplicate_updates_applied, st.frames_rejected});
+}
+
+/// Counts an origin's round as drained.
 void take(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
           const drain_marker& marker) {
   auto& st = self->state;
-  auto* from = find_origin(st, marker.origin);
-  if (!from) {
-    log::warning("trainer {}: drain marker from origin {}, which is not in the setup",
-                 setup.worker, marker.origin);
-    return;
-  }
-  if (from->drained > marker.epoch)
+  auto& from = origin_entry(st, marker.origin);
+  if (from.drained > marker.epoch)
     return;  // seen before
-  from->drained = marker.epoch + 1;
+  from.drained = marker.epoch + 1;
   resume_if_allowed(self, setup);
-  const bool all_drained =
-    std::all_of(st.origins.begin(), st.origins.end(),
-                [&](const origin_progress& entry) { return entry.drained > marker.epoch; });
-  if (all_drained)
-    self->send(setup.supervisor, drain_report{setup.worker, marker.epoch, st.updates_applied,
-                                              st.duplicate_updates_applied, st.frames_rejected});
+  if (marker.epoch == st.epoch)
+    report_drain_when_done(self, setup);
+}
+
+/// Stops waiting for a lost origin: its frames and drains no longer hold back this round.
+void forget(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
+            std::uint64_t origin) {
+  auto& st = self->state;
+  origin_entry(st, origin).member = false;
+  resume_if_allowed(self, setup);
+  if (origin_entry(st, setup.framer->node_id()).drained > st.epoch)
+    report_drain_when_done(self, setup);
+}
+
+/// Starts round `round` over `order`; `origins` (when given) are the round's members.
+void start_round(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
+                 std::uint32_t round, std::vector<std::uint32_t> order,
+                 const std::vector<std::uint64_t>* origins) {
+  auto& st = self->state;
+  if (origins) {
+    for (auto& entry : st.origins)
+      entry.member = false;
+    for (const auto origin : *origins)
+      origin_entry(st, origin).member = true;
+  }
+  if (st.loader)
+    st.loader->reset(std::move(order));
+  else
+    st.loader =
+      std::make_unique<compute::batch_loader>(*setup.train, std::move(order), setup.batch_size);
+  st.epoch = round;
+  st.waiting = false;
+  st.loss_sum = 0.0;
+  st.batches = 0;
+  st.samples = 0;
+  st.unreported = step_report{setup.worker, round};
+  st.reported_at = self->clock().now();
+  self->send(self, step_atom_v);
 }
 
 /// Hands a frame or drain marker of this worker to the node's other trainers first (they may
@@ -209,21 +249,20 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
       self->state.siblings.push_back(sibling);
     },
     [self, setup](start_atom, std::uint32_t epoch) {
-      auto& st = self->state;
-      auto order = compute::epoch_order(setup.share, setup.seed, epoch, setup.shuffle);
-      if (st.loader)
-        st.loader->reset(std::move(order));
-      else
-        st.loader = std::make_unique<compute::batch_loader>(*setup.train, std::move(order),
-                                                            setup.batch_size);
-      st.epoch = epoch;
-      st.waiting = false;
-      st.loss_sum = 0.0;
-      st.batches = 0;
-      st.samples = 0;
-      st.unreported = step_report{setup.worker, epoch};
-      st.reported_at = self->clock().now();
-      self->send(self, step_atom_v);
+      start_round(self, setup, epoch,
+                  compute::epoch_order(setup.share, setup.seed, epoch, setup.shuffle), nullptr);
+    },
+    [self, setup](round_work& work) {
+      auto order = work.ranks == 0
+                     ? std::move(work.indices)
+                     : compute::epoch_order(
+                         compute::partition(setup.train->size(), work.rank, work.ranks),
+                         setup.seed, work.epoch, setup.shuffle);
+      start_round(self, setup, work.round, std::move(order), &work.origins);
+    },
+    [self, setup](forget_atom, std::uint64_t origin) {
+      forget(self, setup, origin);
+      linger_if_parked(self);
     },
     [self, setup](step_atom) {
       auto& st = self->state;

@@ -76,13 +76,16 @@ struct trainer_setup {
   bool apply_own_update = true;
 };
 
-/// How far one origin's frames got in the current epochs.
+/// How far one origin's frames got in the current rounds ("epoch" in frames and markers).
 struct origin_progress {
   std::uint64_t origin = 0;
-  std::uint32_t clock_epoch = 0;  ///< epoch of `clock`
+  std::uint32_t clock_epoch = 0;  ///< round of `clock`
   std::uint64_t clock = 0;        ///< the origin's clock in its latest frame applied of that
-                                  ///< epoch: updates of its slowest worker the frames include
-  std::uint32_t drained = 0;      ///< epochs whose drain marker arrived
+                                  ///< round: updates of its slowest worker the frames include
+  std::uint32_t drained = 0;      ///< rounds whose drain marker arrived
+  /// The current round waits for this origin. A lost origin stops being one; an origin heard
+  /// of before its first round is not one yet.
+  bool member = true;
 };
 
 /// A trainer's state.
@@ -91,12 +94,13 @@ struct trainer_state {
   std::optional<compute::threshold_encoder> encoder;  ///< holds this worker's residual
   compute::frame_workspace workspace;
   seen_updates applied;  ///< keys of the frames applied, to catch duplicates
-  std::vector<origin_progress> origins;  ///< one per origin of the setup
+  std::vector<origin_progress> origins;  ///< every origin heard of or named by a round
   std::vector<caf::actor> siblings;      ///< the node's other trainers
   bool other_nodes = false;              ///< frames must go to the relay
   step_report unreported;                ///< progress since the last step_report
   caf::actor_clock::time_point reported_at;  ///< when the last step_report went out
-  std::uint32_t epoch = 0;
+  std::uint32_t epoch = 0;  ///< the current round (an epoch when rounds are not planned)
+  std::uint32_t drain_reported = 0;  ///< rounds whose drain_report went to the supervisor
   bool waiting = false;  ///< a step is held back by the staleness bound
   double loss_sum = 0.0;
   std::uint64_t batches = 0;
@@ -110,13 +114,16 @@ struct trainer_state {
 };
 
 /// Handles: (siblings_atom, actor) adds a sibling trainer, which gets this worker's frames
-/// and drain markers; (start_atom, epoch) starts an epoch over the share; step_atom runs one
+/// and drain markers; (start_atom, epoch) starts an epoch over the share (round = epoch);
+/// round_work starts a round a job_master planned: its samples and the origins it waits for;
+/// (forget_atom, origin) stops waiting for a lost origin's frames and drains (its frames
+/// still in flight are applied); step_atom runs one
 /// step, publishes its frame (to the siblings, the relay if there are other nodes, and
 /// itself), reports progress at most every step_report_interval and queues the next, or parks
 /// until the staleness bound allows it (after the partition: the last step_report and the
 /// epoch_report to the supervisor and, from the node's last worker, the drain marker);
 /// shared_frame is applied to the replica; drain_marker counts the origin as drained and,
-/// once every origin drained the epoch, answers the supervisor with a drain_report;
+/// once every member origin drained the round, answers the supervisor with a drain_report;
 /// (snapshot_atom, receiver) sends the replica's snapshot to `receiver` as snapshot_chunk
 /// messages and answers snapshot_sent (trainer_snapshot.hpp). A parked
 /// trainer spins for up to park_spin after each message before its thread may block. An

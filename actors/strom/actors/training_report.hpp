@@ -9,6 +9,14 @@
 
 namespace strom::actors {
 
+/// The topology a run's frames travelled (topology.hpp), as metrics show it.
+struct topology_summary {
+  std::string kind = "plain";  ///< "plain" or "mesh"
+  std::uint32_t fanout = 8;    ///< children a node may have in a mesh
+  std::uint64_t version = 1;   ///< the plan's version at the end (one more per remap)
+  std::uint32_t max_links = 0; ///< the most neighbours any relay sent to
+};
+
 /// The outcome of a training run.
 struct training_report {
   std::string job;
@@ -34,6 +42,15 @@ struct training_report {
   std::uint64_t frames_rejected = 0;            ///< unreadable frames dropped
   double mean_density = 0.0;                    ///< values sent per element, per worker update
   double final_threshold = 0.0;                 ///< the encoder's threshold at the end
+  // -- membership (a cluster job) ------------------------------------------------------------
+  std::uint32_t nodes_lost = 0;      ///< nodes lost while the job ran
+  std::uint32_t nodes_restored = 0;  ///< nodes brought back in while the job ran
+  std::uint32_t nodes_joined = 0;    ///< new nodes that joined the job while it ran
+  double failure_detection_seconds = 0.0;  ///< the longest, last sign of life to loss
+  double restore_seconds = 0.0;      ///< the longest, join to first step
+  std::uint32_t scheduler_restarts = 0;
+  std::uint64_t samples_redone = 0;  ///< trained by a lost node, its update lost, trained again
+  topology_summary topology;
 };
 
 /// What one epoch's training steps added up to, over all workers.
@@ -56,7 +73,14 @@ typename F::result_type inspect(F& f, training_report& x) {
            x.final_loss, x.epochs, x.workers, x.nodes, x.wall_seconds, x.train_seconds,
            x.train_samples, x.train_samples_per_second, x.iterations, x.checkpoint, x.bytes_sent,
            x.dense_bytes_equivalent, x.updates_applied, x.duplicate_updates_dropped,
-           x.duplicate_updates_applied, x.frames_rejected, x.mean_density, x.final_threshold);
+           x.duplicate_updates_applied, x.frames_rejected, x.mean_density, x.final_threshold,
+           x.nodes_lost, x.nodes_restored, x.nodes_joined, x.failure_detection_seconds,
+           x.restore_seconds, x.scheduler_restarts, x.samples_redone, x.topology);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, topology_summary& x) {
+  return f(caf::meta::type_name("topology_summary"), x.kind, x.fanout, x.version, x.max_links);
 }
 
 template <class F>

@@ -43,14 +43,20 @@ std::string to_json(const training_report& r) {
     "\"train_samples_per_second\":{},\"iterations\":{},\"checkpoint\":{},\"bytes_sent\":{},"
     "\"dense_bytes_equivalent\":{},\"updates_applied\":{},\"duplicate_updates_dropped\":{},"
     "\"duplicate_updates_applied\":{},\"frames_rejected\":{},\"mean_density\":{},"
-    "\"final_threshold\":{}}}",
+    "\"final_threshold\":{},\"nodes_lost\":{},\"nodes_restored\":{},\"nodes_joined\":{},"
+    "\"failure_detection_seconds\":{},\"restore_seconds\":{},\"scheduler_restarts\":{},"
+    "\"samples_redone\":{},\"topology\":{{\"kind\":{},\"fanout\":{},\"version\":{},"
+    "\"max_links\":{}}}}}",
     json_string(r.job), r.test_accuracy < 0 ? "null" : json_number(r.test_accuracy),
     r.test_accuracy < 0 ? "null" : json_number(r.test_loss),
     json_number(r.final_loss), r.epochs, r.workers, r.nodes, json_number(r.wall_seconds),
     json_number(r.train_seconds), r.train_samples, json_number(r.train_samples_per_second),
     r.iterations, json_string(r.checkpoint), r.bytes_sent, r.dense_bytes_equivalent,
     r.updates_applied, r.duplicate_updates_dropped, r.duplicate_updates_applied, r.frames_rejected,
-    json_number(r.mean_density), json_number(r.final_threshold));
+    json_number(r.mean_density), json_number(r.final_threshold), r.nodes_lost, r.nodes_restored,
+    r.nodes_joined, json_number(r.failure_detection_seconds), json_number(r.restore_seconds),
+    r.scheduler_restarts, r.samples_redone, json_string(r.topology.kind), r.topology.fanout,
+    r.topology.version, r.topology.max_links);
 }
 
 result<void> write_metrics(const std::string& path, const training_report& report) {

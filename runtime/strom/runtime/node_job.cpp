@@ -79,9 +79,7 @@ result<actors::node_job> prepare_node_job(const actors::job_assignment& assignme
             assignment.rank, assignment.first_worker,
             assignment.first_worker + assignment.workers - 1, assignment.total_workers,
             prepared.samples_per_epoch);
-  if (assignment.rank != 0)
-    return prepared;
-
+  // Any node may be asked to evaluate: the first one alive is, each epoch.
   auto test = std::make_shared<const compute::dataset>(std::move(data->test));
   const auto checkpoint = checkpoint_path(assignment.checkpoint_dir, prepared.job_name);
   const auto train_samples = node.train->size();
