@@ -9,7 +9,6 @@
 #include "strom/actors/error_text.hpp"
 #include "strom/actors/errors.hpp"
 #include "strom/actors/relay.hpp"
-#include "strom/compute/data/partition.hpp"
 #include "strom/log.hpp"
 
 namespace strom::actors {
@@ -128,37 +127,29 @@ strom_error code_for(const caf::error& err, strom_error otherwise) {
 /// Seconds of `span`, for logs and metrics.
 double seconds_of(caf::timespan span) { return std::chrono::duration<double>(span).count(); }
 
+/// The live nodes and their trainers, in rank order.
+std::vector<node_workers> live_workers(const job_master_state& st) {
+  std::vector<node_workers> live;
+  for (auto id : st.nodes)
+    live.push_back({id, st.prepared.at(id).workers});
+  return live;
+}
+
 /// Plans round `st.round` for the live nodes and sends each its part: an epoch's partitions
-/// of the training set, or (makeup) the samples lost nodes left, split the same way.
+/// of the training set, or (makeup) the samples a round left untrained, split the same way.
 void start_round(self_ptr self, bool makeup) {
   auto& st = self->state;
-  std::uint32_t ranks = 0;
-  for (auto id : st.nodes)
-    ranks += st.prepared.at(id).workers;
-  const auto indices = makeup ? std::move(st.makeup) : std::vector<std::uint32_t>{};
+  const auto left = std::move(st.makeup);
   st.makeup.clear();
-  st.work.clear();
+  st.work = plan_round(live_workers(st), st.round, st.status.epoch, st.data,
+                       makeup ? &left : nullptr);
   st.progress.clear();
   st.epoch_reports.clear();
   st.batches_per_round = 0;
   st.round_started = st.last_heard = self->clock().now();
-  const auto samples = makeup ? indices.size() : st.data.train_samples;
-  std::uint32_t rank = 0;
-  for (auto id : st.nodes) {
-    round_plan plan{st.status.job_id, st.round, {}};
-    for (std::uint32_t w = 0; w < st.prepared.at(id).workers; ++w, ++rank) {
-      round_work work{st.round, st.status.epoch, rank, ranks, {}, st.nodes};
-      const auto share = compute::partition(samples, rank, ranks);
-      if (makeup) {
-        work.ranks = 0;
-        work.indices.assign(indices.begin() + static_cast<std::ptrdiff_t>(share.begin),
-                            indices.begin() + static_cast<std::ptrdiff_t>(share.end));
-      }
-      st.batches_per_round += (share.size() + st.data.batch_size - 1) / st.data.batch_size;
-      plan.workers.push_back(std::move(work));
-    }
-    st.work[id] = plan.workers;
-    self->send(st.members.at(id).agent, std::move(plan));
+  for (const auto& [id, work] : st.work) {
+    st.batches_per_round += batches_of(work, st.data);
+    self->send(st.members.at(id).agent, round_plan{st.status.job_id, st.round, work});
   }
 }
 
@@ -350,27 +341,17 @@ void take_over_share(self_ptr self, std::uint64_t node, const origin_frames& pas
   const auto work = st.work.find(node);
   if (work == st.work.end() || (passed.round == st.round && passed.drained))
     return;  // its round is complete
-  const auto& d = st.data;
-  std::uint64_t trained = 0;
-  for (std::size_t w = 0; w < work->second.size(); ++w) {
-    const auto& mine = work->second[w];
-    const auto order =
-      mine.ranks == 0 ? mine.indices
-                      : compute::epoch_order(compute::partition(d.train_samples, mine.rank,
-                                                                mine.ranks),
-                                             d.seed, mine.epoch, d.shuffle);
-    const std::uint64_t frames =
-      passed.round == st.round && w < passed.frames.size() ? passed.frames[w] : 0;
-    const auto done = std::min<std::uint64_t>(frames * d.batch_size, order.size());
-    trained += done;
-    st.epoch_done.batches += frames;
-    st.makeup.insert(st.makeup.end(), order.begin() + static_cast<std::ptrdiff_t>(done),
-                     order.end());
-  }
-  st.epoch_done.samples += trained;
+  const auto left = remainder_of(work->second,
+                                 passed.round == st.round ? passed.frames
+                                                          : std::vector<std::uint64_t>{},
+                                 st.data);
+  st.makeup.insert(st.makeup.end(), left.untrained.begin(), left.untrained.end());
+  st.epoch_done.samples += left.trained_samples;
+  st.epoch_done.batches += left.trained_batches;
   if (const auto seen = st.progress.find(node); seen != st.progress.end())
-    st.report.samples_redone += seen->second.samples > trained ? seen->second.samples - trained
-                                                               : 0;
+    st.report.samples_redone += seen->second.samples > left.trained_samples
+                                  ? seen->second.samples - left.trained_samples
+                                  : 0;
 }
 
 /// The topology without `node`; the root too can go (the hub is the master's, not the root's).

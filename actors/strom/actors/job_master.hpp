@@ -28,6 +28,7 @@
 
 #include <caf/all.hpp>
 
+#include "strom/actors/data_assignment.hpp"
 #include "strom/actors/messages.hpp"
 #include "strom/actors/topology.hpp"
 
@@ -57,14 +58,6 @@ struct job_master_setup {
   caf::actor scheduler;         ///< told job_status as it changes, then the job_finished
   caf::actor client;            ///< the submitter, told progress and the end (may be null)
   job_timeouts timeouts;
-};
-
-/// How the job's training set is split: every node reports the same (node_ready).
-struct data_plan {
-  std::uint64_t train_samples = 0;
-  std::uint32_t batch_size = 1;
-  std::uint64_t seed = 0;
-  bool shuffle = true;
 };
 
 /// A job_master's state.
