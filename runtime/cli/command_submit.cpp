@@ -29,6 +29,11 @@ const command_spec submit_spec{
     {"epochs", "N", "override training.epochs"},
     {"seed", "S", "override training.seed"},
     {"nodes", "K", "train on K of the joined nodes (default: all)"},
+    {"min-nodes", "N", "below N live nodes the job pauses for nodes to join (default 1)"},
+    {"max-nodes", "N", "the job grows to nodes that join while it runs up to N (default: --nodes "
+                       "when given, else no bound)"},
+    {"rejoin-timeout", "DURATION", "a paused job fails unless enough nodes join within this "
+                                   "(default 60s; e.g. 500ms, 90s, 2m)"},
     {"metrics-out", "FILE", "write the run's metrics as one JSON object to FILE"},
     {"checkpoint-dir", "DIR", "where the job's first node saves JOBNAME.ckpt (default: none)"},
     {"detach", "", "print the job id and return at once; 'strom attach' follows it later"},
@@ -38,6 +43,10 @@ const command_spec submit_spec{
 
 /// Nodes one job may ask for; far more than a strom cluster is meant for, so larger is a typo.
 constexpr std::uint64_t max_job_nodes = 4096;
+
+/// Bounds of --rejoin-timeout: a restart takes a second or more; a day is surely a typo.
+constexpr auto min_rejoin_timeout = std::chrono::milliseconds(100);
+constexpr auto max_rejoin_timeout = std::chrono::hours(24);
 
 } // namespace
 
@@ -51,11 +60,23 @@ int run_submit(int argc, char** argv) {
   auto epochs = args->get_uint("epochs", 1, max_epochs);
   auto seed = args->get_uint("seed", 0, UINT64_MAX);
   auto nodes = args->get_uint("nodes", 1, max_job_nodes);
-  for (const auto* parsed : {&epochs, &seed, &nodes}) {
+  auto min_nodes = args->get_uint("min-nodes", 1, max_job_nodes);
+  auto max_nodes = args->get_uint("max-nodes", 1, max_job_nodes);
+  for (const auto* parsed : {&epochs, &seed, &nodes, &min_nodes, &max_nodes}) {
     if (!parsed->ok()) {
       fmt::print(stderr, "strom submit: {}\n", parsed->err().message);
       return exit_usage;
     }
+  }
+  auto rejoin = args->get_duration("rejoin-timeout", min_rejoin_timeout, max_rejoin_timeout);
+  if (!rejoin) {
+    fmt::print(stderr, "strom submit: {}\n", rejoin.err().message);
+    return exit_usage;
+  }
+  if (min_nodes.value() && max_nodes.value() && *min_nodes.value() > *max_nodes.value()) {
+    fmt::print(stderr, "strom submit: --min-nodes {} exceeds --max-nodes {}\n",
+               *min_nodes.value(), *max_nodes.value());
+    return exit_usage;
   }
   if (!to) {
     fmt::print(stderr, "strom submit: {}\n", to.err().message);
@@ -90,6 +111,10 @@ int run_submit(int argc, char** argv) {
     fmt::print(stderr, "strom submit: {}\n", submission.err().message);
     return exit_failure;
   }
+  submission->min_nodes = static_cast<std::uint32_t>(min_nodes.value().value_or(0));
+  submission->max_nodes = static_cast<std::uint32_t>(max_nodes.value().value_or(0));
+  if (*rejoin)
+    submission->rejoin_timeout_ms = static_cast<std::uint64_t>(rejoin->value().count());
 
   const auto where = runtime::to_string(*to);
   auto link = connect_scheduler(*args, *to, "strom submit", job->source());

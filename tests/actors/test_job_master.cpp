@@ -27,7 +27,7 @@ struct job_fixture : strom::testing::deterministic_system {
   job_fixture() {
     job_master_setup setup;
     setup.job_id = job_id;
-    setup.submission = {"(name = \"j\")", "test.job", "", 2};
+    setup.submission = {"(name = \"j\")", "test.job", "", 2, 0, 3};  // may grow to 3
     setup.nodes = {{{1, "a", "10.0.0.1", 4, 2, 1}, caf::actor_cast<caf::actor>(a)},
                    {{2, "b", "10.0.0.2", 4, 1, 1}, caf::actor_cast<caf::actor>(b)}};
     setup.scheduler = me();
@@ -104,12 +104,14 @@ struct job_fixture : strom::testing::deterministic_system {
   }
 
   node_epoch_report round_done(std::uint64_t node_id, std::uint32_t round,
-                               std::uint64_t samples = 100) {
+                               std::uint64_t samples = 100,
+                               std::vector<std::uint64_t> steps = {}) {
     node_epoch_report r;
     r.job_id = job_id;
     r.node_id = node_id;
     r.round = round;
     r.totals = {5.0, samples / 10, samples, 1.0};
+    r.steps = std::move(steps);
     return r;
   }
 
@@ -352,4 +354,131 @@ BOOST_AUTO_TEST_CASE(a_job_whose_nodes_fall_silent_fails_after_the_silence_limit
   BOOST_REQUIRE(end);
   BOOST_TEST(end->failure.find("no word from the job's nodes for 86400 s") != std::string::npos,
              end->failure);
+}
+
+BOOST_AUTO_TEST_CASE(a_node_that_joins_mid_round_cuts_it_takes_a_snapshot_and_trains_the_rest) {
+  job_fixture env;
+  caf::scoped_actor c{env.sys};
+  const auto relay_c = env.sys.spawn(relay);
+  env.prepare(env.a, 1, env.relay_a);
+  env.prepare(env.b, 2, env.relay_b);
+  env.sched.run();
+  BOOST_REQUIRE(env.started(env.a, 0));
+  BOOST_REQUIRE(env.started(env.b, 0));
+  env.self->send(env.master, member_joined{{3, "c", "10.0.0.3", 4, 1, 1},
+                                           caf::actor_cast<caf::actor>(c), 9});
+  env.sched.run();
+  bool taken = false;
+  env.self->receive([&](bool yes) { taken = yes; }, caf::after(0s) >> [] {});
+  BOOST_REQUIRE(taken);
+  const auto assigned = env.prepare(c, 3, relay_c);
+  BOOST_TEST((assigned.origins == std::vector<std::uint64_t>{1, 2, 3}));
+  env.sched.run();
+  // The running round is cut short on the live nodes.
+  for (auto* agent : {&env.a, &env.b}) {
+    bool cut = false;
+    (*agent)->receive([&](cut_atom, std::uint64_t, std::uint32_t round) { cut = round == 0; },
+                      caf::after(0s) >> [] {});
+    BOOST_TEST(cut);
+  }
+  // a's first worker had done 5 of its 10 batches, the rest all of theirs.
+  env.a->send(env.master, env.round_done(1, 0, 150, {5, 10}));
+  env.b->send(env.master, env.round_done(2, 0, 100, {10}));
+  env.sched.run();
+  // Before the makeup round, c restores from a live node (the first).
+  bool restored = false;
+  c->receive(
+    [&](restore_atom, std::uint64_t, const caf::actor& source) {
+      restored = source == caf::actor_cast<caf::actor>(env.a);
+      return snapshot_sent{1, 3, 300};
+    },
+    caf::after(0s) >> [] {});
+  BOOST_REQUIRE(restored);
+  env.sched.run();
+  const auto makeup = env.plan(c);
+  BOOST_REQUIRE(makeup);
+  BOOST_TEST(makeup->round == 1u);
+  BOOST_TEST((makeup->workers[0].origins == std::vector<std::uint64_t>{1, 2, 3}));
+  std::vector<std::uint32_t> left;
+  for (auto* agent : {&env.a, &env.b}) {
+    const auto part = env.plan(*agent);
+    BOOST_REQUIRE(part);
+    for (const auto& work : part->workers)
+      left.insert(left.end(), work.indices.begin(), work.indices.end());
+  }
+  left.insert(left.end(), makeup->workers[0].indices.begin(), makeup->workers[0].indices.end());
+  std::vector<std::uint32_t> expected;
+  for (std::uint32_t i = 50; i < 100; ++i)  // a's first partition past its 5 batches
+    expected.push_back(i);
+  BOOST_TEST(left == expected);
+  env.a->send(env.master, env.round_done(1, 1, 26));
+  env.b->send(env.master, env.round_done(2, 1, 12));
+  c->send(env.master, env.round_done(3, 1, 12));
+  env.sched.run();
+  BOOST_TEST(env.evaluate(env.a, 0));
+  env.sched.run();
+  const auto next = env.plan(c);  // the next epoch is partitioned among all four workers
+  BOOST_REQUIRE(next);
+  BOOST_TEST(next->workers[0].rank == 3u);
+  BOOST_TEST(next->workers[0].ranks == 4u);
+  const auto end = [&] {
+    env.a->send(env.master, env.round_done(1, 2, 150));
+    env.b->send(env.master, env.round_done(2, 2, 75));
+    c->send(env.master, env.round_done(3, 2, 75));
+    env.sched.run();
+    BOOST_TEST(env.evaluate(env.a, 1));
+    env.sched.run();
+    for (auto* agent : {&env.a, &env.b})
+      BOOST_TEST(env.stop(*agent, agent == &env.a ? 1 : 2));
+    BOOST_TEST(env.stop(c, 3));
+    env.sched.run();
+    return env.outcome();
+  }();
+  BOOST_REQUIRE(end);
+  BOOST_TEST(end->succeeded, end->failure);
+  BOOST_TEST(end->report.nodes_joined == 1u);  // no node was lost: the job grew
+  BOOST_TEST(end->report.nodes_restored == 0u);
+  BOOST_TEST(end->report.train_samples == 600u);
+}
+
+BOOST_AUTO_TEST_CASE(a_job_below_its_minimum_pauses_and_fails_naming_the_lost_after_the_timeout) {
+  job_master_setup setup;
+  strom::testing::deterministic_system env;
+  caf::scoped_actor a{env.sys};
+  caf::scoped_actor b{env.sys};
+  setup.job_id = job_id;
+  setup.submission = {"(name = \"j\")", "test.job", "", 2, 2};
+  setup.nodes = {{{1, "a", "10.0.0.1", 4, 1, 1}, caf::actor_cast<caf::actor>(a)},
+                 {{2, "b", "10.0.0.2", 4, 1, 1}, caf::actor_cast<caf::actor>(b)}};
+  setup.scheduler = env.me();
+  setup.timeouts = {10s, 10s, 24h};
+  setup.timeouts.rejoin_timeout = 30s;
+  const auto master = env.sys.spawn(job_master, setup);
+  env.sched.run();
+  for (auto* agent : {&a, &b})
+    (*agent)->receive(
+      [&](const job_assignment& assigned) {
+        node_ready ready{assigned.job_id, agent == &a ? 1u : 2u, env.sys.spawn(relay), "j",
+                         epochs, 10, 100};
+        ready.train_samples = 20;
+        return ready;
+      },
+      caf::after(0s) >> [] {});
+  env.sched.run();
+  env.self->send(master, member_lost{2, 5, make_error(strom_error::node_lost, "b lost"), 0.1});
+  env.sched.run();
+  a->send(master, node_epoch_report{job_id, 1, 0, {1.0, 1, 10, 1.0}, {1}, 1, {}});
+  env.sched.run();
+  env.sched.advance_time(30s);
+  env.sched.run();
+  std::optional<job_finished> end;
+  for (int i = 0; i < 10 && !end; ++i)  // job_status updates come first
+    env.self->receive([&](const job_finished& f) { end = f; }, [](const job_status&) {},
+                      caf::after(0s) >> [] {});
+  BOOST_REQUIRE(end);
+  BOOST_TEST(end->failure.find("no nodes joined within 30 s") != std::string::npos,
+             end->failure);
+  BOOST_TEST(end->failure.find("b lost") != std::string::npos, end->failure);
+  env.self->send_exit(master, caf::exit_reason::user_shutdown);
+  env.sched.run();
 }

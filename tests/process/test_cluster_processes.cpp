@@ -102,6 +102,19 @@ BOOST_AUTO_TEST_CASE(a_worker_killed_at_epoch_3_leaves_the_job_to_the_others_los
   BOOST_TEST(contains(listed.out, "2 nodes,"), listed.out);
 }
 
+BOOST_AUTO_TEST_CASE(a_worker_killed_at_epoch_3_and_restarted_a_second_later_is_restored) {
+  local_cluster cluster{3};
+  const auto metrics = survive_a_fault(cluster, [&cluster](child& worker) {
+    worker.signal(SIGKILL);
+    std::this_thread::sleep_for(1s);
+    cluster.start_worker("w2", "w2_again");
+  });
+  BOOST_TEST(json_number(metrics, "nodes_restored") == 1.0, metrics);
+  BOOST_TEST(json_number(metrics, "restore_seconds") < 1.0, metrics);
+  BOOST_TEST(contains(cluster.scheduler().err(), "restored node 4 (w2 at"),
+             cluster.scheduler().err());
+}
+
 BOOST_AUTO_TEST_CASE(a_worker_stopped_at_epoch_3_is_lost_within_the_heartbeat_timeout) {
   local_cluster cluster{3, {"--heartbeat-timeout", "2000"}};
   const auto metrics = survive_a_fault(cluster, [](child& worker) { worker.signal(SIGSTOP); });

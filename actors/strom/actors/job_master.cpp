@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
+#include <memory>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -145,6 +147,8 @@ void start_round(self_ptr self, bool makeup) {
                        makeup ? &left : nullptr);
   st.progress.clear();
   st.epoch_reports.clear();
+  st.round_running = true;
+  st.cut = false;
   st.batches_per_round = 0;
   st.round_started = st.last_heard = self->clock().now();
   for (const auto& [id, work] : st.work) {
@@ -153,11 +157,13 @@ void start_round(self_ptr self, bool makeup) {
   }
 }
 
-void start_epoch(self_ptr self) {
+void next_round(self_ptr self, const job_master_setup& setup, bool makeup);
+
+void start_epoch(self_ptr self, const job_master_setup& setup) {
   auto& st = self->state;
   st.epoch_done = {};
   st.epoch_started = self->clock().now();
-  start_round(self, false);
+  next_round(self, setup, false);
 }
 
 void publish_progress(self_ptr self) {
@@ -223,6 +229,22 @@ void complete_job(self_ptr self, const job_master_setup& setup) {
       });
 }
 
+/// Lets a joining node go: its job actors stop, and the scheduler frees it.
+void drop_joiner(self_ptr self, const job_master_setup& setup, std::uint64_t node,
+                 const std::string& why) {
+  auto& st = self->state;
+  const auto joiner = st.joining.find(node);
+  if (joiner == st.joining.end())
+    return;
+  log::warning("job_master: job {} lets {} go: {}", st.status.job_id,
+               describe(joiner->second.node.status), why);
+  self->send(joiner->second.node.agent, stop_atom_v, st.status.job_id);
+  self->send(setup.scheduler, forget_atom_v, st.status.job_id, node);
+  st.joining.erase(joiner);
+  st.members.erase(node);
+  st.prepared.erase(node);
+}
+
 /// Completes the job once every live node sent its counts.
 void complete_when_counted(self_ptr self, const job_master_setup& setup) {
   auto& st = self->state;
@@ -236,6 +258,8 @@ void finish_job(self_ptr self, const job_master_setup& setup) {
   auto& st = self->state;
   st.finishing = true;
   const auto job_id = st.status.job_id;
+  while (!st.joining.empty())
+    drop_joiner(self, setup, st.joining.begin()->first, "the job ended before it was brought in");
   for (auto id : st.nodes) {
     self->request(st.members.at(id).agent, setup.timeouts.answer_timeout, stop_atom_v, job_id)
       .then(
@@ -283,7 +307,7 @@ void end_epoch(self_ptr self, const job_master_setup& setup, const epoch_check& 
   tell_clients(self, caf::make_message(job_epoch{st.status.job_id, summary}));
   if (st.status.epoch < st.status.epochs) {
     ++st.round;
-    start_epoch(self);
+    start_epoch(self, setup);
   } else {
     finish_job(self, setup);
   }
@@ -323,11 +347,17 @@ void end_round_when_done(self_ptr self, const job_master_setup& setup) {
       || !std::all_of(st.nodes.begin(), st.nodes.end(),
                       [&](std::uint64_t id) { return st.epoch_reports.count(id) > 0; }))
     return;
+  st.round_running = false;
+  if (st.cut)  // the samples each worker had left when the round was cut short
+    for (auto id : st.nodes) {
+      const auto left = remainder_of(st.work.at(id), st.epoch_reports.at(id).steps, st.data);
+      st.makeup.insert(st.makeup.end(), left.untrained.begin(), left.untrained.end());
+    }
   if (!st.makeup.empty()) {
-    log::info("job_master: job {} trains the {} samples lost nodes left of epoch {} on {} nodes",
-              st.status.job_id, st.makeup.size(), st.status.epoch + 1, st.nodes.size());
+    log::info("job_master: job {} trains the {} samples left of epoch {} in a makeup round",
+              st.status.job_id, st.makeup.size(), st.status.epoch + 1);
     ++st.round;
-    start_round(self, true);
+    next_round(self, setup, true);
     return;
   }
   st.round_started = self->clock().now();  // the epoch's training ends here
@@ -414,6 +444,164 @@ void lose_member(self_ptr self, const job_master_setup& setup, const member_lost
       });
 }
 
+/// Live nodes the job needs to train (--min-nodes; at least one).
+std::size_t min_nodes(const job_master_setup& setup) {
+  return std::max<std::size_t>(setup.submission.min_nodes, 1);
+}
+
+/// Nodes the job may grow to (--max-nodes; by default --nodes when given, else no bound).
+std::size_t max_nodes(const job_master_setup& setup) {
+  const auto& job = setup.submission;
+  if (job.max_nodes > 0)
+    return job.max_nodes;
+  return job.nodes > 0 ? job.nodes : std::numeric_limits<std::size_t>::max();
+}
+
+/// How long a paused job waits for nodes (--rejoin-timeout, else the timeouts' default).
+caf::timespan rejoin_timeout(const job_master_setup& setup) {
+  const auto ms = setup.submission.rejoin_timeout_ms;
+  return ms > 0 ? caf::timespan{std::chrono::milliseconds(ms)} : setup.timeouts.rejoin_timeout;
+}
+
+std::size_t ready_joiners(const job_master_state& st) {
+  return static_cast<std::size_t>(std::count_if(st.joining.begin(), st.joining.end(),
+                                                [](const auto& j) { return j.second.ready; }));
+}
+
+/// A joiner restored: it trains from the next round on.
+void bring_in(self_ptr self, std::uint64_t node) {
+  auto& st = self->state;
+  auto& joiner = st.joining.at(node);
+  auto& r = st.report;
+  const bool replaces = r.nodes_lost > r.nodes_restored;
+  ++(replaces ? r.nodes_restored : r.nodes_joined);
+  const double took = seconds_between(joiner.joined, self->clock().now());
+  r.restore_seconds = std::max(r.restore_seconds, took);
+  st.nodes.push_back(node);
+  self->send(st.hub, add_peer_atom_v, st.prepared.at(node).relay);
+  if (auto grown = with_node(st.plan, node))
+    st.plan = std::move(*grown);
+  r.topology.version = st.plan.version;
+  r.topology.max_links = std::max<std::uint32_t>(r.topology.max_links,
+                                                 static_cast<std::uint32_t>(st.nodes.size()));
+  log::info("job_master: job {} {} {} {:.2f} s after it joined; {} nodes train from round {}",
+            st.status.job_id, replaces ? "restored" : "grew by", describe(joiner.node.status),
+            took, st.nodes.size(), st.round);
+  st.joining.erase(node);
+}
+
+/// Every ready joiner takes a live node's snapshot (its first trainer's); then the round starts
+/// with them. Nothing trains meanwhile, so no frame is newer than the snapshot.
+void restore_joiners(self_ptr self, const job_master_setup& setup, bool makeup) {
+  auto& st = self->state;
+  const auto source = st.members.at(st.nodes.front()).agent;
+  std::vector<std::uint64_t> receivers;
+  for (const auto& [id, joiner] : st.joining)
+    if (joiner.ready)
+      receivers.push_back(id);
+  auto failed = std::make_shared<std::set<std::uint64_t>>();
+  auto done = [self, setup, makeup, failed, receivers] {
+    auto& st = self->state;
+    if (--st.restoring > 0 || st.outcome)
+      return;
+    for (auto node : receivers) {
+      if (failed->count(node) > 0)
+        drop_joiner(self, setup, node, "it could not take a snapshot");
+      else if (st.joining.count(node) > 0)  // not lost meanwhile
+        bring_in(self, node);
+    }
+    start_round(self, makeup);
+  };
+  st.restoring = static_cast<std::uint32_t>(receivers.size());
+  for (auto node : receivers)
+    self->request(st.members.at(node).agent, setup.timeouts.restore_timeout, restore_atom_v,
+                  st.status.job_id, source)
+      .then([done](const snapshot_sent&) { done(); },
+            [self, done, failed, node](caf::error& err) {
+              log::warning("job_master: node {} took no snapshot: {}", node,
+                           error_text(self->system(), err));
+              failed->insert(node);
+              done();
+            });
+}
+
+/// Pauses the job between rounds until enough nodes joined, failing it after the rejoin
+/// timeout.
+void pause(self_ptr self, const job_master_setup& setup, bool makeup) {
+  auto& st = self->state;
+  st.paused = makeup;
+  log::warning("job_master: job {} pauses with {} of the {} nodes it needs; it fails unless "
+               "enough join within {:.0f} s",
+               st.status.job_id, st.nodes.size(), min_nodes(setup),
+               seconds_of(rejoin_timeout(setup)));
+  self->delayed_send(self, rejoin_timeout(setup), rejoin_atom_v, st.status.job_id,
+                     st.round);
+}
+
+/// Starts the next round: paused below the minimum of nodes, after the ready joiners took a
+/// snapshot when there are any.
+void next_round(self_ptr self, const job_master_setup& setup, bool makeup) {
+  auto& st = self->state;
+  if (st.nodes.size() + ready_joiners(st) < min_nodes(setup))
+    return pause(self, setup, makeup);
+  if (ready_joiners(st) > 0)
+    return restore_joiners(self, setup, makeup);
+  start_round(self, makeup);
+}
+
+/// A joiner's actors run: a running round is cut short so it trains soon, and a paused job
+/// may go on.
+void joiner_ready(self_ptr self, const job_master_setup& setup, const node_ready& ready) {
+  auto& st = self->state;
+  st.prepared[ready.node_id] = ready;
+  st.joining.at(ready.node_id).ready = true;
+  if (st.round_running && !st.cut && st.restoring == 0) {
+    st.cut = true;
+    for (auto id : st.nodes)
+      self->send(st.members.at(id).agent, cut_atom_v, st.status.job_id, st.round);
+  } else if (st.paused && st.restoring == 0) {
+    const bool makeup = *st.paused;
+    st.paused.reset();
+    next_round(self, setup, makeup);
+  }
+}
+
+/// Assigns the job to a node that joined: it loads the data and builds its actors meanwhile.
+bool take_joiner(self_ptr self, const job_master_setup& setup, const member_joined& joined) {
+  auto& st = self->state;
+  const auto node = joined.node.node_id;
+  if (st.outcome || st.finishing || st.status.state != "training"
+      || st.nodes.size() + st.joining.size() >= max_nodes(setup) || st.members.count(node) > 0)
+    return false;
+  st.members[node] = job_node{joined.node, joined.agent};
+  st.joining[node] = job_joiner{{joined.node, joined.agent}, self->clock().now(), false};
+  job_assignment a;
+  a.job_id = st.status.job_id;
+  a.job_text = setup.submission.job_text;
+  a.source = setup.submission.source;
+  a.checkpoint_dir = setup.submission.checkpoint_dir;
+  a.rank = static_cast<std::uint32_t>(st.nodes.size());
+  a.workers = joined.node.workers;
+  a.total_workers = joined.node.workers;  // rounds assign the data; this is for its checks
+  a.origins = st.nodes;
+  a.origins.push_back(node);
+  a.hub = st.hub;
+  const auto job_id = st.status.job_id;
+  self->request(joined.agent, setup.timeouts.prepare_timeout, std::move(a))
+    .then(
+      [self, setup, job_id, node](const node_ready& ready) {
+        if (!self->state.outcome && self->state.joining.count(node) > 0)
+          joiner_ready(self, setup, ready);
+      },
+      [self, setup, node](caf::error& err) {
+        drop_joiner(self, setup, node,
+                    "it did not prepare the job: " + error_text(self->system(), err));
+      });
+  log::info("job_master: job {} takes {}, which joined (membership epoch {})", job_id,
+            describe(joined.node), joined.membership_epoch);
+  return true;
+}
+
 /// A node of the job answered its assignment: once all have, the first epoch starts.
 void node_prepared(self_ptr self, const job_master_setup& setup, const node_ready& ready,
                    std::uint64_t node_id) {
@@ -433,7 +621,7 @@ void node_prepared(self_ptr self, const job_master_setup& setup, const node_read
   report_status(self, setup);
   log::info("job_master: job {} ({}) starts on {} nodes, {} workers", st.status.job_id,
             st.status.name, st.nodes.size(), st.report.workers);
-  start_epoch(self);
+  start_epoch(self, setup);
 }
 
 /// Sends every node its assignment: rank, global worker ranks, the hub.
@@ -574,10 +762,28 @@ caf::behavior job_master(caf::stateful_actor<job_master_state>* self, job_master
                           fmt::format("{}: {}", describe(st.members.at(failure.node_id).status),
                                       failure.message)));
     },
+    [self, setup](const member_joined& joined) { return take_joiner(self, setup, joined); },
+    [self, setup](rejoin_atom, std::uint64_t job_id, std::uint32_t round) {
+      auto& st = self->state;
+      if (st.outcome || !st.paused || job_id != st.status.job_id || round != st.round)
+        return;
+      fail_job(self, setup,
+               make_error(strom_error::node_lost,
+                          fmt::format("no nodes joined within {:.0f} s to bring the job back to "
+                                      "the {} it needs; {} left, lost: {}",
+                                      seconds_of(rejoin_timeout(setup)),
+                                      min_nodes(setup), st.nodes.size(),
+                                      fmt::join(st.lost, ", "))));
+    },
     [self, setup](const member_lost& lost) {
       auto& st = self->state;
       if (st.stopping.erase(lost.node_id) > 0)
         quit_when_stopped(self);
+      if (st.joining.erase(lost.node_id) > 0) {
+        st.members.erase(lost.node_id);
+        st.prepared.erase(lost.node_id);
+        return;
+      }
       if (st.outcome || !in_job(st, lost.node_id)) {
         st.members.erase(lost.node_id);
         return;

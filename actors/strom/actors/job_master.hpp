@@ -42,6 +42,10 @@ struct job_node {
 
 /// Timeouts of a job; every request a job_master makes has one.
 struct job_timeouts {
+  /// A job paused below its minimum of nodes fails after this long without enough joining.
+  caf::timespan rejoin_timeout = std::chrono::seconds(60);
+  /// Time a live trainer may take to send its snapshot to a joining node's trainer.
+  caf::timespan restore_timeout = std::chrono::minutes(2);
   /// Time a node may take to load a job's data and build its replicas.
   caf::timespan prepare_timeout = std::chrono::minutes(5);
   /// Time a node may take to answer a request that needs no work (stop, stats).
@@ -60,6 +64,13 @@ struct job_master_setup {
   job_timeouts timeouts;
 };
 
+/// A node that joined while the job runs, until it trains its first round.
+struct job_joiner {
+  job_node node;
+  caf::actor_clock::time_point joined;
+  bool ready = false;  ///< its actors run (node_ready arrived)
+};
+
 /// A job_master's state.
 struct job_master_state {
   job_status status;
@@ -74,6 +85,11 @@ struct job_master_state {
   std::map<std::uint64_t, std::vector<round_work>> work;  ///< this round's, by node
   std::vector<std::uint32_t> makeup;  ///< samples lost nodes left untrained this epoch
   std::uint32_t forgetting = 0;       ///< lost nodes whose frame count the hub has not sent
+  bool round_running = false;         ///< trainers are in round `round`
+  bool cut = false;                   ///< round `round` was cut short for joiners
+  std::map<std::uint64_t, job_joiner> joining;  ///< nodes joining, by id
+  std::uint32_t restoring = 0;        ///< joiners' trainers whose snapshot is awaited
+  std::optional<bool> paused;         ///< too few nodes: the round to start (makeup or not)
   std::uint64_t batches_per_round = 0;
   std::map<std::uint64_t, node_progress> progress;           ///< latest, by node, this round
   std::map<std::uint64_t, node_epoch_report> epoch_reports;  ///< this round, by node
@@ -94,7 +110,9 @@ struct job_master_state {
 };
 
 /// Handles: node_progress, node_epoch_report, node_failure (the scheduler passes them on from
-/// the job's nodes); member_lost from the scheduler; (attach_atom, job_id) -> submit_reply
+/// the job's nodes); member_lost from the scheduler; member_joined -> bool (whether the job
+/// takes the node; it is brought in at the next round, cutting the running one short);
+/// (attach_atom, job_id) -> submit_reply
 /// (the sender becomes a client); (cancel_atom, job_id) -> submit_reply; watchdog_atom.
 caf::behavior job_master(caf::stateful_actor<job_master_state>* self, job_master_setup setup);
 

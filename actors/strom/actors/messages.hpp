@@ -31,6 +31,12 @@ struct snapshot_chunk {
   compute::frame value;  ///< the frame (stream header word + one segment)
 };
 
+/// A whole encoded snapshot, assembled from its chunks: a node agent hands it to its own
+/// trainers (a local message; a remote one could carry at most compute::max_frame_bytes).
+struct assembled_snapshot {
+  compute::frame value;  ///< the encoded words
+};
+
 /// trainer -> the requester of (snapshot_atom, receiver): the chunks went to the receiver.
 struct snapshot_sent {
   std::uint64_t snapshot_id = 0;
@@ -126,7 +132,7 @@ struct relay_stats {
 
 /// Bumped whenever a message of this header changes: nodes of different versions refuse to
 /// join instead of misreading each other.
-inline constexpr std::uint32_t protocol_version = 6;
+inline constexpr std::uint32_t protocol_version = 7;
 
 /// node_agent -> scheduler: asks to join (the sender is the agent the scheduler monitors).
 struct join_request {
@@ -154,6 +160,13 @@ struct job_submission {
   std::string source;          ///< where the job came from, for messages
   std::string checkpoint_dir;  ///< on the first node; empty: no checkpoint
   std::uint32_t nodes = 0;     ///< nodes required; 0: every node that has joined
+  /// Below this many live nodes the job pauses for nodes to join (0 counts as 1).
+  std::uint32_t min_nodes = 0;
+  /// The job grows to nodes that join while it runs up to this many; 0: `nodes` when set,
+  /// else no bound.
+  std::uint32_t max_nodes = 0;
+  /// How long a paused job waits for nodes to join before it fails; 0: the default.
+  std::uint64_t rejoin_timeout_ms = 0;
 };
 
 /// scheduler -> client: the answer to a job_submission, an attach or a cancel.
@@ -224,6 +237,7 @@ struct node_epoch_report {
   std::uint64_t node_id = 0;
   std::uint32_t round = 0;
   epoch_totals totals;          ///< summed over the node's workers
+  std::vector<std::uint64_t> steps;  ///< by worker slot: batches trained (fewer after a cut)
   std::uint64_t iteration = 0;  ///< updater steps of the node's first replica
   drain_report drained;         ///< frames applied so far, summed over the node's workers
 };
@@ -305,6 +319,14 @@ struct member_lost {
   double silent_seconds = 0.0;
 };
 
+/// scheduler -> job_master (request, answered with whether the job takes it): a node joined
+/// the cluster while the job runs and no other job holds it.
+struct member_joined {
+  node_status node;
+  caf::actor agent;
+  std::uint64_t membership_epoch = 0;  ///< the scheduler's epoch after the join
+};
+
 // -- inspection (CAF 0.17 syntax) ------------------------------------------------------------
 
 namespace detail {
@@ -342,6 +364,11 @@ typename F::result_type inspect(F& f, shared_frame& x) {
 template <class F>
 typename F::result_type inspect(F& f, snapshot_chunk& x) {
   return detail::inspect_frame(f, "snapshot_chunk", x.value, compute::max_snapshot_chunk_bytes);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, assembled_snapshot& x) {
+  return detail::inspect_frame(f, "assembled_snapshot", x.value, compute::max_frame_bytes);
 }
 
 template <class F>
@@ -414,7 +441,7 @@ typename F::result_type inspect(F& f, join_reply& x) {
 template <class F>
 typename F::result_type inspect(F& f, job_submission& x) {
   return f(caf::meta::type_name("job_submission"), x.job_text, x.source, x.checkpoint_dir,
-           x.nodes);
+           x.nodes, x.min_nodes, x.max_nodes, x.rejoin_timeout_ms);
 }
 
 template <class F>
@@ -454,7 +481,7 @@ typename F::result_type inspect(F& f, node_progress& x) {
 template <class F>
 typename F::result_type inspect(F& f, node_epoch_report& x) {
   return f(caf::meta::type_name("node_epoch_report"), x.job_id, x.node_id, x.round, x.totals,
-           x.iteration, x.drained);
+           x.steps, x.iteration, x.drained);
 }
 
 template <class F>
@@ -506,6 +533,11 @@ typename F::result_type inspect(F& f, member_lost& x) {
            x.silent_seconds);
 }
 
+template <class F>
+typename F::result_type inspect(F& f, member_joined& x) {
+  return f(caf::meta::type_name("member_joined"), x.node, x.agent, x.membership_epoch);
+}
+
 /// Registers every strom message type and the strom error category (errors.hpp) on `cfg`
 /// (call before creating the actor_system).
 void register_message_types(caf::actor_system_config& cfg);
@@ -551,6 +583,8 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   CAF_ADD_TYPE_ID(strom, (strom::actors::origin_frames))
   CAF_ADD_TYPE_ID(strom, (strom::actors::epoch_check))
   CAF_ADD_TYPE_ID(strom, (strom::actors::topology_summary))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::member_joined))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::assembled_snapshot))
 
   // Atoms: at most 10 characters each (CAF 0.17 atom_value).
   CAF_ADD_ATOM(strom, strom::actors, step_atom, "step")
@@ -576,5 +610,8 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   CAF_ADD_ATOM(strom, strom::actors, snapshot_atom, "snapshot")
   CAF_ADD_ATOM(strom, strom::actors, forget_atom, "forget")
   CAF_ADD_ATOM(strom, strom::actors, checked_atom, "checked")
+  CAF_ADD_ATOM(strom, strom::actors, cut_atom, "cut")
+  CAF_ADD_ATOM(strom, strom::actors, restore_atom, "restore")
+  CAF_ADD_ATOM(strom, strom::actors, rejoin_atom, "rejoin")
 
 CAF_END_TYPE_ID_BLOCK(strom)

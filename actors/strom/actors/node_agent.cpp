@@ -4,6 +4,7 @@
 
 #include "strom/actors/error_text.hpp"
 #include "strom/actors/errors.hpp"
+#include "strom/compute/snapshots/snapshot_encoding.hpp"
 #include "strom/log.hpp"
 
 namespace strom::actors {
@@ -51,6 +52,7 @@ node_epoch_report epoch_report_of(const node_agent_state& st) {
   report.job_id = run.job_id;
   report.node_id = st.node_id;
   report.round = run.round;
+  report.steps = run.steps;
   report.totals = run.totals;
   report.iteration = run.iteration;
   report.drained = run.drains;
@@ -95,6 +97,7 @@ void start_round(self_ptr self, const node_agent_setup& setup, round_plan& plan)
   }
   run.round = plan.round;
   run.totals = {};
+  run.steps.assign(plan.workers.size(), 0);
   run.epochs_reported = 0;
   run.drained = 0;
   run.drains = {};
@@ -123,6 +126,85 @@ void evaluate(self_ptr self, std::uint64_t job_id, std::uint32_t epoch) {
       [&] { return job->end_epoch(*job->node.replicas.front(), epoch); }));
     helper->send(agent, checked_atom_v, job_id, epoch);
   });
+}
+
+/// Origins a snapshot may name: its bound allows this many origin entries (a few bytes each).
+constexpr std::size_t max_snapshot_origins = 1 << 16;
+
+/// The source side of a restore: the node's first trainer sends its snapshot to `receiver`.
+caf::result<snapshot_sent> send_snapshot(self_ptr self, const node_agent_setup& setup,
+                                         std::uint64_t job_id, const caf::actor& receiver) {
+  auto& st = self->state;
+  if (!st.run || st.run->job_id != job_id)
+    return make_error(strom_error::snapshot_failed,
+                      fmt::format("node {} runs no job {}", st.node_id, job_id));
+  auto promise = self->make_response_promise<snapshot_sent>();
+  return promise.delegate(st.run->actors.trainers.front(), snapshot_atom_v, receiver);
+}
+
+/// The assembled snapshot as one message, or why the chunks did not make one.
+result<assembled_snapshot> assembled(compute::snapshot_assembler&& incoming) {
+  if (!incoming.complete())
+    return error{"its chunks did not arrive whole"};
+  auto holder = std::make_shared<compute::snapshot_assembler>(std::move(incoming));
+  const auto words = holder->encoded();
+  auto made = compute::frame::from_bytes(
+    {reinterpret_cast<const std::byte*>(words.data()), words.size() * sizeof(capnp::word)},
+    holder);
+  if (!made)
+    return made.err();
+  return assembled_snapshot{std::move(*made)};
+}
+
+/// The receiving side of a restore (a node joining a running job, its trainers idle): asks
+/// `source` for its snapshot, assembles the chunks, and has every trainer take it.
+void restore(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id,
+             const caf::actor& source) {
+  auto& st = self->state;
+  auto promise = self->make_response_promise<snapshot_sent>();
+  if (!st.run || st.run->job_id != job_id || st.incoming) {
+    promise.deliver(make_error(strom_error::snapshot_failed,
+                               fmt::format("node {} cannot take a snapshot of job {} now",
+                                           st.node_id, job_id)));
+    return;
+  }
+  st.incoming.emplace(
+    compute::snapshot_bytes_bound(*st.run->job->node.replicas.front(), max_snapshot_origins));
+  // The chunks come before this answer: the source trainer sent them before it answered its
+  // agent, and messages between two nodes keep their order.
+  self->request(source, setup.snapshot_timeout, snapshot_atom_v, job_id,
+                caf::actor_cast<caf::actor>(self))
+    .then(
+      [self, setup, promise, job_id](const snapshot_sent& sent) mutable {
+        auto& st = self->state;
+        auto snapshot = assembled(std::move(*st.incoming));
+        st.incoming.reset();
+        if (!snapshot || !st.run || st.run->job_id != job_id) {
+          promise.deliver(make_error(
+            strom_error::snapshot_failed,
+            fmt::format("node {}: snapshot refused: {}", st.node_id,
+                        snapshot ? "the job was stopped" : snapshot.err().message)));
+          return;
+        }
+        auto pending = std::make_shared<std::size_t>(st.run->actors.trainers.size());
+        for (const auto& trainer : st.run->actors.trainers)
+          self->request(trainer, setup.snapshot_timeout, restore_atom_v, *snapshot)
+            .then(
+              [promise, pending, sent](bool) mutable {
+                if (*pending > 0 && --*pending == 0)
+                  promise.deliver(sent);
+              },
+              [promise, pending](caf::error& err) mutable {
+                if (*pending == 0)
+                  return;
+                *pending = 0;  // the first error answers; later answers find nothing pending
+                promise.deliver(std::move(err));
+              });
+      },
+      [self, promise](caf::error& err) mutable {
+        self->state.incoming.reset();
+        promise.deliver(std::move(err));
+      });
 }
 
 void checked(self_ptr self, std::uint64_t job_id) {
@@ -229,8 +311,9 @@ void prepared(self_ptr self, const job_assignment& assignment) {
   for (const auto& member : run.actors.all())
     self->monitor(member);
   self->send(run.actors.relay, add_peer_atom_v, assignment.hub);
-  node_ready ready{assignment.job_id, st.node_id, run.actors.relay, job->job_name,
-                   job->epochs, job->batches_per_epoch, job->samples_per_epoch};
+  node_ready ready{assignment.job_id, st.node_id,           run.actors.relay,
+                   job->job_name,     job->epochs,          job->batches_per_epoch,
+                   job->samples_per_epoch};
   ready.train_samples = job->node.train->size();
   ready.batch_size = static_cast<std::uint32_t>(job->node.batch_size);
   ready.workers = static_cast<std::uint32_t>(run.actors.trainers.size());
@@ -340,6 +423,24 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
       for (const auto& trainer : st.run->actors.trainers)
         self->send(trainer, forget_atom_v, origin);
     },
+    [self, setup](snapshot_atom, std::uint64_t job_id, const caf::actor& receiver) {
+      return send_snapshot(self, setup, job_id, receiver);
+    },
+    [self, setup](restore_atom, std::uint64_t job_id, const caf::actor& source) {
+      restore(self, setup, job_id, source);
+    },
+    [self](const snapshot_chunk& chunk) {
+      // The assembler remembers a refused chunk and refuses the rest; restore says so.
+      if (self->state.incoming)
+        static_cast<void>(self->state.incoming->add(chunk.value));
+    },
+    [self](cut_atom, std::uint64_t job_id, std::uint32_t round) {
+      auto& st = self->state;
+      if (!st.run || st.run->job_id != job_id)
+        return;
+      for (const auto& trainer : st.run->actors.trainers)
+        self->send(trainer, cut_atom_v, round);
+    },
     [self](evaluate_atom, std::uint64_t job_id, std::uint32_t epoch) {
       evaluate(self, job_id, epoch);
     },
@@ -367,6 +468,8 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
       auto& run = *st.run;
       if (done.worker == 0)
         run.iteration = done.iteration;
+      if (done.worker < run.steps.size())
+        run.steps[done.worker] = done.batches;
       if (++run.epochs_reported == run.actors.trainers.size()
           && run.drained == run.actors.trainers.size())
         end_round(self, setup);

@@ -19,6 +19,7 @@
 #include "strom/actors/local_node.hpp"
 #include "strom/actors/messages.hpp"
 #include "strom/compute/result.hpp"
+#include "strom/compute/snapshots/snapshot_chunks.hpp"
 
 namespace strom::actors {
 
@@ -59,6 +60,9 @@ struct node_agent_setup {
   /// No answer from the scheduler for this long: the node gives up and the agent ends.
   caf::timespan reconnect_timeout = default_reconnect_timeout;
   caf::actor observer;  ///< optional: receives the scheduler's join_reply
+  /// Time a snapshot may take to reach this node from a peer or go out to one (8.5 MB for the
+  /// example MLP take ~50 ms on loopback; a 100 MB model over a slow link takes seconds).
+  caf::timespan snapshot_timeout = std::chrono::minutes(2);
 };
 
 /// The job a node trains now.
@@ -69,6 +73,7 @@ struct node_job_run {
   local_node actors;
   std::uint32_t round = 0;
   epoch_totals totals;            ///< this round so far
+  std::vector<std::uint64_t> steps;   ///< by worker slot: batches of the round, once done
   std::uint32_t epochs_reported = 0;  ///< trainers done with the round's samples
   std::uint32_t drained = 0;          ///< trainers that applied every frame of the round
   drain_report drains;                ///< summed over the trainers
@@ -88,14 +93,19 @@ struct node_agent_state {
   std::shared_ptr<std::optional<result<node_job>>> prepared;
   std::shared_ptr<std::optional<result<epoch_check>>> checked;  ///< likewise for end_epoch
   std::optional<caf::response_promise> pending_check;  ///< the evaluation being run
+  std::optional<compute::snapshot_assembler> incoming;  ///< a peer's snapshot arriving
 
   static inline const char* name = "strom.node_agent";
 };
 
 /// Handles: ping_atom -> pong_atom; job_assignment -> node_ready (error when it cannot be
 /// prepared); round_plan (each trainer its round_work; a plan that does not fit the node is
-/// reported as a node_failure); (forget_atom, job_id, origin) passed to the trainers;
-/// (evaluate_atom, job_id, epoch) -> epoch_check; step_report, epoch_report, drain_report from
+/// reported as a node_failure); (forget_atom, job_id, origin) and (cut_atom, job_id, round)
+/// passed to the trainers;
+/// (evaluate_atom, job_id, epoch) -> epoch_check; (snapshot_atom, job_id, receiver) ->
+/// snapshot_sent (its first trainer's snapshot, as chunks to `receiver`); (restore_atom,
+/// job_id, source) -> snapshot_sent (a joining node: `source`'s snapshot into every trainer,
+/// chunks arriving as snapshot_chunk); step_report, epoch_report, drain_report from
 /// its trainers; (stop_atom, job_id) -> node_sharing_report (also for a job still being
 /// prepared, which is then dropped); (dropped_atom, reason) from the scheduler. Sends
 /// (keepalive_atom, node_id) every keepalive_interval once joined. Quits with an error when

@@ -19,6 +19,20 @@ bool runs_on(const job_record& job, std::uint64_t node_id) {
   return std::find(job.nodes.begin(), job.nodes.end(), node_id) != job.nodes.end();
 }
 
+/// Job `job_id` no longer holds `node_id` (it refused or let go a node that joined).
+void release(scheduler_state& st, std::uint64_t job_id, std::uint64_t node_id) {
+  if (auto job = st.jobs.find(job_id); job != st.jobs.end())
+    job->second.nodes.erase(std::remove(job->second.nodes.begin(), job->second.nodes.end(),
+                                        node_id),
+                            job->second.nodes.end());
+}
+
+/// Whether `agent` is a member's agent.
+bool is_member(const scheduler_state& st, const caf::actor& agent) {
+  return std::any_of(st.members.begin(), st.members.end(),
+                     [&](const cluster_member& m) { return m.agent == agent; });
+}
+
 /// Whether no running job holds `node_id`.
 bool is_free(const scheduler_state& st, std::uint64_t node_id) {
   return std::none_of(st.jobs.begin(), st.jobs.end(),
@@ -120,6 +134,24 @@ std::optional<std::string> admission_refusal(const scheduler_setup& setup,
                      request.name, request.address);
 }
 
+/// Offers a node that just joined to the oldest running job, which brings it in (a restore,
+/// or growth up to its --max-nodes) or refuses it; the node is held for the job meanwhile.
+void offer_to_a_job(self_ptr self, const scheduler_setup& setup, const member_joined& joined) {
+  auto& st = self->state;
+  const auto node_id = joined.node.node_id;
+  if (st.jobs.empty() || !is_member(st, joined.agent) || !is_free(st, node_id))
+    return;
+  auto& [job_id, job] = *st.jobs.begin();
+  job.nodes.push_back(node_id);
+  self->request(job.master, setup.answer_timeout, joined)
+    .then(
+      [self, job_id = job_id, node_id](bool taken) {
+        if (!taken)
+          release(self->state, job_id, node_id);
+      },
+      [self, job_id = job_id, node_id](caf::error&) { release(self->state, job_id, node_id); });
+}
+
 join_reply join(self_ptr self, const scheduler_setup& setup, const join_request& request) {
   auto& st = self->state;
   if (auto refusal = admission_refusal(setup, request))
@@ -157,6 +189,9 @@ join_reply join(self_ptr self, const scheduler_setup& setup, const join_request&
             st.membership_epoch);
   const auto id = member.status.node_id;
   st.members.push_back(std::move(member));
+  // Offered once this handler has answered: the node must have its join reply before the
+  // job's assignment, and both travel the same connection.
+  self->send(self, member_joined{st.members.back().status, agent, st.membership_epoch});
   return {true, id, {}};
 }
 
@@ -303,6 +338,14 @@ caf::behavior scheduler(caf::stateful_actor<scheduler_state>* self, scheduler_se
     [self](const node_failure& failure) { pass_on(self, failure); },
     [self](node_hung_atom, std::uint64_t node_id, const std::string& reason) {
       lose_node(self, node_id, reason);
+    },
+    [self, setup](const member_joined& joined) {
+      if (self->current_sender() == self->address())
+        offer_to_a_job(self, setup, joined);
+    },
+    [self](forget_atom, std::uint64_t job_id, std::uint64_t node_id) {
+      if (sending_master(self) != self->state.jobs.end())
+        release(self->state, job_id, node_id);
     },
     [self](const job_status& status) {
       if (auto job = sending_master(self); job != self->state.jobs.end())

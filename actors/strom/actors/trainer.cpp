@@ -189,9 +189,13 @@ void start_round(caf::stateful_actor<trainer_state>* self, const trainer_setup& 
   if (origins) {
     for (auto& entry : st.origins)
       entry.member = false;
-    for (const auto origin : *origins)
+    st.other_nodes = false;
+    for (const auto origin : *origins) {
       origin_entry(st, origin).member = true;
+      st.other_nodes |= origin != setup.framer->node_id();
+    }
   }
+  st.cut = false;
   if (st.loader)
     st.loader->reset(std::move(order));
   else
@@ -264,6 +268,21 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
       forget(self, setup, origin);
       linger_if_parked(self);
     },
+    [self](cut_atom, std::uint32_t round) {
+      auto& st = self->state;
+      if (round != st.epoch || st.cut)
+        return;
+      st.cut = true;
+      if (st.waiting) {  // a parked step ends the round now
+        st.waiting = false;
+        self->send(self, step_atom_v);
+      }
+    },
+    [self, setup](restore_atom, const assembled_snapshot& snapshot) -> caf::result<bool> {
+      if (auto err = restore_from(self->state, setup, snapshot))
+        return err;
+      return true;
+    },
     [self, setup](step_atom) {
       auto& st = self->state;
       if (!may_step(st, setup.staleness)) {
@@ -272,7 +291,7 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
         return;
       }
       auto& replica = *setup.replica;
-      const auto* batch = st.loader->next();
+      const auto* batch = st.cut ? nullptr : st.loader->next();
       if (!batch) {
         replica.finish_epoch();
         report_steps(self, setup);

@@ -109,6 +109,7 @@ struct trainer_state {
   std::uint64_t duplicate_updates_applied = 0;
   std::uint64_t frames_rejected = 0;
   std::uint32_t snapshots_sent = 0;  ///< numbers the next snapshot (trainer_snapshot.hpp)
+  bool cut = false;  ///< the round was cut short: the next step ends it
 
   static inline const char* name = "strom.trainer";
 };
@@ -117,7 +118,10 @@ struct trainer_state {
 /// and drain markers; (start_atom, epoch) starts an epoch over the share (round = epoch);
 /// round_work starts a round a job_master planned: its samples and the origins it waits for;
 /// (forget_atom, origin) stops waiting for a lost origin's frames and drains (its frames
-/// still in flight are applied); step_atom runs one
+/// still in flight are applied); (cut_atom, round) ends the round after the step under way
+/// (a node joins at that boundary); (restore_atom, assembled_snapshot) -> true takes a
+/// snapshot's parameters, updater state and progress, with an empty residual (the residual
+/// is the source's unsent update, which only the source may send); step_atom runs one
 /// step, publishes its frame (to the siblings, the relay if there are other nodes, and
 /// itself), reports progress at most every step_report_interval and queues the next, or parks
 /// until the staleness bound allows it (after the partition: the last step_report and the

@@ -1,5 +1,8 @@
 #include "strom/actors/trainer_snapshot.hpp"
 
+#include <algorithm>
+#include <chrono>
+
 #include "strom/actors/errors.hpp"
 #include "strom/compute/snapshots/replica_snapshot.hpp"
 #include "strom/compute/snapshots/snapshot_chunks.hpp"
@@ -41,10 +44,32 @@ caf::result<snapshot_sent> send_snapshot(caf::stateful_actor<trainer_state>* sel
     return make_error(strom_error::snapshot_failed,
                       "trainer " + std::to_string(setup.worker) + ": " + chunks.err().message);
   ++st.snapshots_sent;
+  // Sent anonymously: a remote message's sender is registered for replies, and a detached
+  // actor so held keeps its actor system from shutting down.
   for (auto& chunk : *chunks)
-    self->send(receiver, snapshot_chunk{std::move(chunk)});
+    caf::anon_send(receiver, snapshot_chunk{std::move(chunk)});
   return snapshot_sent{id, static_cast<std::uint32_t>(chunks->size()),
                        encoded.size() * sizeof(capnp::word)};
+}
+
+caf::error restore_from(trainer_state& state, const trainer_setup& setup,
+                        const assembled_snapshot& snapshot) {
+  const auto bytes = snapshot.value.bytes();
+  auto saved = compute::decode_snapshot(
+    {reinterpret_cast<const capnp::word*>(bytes.data()), bytes.size() / sizeof(capnp::word)});
+  const auto refused = [&](const std::string& why) {
+    return make_error(strom_error::snapshot_failed,
+                      "trainer " + std::to_string(setup.worker) + ": snapshot refused: " + why);
+  };
+  if (!saved)
+    return refused(saved.err().message);
+  if (saved->sharing)
+    std::fill(saved->sharing->residual.begin(), saved->sharing->residual.end(), 0.0f);
+  if (auto ok = compute::apply_snapshot(*saved, *setup.replica,
+                                        saved->sharing ? &*state.encoder : nullptr);
+      !ok)
+    return refused(ok.err().message);
+  return caf::none;
 }
 
 } // namespace strom::actors

@@ -3,7 +3,9 @@
 // handler (so nothing reads the replica from another thread), it takes its replica's state,
 // sharing residual and progress (compute/snapshots/replica_snapshot.hpp), encodes it once
 // and sends it to `receiver` as snapshot_chunk messages of at most
-// compute::max_snapshot_chunk_bytes each (why bounded: snapshot_chunks.hpp). Kept out of
+// compute::max_snapshot_chunk_bytes each (why bounded: snapshot_chunks.hpp); and the receiving
+// side, a trainer of a node that joins a running job, once its node agent assembled the
+// chunks. Kept out of
 // trainer.cpp: the step, frame and apply paths there are measured for speed.
 
 #include <caf/all.hpp>
@@ -21,5 +23,10 @@ compute::replica_snapshot snapshot_of(const trainer_state& state, const trainer_
 /// strom_error::snapshot_failed error why nothing did.
 caf::result<snapshot_sent> send_snapshot(caf::stateful_actor<trainer_state>* self,
                                          const trainer_setup& setup, const caf::actor& receiver);
+
+/// Takes an assembled snapshot's parameters, updater state and progress, with an empty
+/// residual (trainer.hpp, restore_atom). A refused snapshot leaves the replica as it was.
+caf::error restore_from(trainer_state& state, const trainer_setup& setup,
+                        const assembled_snapshot& snapshot);
 
 } // namespace strom::actors
