@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "arguments.hpp"
+#include "topology_flags.hpp"
 #include "commands.hpp"
 #include "training_summary.hpp"
 #include "strom/log.hpp"
@@ -18,21 +19,27 @@ namespace strom::cli {
 
 namespace {
 
-const command_spec train_spec{
-  "strom train JOB [options]",
-  "Trains the job file JOB, evaluates it on the test set after every epoch and saves a\n"
-  "checkpoint of parameters, updater state and progress. Ctrl-C (or SIGTERM) stops it and\n"
-  "says where its last checkpoint is.",
-  {
-    {"epochs", "N", "override training.epochs"},
-    {"workers", "N", "trainers per node sharing encoded updates (default: one per core, or 1 with --nodes)"},
-    {"nodes", "K", "an in-process cluster of K nodes, each its own actor system, over loopback (default 1)"},
-    {"seed", "S", "override training.seed"},
-    {"metrics-out", "FILE", "write the run's metrics as one JSON object to FILE"},
-    {"checkpoint-dir", "DIR", "where to save JOBNAME.ckpt (default: checkpoints)"},
-  },
-  1,
-};
+/// The command's own options, then --topology and --fanout.
+const command_spec train_spec = [] {
+  command_spec spec{
+    "strom train JOB [options]",
+    "Trains the job file JOB, evaluates it on the test set after every epoch and saves a\n"
+    "checkpoint of parameters, updater state and progress. Ctrl-C (or SIGTERM) stops it and\n"
+    "says where its last checkpoint is.",
+    {
+      {"epochs", "N", "override training.epochs"},
+      {"workers", "N", "trainers per node sharing encoded updates (default: one per core, or 1 with --nodes)"},
+      {"nodes", "K", "an in-process cluster of K nodes, each its own actor system, over loopback (default 1)"},
+      {"seed", "S", "override training.seed"},
+      {"metrics-out", "FILE", "write the run's metrics as one JSON object to FILE"},
+      {"checkpoint-dir", "DIR", "where to save JOBNAME.ckpt (default: checkpoints)"},
+    },
+    1,
+  };
+  const auto topology = topology_options();
+  spec.options.insert(spec.options.end(), topology.begin(), topology.end());
+  return spec;
+}();
 
 /// Nodes of an in-process cluster; each starts an actor system with its own threads.
 constexpr std::uint64_t max_nodes = 64;
@@ -95,6 +102,10 @@ int run_train(int argc, char** argv) {
   if (auto e = epochs.value())
     options.epochs = static_cast<std::uint32_t>(*e);
   options.seed = seed.value();
+  if (auto ok = read_topology_flags(*args, options); !ok) {
+    fmt::print(stderr, "strom train: {}\n", ok.err().message);
+    return exit_usage;
+  }
   options.checkpoint_dir = args->get("checkpoint-dir").value_or("checkpoints");
   if (auto ok = runtime::check_training_outputs(options.checkpoint_dir, args->get("metrics-out"));
       !ok) {

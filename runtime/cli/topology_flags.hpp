@@ -1,0 +1,21 @@
+#pragma once
+// --topology and --fanout, which `strom train` and `strom submit` both take: they override
+// the job file's distributed.topology and distributed.fanout like --epochs does its field.
+
+#include <vector>
+
+#include "arguments.hpp"
+#include "strom/compute/result.hpp"
+#include "strom/runtime/local_training.hpp"
+
+namespace strom::cli {
+
+/// The two options, for a command's table (a function: tables are built during static
+/// initialisation).
+std::vector<option_spec> topology_options();
+
+/// Reads the two options into `overrides`; errors name the option and value.
+result<void> read_topology_flags(const arguments& args,
+                                 runtime::local_training_options& overrides);
+
+} // namespace strom::cli
