@@ -18,30 +18,24 @@ namespace strom::cli {
 
 namespace {
 
-/// The command's own options, then --topology and --fanout.
-const command_spec submit_spec = [] {
-  command_spec spec{
-    "strom submit JOB --to HOST:PORT [options]",
-    "Checks the job file JOB here, submits it to the scheduler at HOST:PORT and follows it to\n"
-    "its end with the same summary as 'strom train' (or, with --detach, prints its job id).\n"
-    "Ctrl-C (or SIGTERM) while it follows the job cancels the job.\n"
-    "Data paths in JOB must exist at the same absolute paths on every node.",
-    {
-      {"to", "HOST:PORT", "the scheduler ('strom node --scheduler' prints it)"},
-      connect_timeout_option(),
-      {"epochs", "N", "override training.epochs"},
-      {"seed", "S", "override training.seed"},
-      {"nodes", "K", "train on K of the joined nodes (default: all)"},
-      {"metrics-out", "FILE", "write the run's metrics as one JSON object to FILE"},
-      {"checkpoint-dir", "DIR", "where the job's first node saves JOBNAME.ckpt (default: none)"},
-      {"detach", "", "print the job id and return at once; 'strom attach' follows it later"},
-    },
-    1,
-  };
-  const auto topology = topology_options();
-  spec.options.insert(spec.options.end(), topology.begin(), topology.end());
-  return spec;
-}();
+const command_spec submit_spec = with_topology_options({
+  "strom submit JOB --to HOST:PORT [options]",
+  "Checks the job file JOB here, submits it to the scheduler at HOST:PORT and follows it to\n"
+  "its end with the same summary as 'strom train' (or, with --detach, prints its job id).\n"
+  "Ctrl-C (or SIGTERM) while it follows the job cancels the job.\n"
+  "Data paths in JOB must exist at the same absolute paths on every node.",
+  {
+    {"to", "HOST:PORT", "the scheduler ('strom node --scheduler' prints it)"},
+    connect_timeout_option(),
+    {"epochs", "N", "override training.epochs"},
+    {"seed", "S", "override training.seed"},
+    {"nodes", "K", "train on K of the joined nodes (default: all)"},
+    {"metrics-out", "FILE", "write the run's metrics as one JSON object to FILE"},
+    {"checkpoint-dir", "DIR", "where the job's first node saves JOBNAME.ckpt (default: none)"},
+    {"detach", "", "print the job id and return at once; 'strom attach' follows it later"},
+  },
+  1,
+});
 
 /// Nodes one job may ask for; far more than a strom cluster is meant for, so larger is a typo.
 constexpr std::uint64_t max_job_nodes = 4096;

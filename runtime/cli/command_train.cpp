@@ -19,27 +19,21 @@ namespace strom::cli {
 
 namespace {
 
-/// The command's own options, then --topology and --fanout.
-const command_spec train_spec = [] {
-  command_spec spec{
-    "strom train JOB [options]",
-    "Trains the job file JOB, evaluates it on the test set after every epoch and saves a\n"
-    "checkpoint of parameters, updater state and progress. Ctrl-C (or SIGTERM) stops it and\n"
-    "says where its last checkpoint is.",
-    {
-      {"epochs", "N", "override training.epochs"},
-      {"workers", "N", "trainers per node sharing encoded updates (default: one per core, or 1 with --nodes)"},
-      {"nodes", "K", "an in-process cluster of K nodes, each its own actor system, over loopback (default 1)"},
-      {"seed", "S", "override training.seed"},
-      {"metrics-out", "FILE", "write the run's metrics as one JSON object to FILE"},
-      {"checkpoint-dir", "DIR", "where to save JOBNAME.ckpt (default: checkpoints)"},
-    },
-    1,
-  };
-  const auto topology = topology_options();
-  spec.options.insert(spec.options.end(), topology.begin(), topology.end());
-  return spec;
-}();
+const command_spec train_spec = with_topology_options({
+  "strom train JOB [options]",
+  "Trains the job file JOB, evaluates it on the test set after every epoch and saves a\n"
+  "checkpoint of parameters, updater state and progress. Ctrl-C (or SIGTERM) stops it and\n"
+  "says where its last checkpoint is.",
+  {
+    {"epochs", "N", "override training.epochs"},
+    {"workers", "N", "trainers per node sharing encoded updates (default: one per core, or 1 with --nodes)"},
+    {"nodes", "K", "an in-process cluster of K nodes, each its own actor system, over loopback (default 1)"},
+    {"seed", "S", "override training.seed"},
+    {"metrics-out", "FILE", "write the run's metrics as one JSON object to FILE"},
+    {"checkpoint-dir", "DIR", "where to save JOBNAME.ckpt (default: checkpoints)"},
+  },
+  1,
+});
 
 /// Nodes of an in-process cluster; each starts an actor system with its own threads.
 constexpr std::uint64_t max_nodes = 64;

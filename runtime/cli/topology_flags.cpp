@@ -4,13 +4,14 @@
 
 namespace strom::cli {
 
-std::vector<option_spec> topology_options() {
-  return {
+command_spec with_topology_options(command_spec spec) {
+  spec.options.push_back(
     {"topology", "KIND",
      "override distributed.topology: plain (through one hub), mesh (a tree of relays) or "
-     "auto (mesh from 32 nodes)"},
-    {"fanout", "F", "override distributed.fanout: children a mesh node has at most (1..1024)"},
-  };
+     "auto (mesh from 32 nodes)"});
+  spec.options.push_back(
+    {"fanout", "F", "override distributed.fanout: children a mesh node has at most (1..1024)"});
+  return spec;
 }
 
 result<void> read_topology_flags(const arguments& args,

@@ -2,17 +2,15 @@
 // --topology and --fanout, which `strom train` and `strom submit` both take: they override
 // the job file's distributed.topology and distributed.fanout like --epochs does its field.
 
-#include <vector>
-
 #include "arguments.hpp"
 #include "strom/compute/result.hpp"
 #include "strom/runtime/local_training.hpp"
 
 namespace strom::cli {
 
-/// The two options, for a command's table (a function: tables are built during static
-/// initialisation).
-std::vector<option_spec> topology_options();
+/// `spec` with the two options added after its own (a function: command tables are built
+/// during static initialisation).
+command_spec with_topology_options(command_spec spec);
 
 /// Reads the two options into `overrides`; errors name the option and value.
 result<void> read_topology_flags(const arguments& args,

@@ -1,5 +1,7 @@
 #include "strom/actors/node_agent.hpp"
 
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "strom/actors/error_text.hpp"
@@ -125,20 +127,36 @@ void evaluate(self_ptr self, std::uint64_t job_id, std::uint32_t epoch) {
   });
 }
 
+/// What work aside for job `job_id` left in `slot`, with the `pending` promise it answers,
+/// both taken; nothing when none waits, or when the job was stopped or the work failed (the
+/// promise is answered with why then).
+template <class T>
+std::optional<std::pair<caf::response_promise, T>>
+take_aside_outcome(self_ptr self, std::optional<caf::response_promise>& pending,
+                   std::shared_ptr<std::optional<result<T>>>& slot, std::uint64_t job_id) {
+  auto& st = self->state;
+  if (!pending || !slot || !slot->has_value())
+    return std::nullopt;
+  auto promise = std::move(*pending);
+  pending.reset();
+  auto outcome = std::move(**slot);
+  slot.reset();
+  if (!st.run || st.run->job_id != job_id) {
+    promise.deliver(make_error(strom_error::job_cancelled,
+                               fmt::format("job {} was stopped", job_id)));
+    return std::nullopt;
+  }
+  if (!outcome) {
+    promise.deliver(make_error(strom_error::node_failed, outcome.err().message));
+    return std::nullopt;
+  }
+  return std::make_pair(std::move(promise), std::move(*outcome));
+}
+
 void checked(self_ptr self, std::uint64_t job_id) {
   auto& st = self->state;
-  if (!st.pending_check || !st.checked || !st.checked->has_value())
-    return;
-  auto promise = std::move(*st.pending_check);
-  st.pending_check.reset();
-  auto outcome = std::move(**st.checked);
-  st.checked.reset();
-  if (!st.run || st.run->job_id != job_id)
-    return promise.deliver(make_error(strom_error::job_cancelled,
-                                      fmt::format("job {} was stopped", job_id)));
-  if (!outcome)
-    return promise.deliver(make_error(strom_error::node_failed, outcome.err().message));
-  promise.deliver(std::move(*outcome));
+  if (auto done = take_aside_outcome(self, st.pending_check, st.checked, job_id))
+    done->first.deliver(std::move(done->second));
 }
 
 /// Seconds of `span`, for messages.
@@ -329,19 +347,12 @@ void wire(self_ptr self, const node_agent_setup& setup, const topology_update& u
 /// hears that this edge is wired (or why not).
 void wired(self_ptr self, std::uint64_t job_id) {
   auto& st = self->state;
-  if (!st.pending_wire || !st.wiring || !st.wiring->has_value())
+  auto done = take_aside_outcome(self, st.pending_wire, st.wiring, job_id);
+  if (!done)
     return;
-  auto promise = std::move(*st.pending_wire);
-  st.pending_wire.reset();
-  auto link = std::move(**st.wiring);
-  st.wiring.reset();
-  if (!st.run || st.run->job_id != job_id)
-    return promise.deliver(make_error(strom_error::job_cancelled,
-                                      fmt::format("job {} was stopped", job_id)));
-  if (!link)
-    return promise.deliver(make_error(strom_error::node_failed, link.err().message));
-  self->send(st.run->actors.relay, add_peer_atom_v, link->remote);
-  st.run->relay_links.push_back(std::move(link->connection));
+  auto& [promise, link] = *done;
+  self->send(st.run->actors.relay, add_peer_atom_v, link.remote);
+  st.run->relay_links.push_back(std::move(link.connection));
   promise.deliver(wired_atom_v);
 }
 
