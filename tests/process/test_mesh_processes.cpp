@@ -101,6 +101,9 @@ BOOST_AUTO_TEST_CASE(worker_processes_train_a_mesh_through_their_published_relay
   // each), applied at each of the 3 (a worker counts its own).
   BOOST_TEST(json_number(json, "updates_applied") == 3.0 * 313 * 3, json);
   BOOST_TEST(json_number(json, "duplicate_updates_applied") == 0.0, json);
+  // Status shows each parent and its children by node id.
+  auto listed = cluster.command({"status"}, "status", refusal_limit);
+  BOOST_TEST(contains(listed.out, "relays: mesh, fanout 1: 1 > 2; 2 > 3"), listed.out);
 }
 
 BOOST_AUTO_TEST_CASE(a_mesh_job_that_loses_a_worker_fails_saying_it_cannot_survive_it_yet) {

@@ -540,6 +540,7 @@ caf::behavior job_master(caf::stateful_actor<job_master_state>* self, job_master
   // then carries nothing.
   st.plan = plan_for(setup.submission, st.nodes);
   st.report.topology = summary_of(st.plan, st.nodes.size());
+  st.status.topology = status_line_of(st.plan);
   if (setup.client) {
     self->monitor(setup.client);
     st.clients.push_back(setup.client);

@@ -3,6 +3,7 @@
 #include <memory>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "strom/actors/error_text.hpp"
 #include "strom/actors/errors.hpp"
@@ -21,6 +22,16 @@ topology_plan plan_for(const job_submission& submission, const std::vector<std::
 topology_summary summary_of(const topology_plan& plan, std::size_t nodes) {
   const auto links = plan.kind == topology_kind::mesh ? max_links(plan) : nodes;
   return {to_string(plan.kind), plan.fanout, plan.version, static_cast<std::uint32_t>(links)};
+}
+
+std::string status_line_of(const topology_plan& plan) {
+  if (plan.kind != topology_kind::mesh)
+    return {};
+  std::vector<std::string> parents;
+  for (const auto& [node, links] : plan.links)
+    if (!links.children.empty())
+      parents.push_back(fmt::format("{} > {}", node, fmt::join(links.children, " ")));
+  return fmt::format("mesh, fanout {}: {}", plan.fanout, fmt::join(parents, "; "));
 }
 
 bool needs_wiring(const topology_plan& plan) {

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include <caf/all.hpp>
@@ -30,6 +31,10 @@ topology_plan plan_for(const job_submission& submission, const std::vector<std::
 /// What the metrics show of `plan`: for a mesh the most neighbours any relay sends to, for
 /// plain the hub's links, one to each of `nodes` nodes.
 topology_summary summary_of(const topology_plan& plan, std::size_t nodes);
+
+/// A mesh plan as `strom status` shows it: "mesh, fanout 2: 1 > 2 3; 2 > 4" (node ids,
+/// each parent and its children); empty for plain.
+std::string status_line_of(const topology_plan& plan);
 
 /// Whether `plan` needs its edges wired before the first epoch (a mesh of two nodes or more).
 bool needs_wiring(const topology_plan& plan);

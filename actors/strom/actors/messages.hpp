@@ -301,6 +301,9 @@ struct job_status {
   std::uint32_t epochs = 0;
   std::string failure;
   double test_accuracy = -1.0;
+  /// A mesh job's tree, each parent and its children ("mesh, fanout 2: 1 > 2 3; 2 > 4");
+  /// empty for plain.
+  std::string topology;
 };
 
 /// scheduler -> (status_atom) requester.
@@ -512,7 +515,7 @@ typename F::result_type inspect(F& f, node_status& x) {
 template <class F>
 typename F::result_type inspect(F& f, job_status& x) {
   return f(caf::meta::type_name("job_status"), x.job_id, x.name, x.state, x.epoch, x.epochs,
-           x.failure, x.test_accuracy);
+           x.failure, x.test_accuracy, x.topology);
 }
 
 template <class F>
