@@ -219,6 +219,17 @@ struct Distributed {
   # of an epoch only once the first j - staleness updates of every node's slowest worker
   # have reached it. 0: synchronous.
   staleness @2 :UInt32 = 1;
+  # Who passes frames to whom (actors/strom/actors/topology.hpp): plain through one hub
+  # relay on the scheduler, mesh along a tree of at most `fanout` children a node (DL4J
+  # MeshOrganizer), auto plain below 32 nodes and mesh from there.
+  topology @3 :Topology = plain;
+  fanout @4 :UInt32 = 8;  # children a mesh node passes frames to, 1..1024 (DL4J's default)
+}
+
+enum Topology {
+  plain @0;
+  mesh @1;
+  auto @2;
 }
 
 # How the updates shared between workers are threshold-encoded (Deeplearning4j EncodingHandler

@@ -33,13 +33,16 @@ void print_status(const std::string& where, const actors::cluster_status& status
   if (!status.jobs.empty())
     fmt::print("jobs:\n  {:>4}  {:<20} {:<10} {:>7} {:>9}  {}\n", "id", "name", "state", "epoch",
                "accuracy", "failure");
-  for (const auto& job : status.jobs)
+  for (const auto& job : status.jobs) {
     fmt::print("  {:>4}  {:<20} {:<10} {:>7} {:>9}  {}\n", job.job_id,
                job.name.empty() ? "-" : job.name, job.state,
                fmt::format("{}/{}", job.epoch, job.epochs),
                job.test_accuracy < 0 ? std::string{"-"}
                                      : fmt::format("{:.2f}%", 100.0 * job.test_accuracy),
                job.failure);
+    if (!job.topology.empty())
+      fmt::print("        relays: {}\n", job.topology);
+  }
 }
 
 } // namespace

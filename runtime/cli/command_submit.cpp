@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "arguments.hpp"
+#include "topology_flags.hpp"
 #include "commands.hpp"
 #include "scheduler_link.hpp"
 #include "training_summary.hpp"
@@ -17,7 +18,7 @@ namespace strom::cli {
 
 namespace {
 
-const command_spec submit_spec{
+const command_spec submit_spec = with_topology_options({
   "strom submit JOB --to HOST:PORT [options]",
   "Checks the job file JOB here, submits it to the scheduler at HOST:PORT and follows it to\n"
   "its end with the same summary as 'strom train' (or, with --detach, prints its job id).\n"
@@ -39,7 +40,7 @@ const command_spec submit_spec{
     {"detach", "", "print the job id and return at once; 'strom attach' follows it later"},
   },
   1,
-};
+});
 
 /// Nodes one job may ask for; far more than a strom cluster is meant for, so larger is a typo.
 constexpr std::uint64_t max_job_nodes = 4096;
@@ -102,6 +103,10 @@ int run_submit(int argc, char** argv) {
   if (auto e = epochs.value())
     overrides.epochs = static_cast<std::uint32_t>(*e);
   overrides.seed = seed.value();
+  if (auto ok = read_topology_flags(*args, overrides); !ok) {
+    fmt::print(stderr, "strom submit: {}\n", ok.err().message);
+    return exit_usage;
+  }
   // The first node saves there: an absolute path means the same folder to every process.
   if (auto dir = args->get("checkpoint-dir"))
     overrides.checkpoint_dir = std::filesystem::absolute(*dir).string();

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "arguments.hpp"
+#include "topology_flags.hpp"
 #include "commands.hpp"
 #include "training_summary.hpp"
 #include "strom/log.hpp"
@@ -18,7 +19,7 @@ namespace strom::cli {
 
 namespace {
 
-const command_spec train_spec{
+const command_spec train_spec = with_topology_options({
   "strom train JOB [options]",
   "Trains the job file JOB, evaluates it on the test set after every epoch and saves a\n"
   "checkpoint of parameters, updater state and progress. Ctrl-C (or SIGTERM) stops it and\n"
@@ -32,7 +33,7 @@ const command_spec train_spec{
     {"checkpoint-dir", "DIR", "where to save JOBNAME.ckpt (default: checkpoints)"},
   },
   1,
-};
+});
 
 /// Nodes of an in-process cluster; each starts an actor system with its own threads.
 constexpr std::uint64_t max_nodes = 64;
@@ -95,6 +96,10 @@ int run_train(int argc, char** argv) {
   if (auto e = epochs.value())
     options.epochs = static_cast<std::uint32_t>(*e);
   options.seed = seed.value();
+  if (auto ok = read_topology_flags(*args, options); !ok) {
+    fmt::print(stderr, "strom train: {}\n", ok.err().message);
+    return exit_usage;
+  }
   options.checkpoint_dir = args->get("checkpoint-dir").value_or("checkpoints");
   if (auto ok = runtime::check_training_outputs(options.checkpoint_dir, args->get("metrics-out"));
       !ok) {

@@ -225,3 +225,38 @@ BOOST_AUTO_TEST_CASE(name_that_would_leave_the_checkpoint_folder_is_refused) {
   BOOST_TEST(contains(message, "bad.job: name: '../../etc/x' cannot name a checkpoint file"),
              message);
 }
+
+BOOST_AUTO_TEST_CASE(topology_and_fanout_default_to_plain_and_eight) {
+  auto job = parse_job_text(job_with(""), "j.job", "/data");
+  BOOST_REQUIRE(job.ok());
+  const auto topology = topology_of(*job);
+  BOOST_TEST((topology.kind == actors::topology_kind::plain));
+  BOOST_TEST(topology.fanout == 8u);
+}
+
+BOOST_AUTO_TEST_CASE(a_mesh_topology_and_its_fanout_are_read_from_the_job) {
+  auto job = parse_job_text(job_with("distributed = (topology = mesh, fanout = 3)"), "j.job",
+                            "/data");
+  BOOST_REQUIRE(job.ok());
+  BOOST_TEST(check_job(*job).ok());
+  const auto topology = topology_of(*job);
+  BOOST_TEST((topology.kind == actors::topology_kind::mesh));
+  BOOST_TEST(topology.fanout == 3u);
+  // What the job_master receives: the kind as text, named as the job file and flags name it.
+  BOOST_TEST(actors::to_string(topology_of(*parse_job_text(
+               job_with("distributed = (topology = auto)"), "j.job", "/data")).kind) == "auto");
+}
+
+BOOST_AUTO_TEST_CASE(zero_fanout_is_refused_naming_the_file_and_field) {
+  BOOST_TEST(contains(check_error(job_with("distributed = (topology = mesh, fanout = 0)")),
+                      "bad.job: distributed.fanout: 0 is outside [1, 1024]"));
+}
+
+BOOST_AUTO_TEST_CASE(fanout_past_1024_is_refused) {
+  BOOST_TEST(contains(check_error(job_with("distributed = (fanout = 1025)")),
+                      "bad.job: distributed.fanout: 1025 is outside [1, 1024]"));
+}
+
+BOOST_AUTO_TEST_CASE(an_unknown_topology_is_a_parse_error_naming_it) {
+  BOOST_TEST(contains(parse_error(job_with("distributed = (topology = star)")), "star"));
+}

@@ -10,6 +10,7 @@
 
 #include "strom/actors/error_text.hpp"
 #include "strom/actors/errors.hpp"
+#include "strom/actors/job_topology.hpp"
 #include "strom/actors/relay.hpp"
 #include "strom/log.hpp"
 
@@ -402,6 +403,10 @@ void lose_member(self_ptr self, const job_master_setup& setup, const member_lost
   auto& st = self->state;
   const auto node = lost.node_id;
   const auto described = describe(st.members.at(node).status);
+  if (st.plan.kind == topology_kind::mesh) {
+    st.members.erase(node);
+    return fail_job(self, setup, mesh_loss_error(described));
+  }
   st.members.erase(node);
   st.nodes.erase(std::find(st.nodes.begin(), st.nodes.end(), node));
   st.lost.push_back(error_text(self->system(), lost.reason));
@@ -570,7 +575,9 @@ void joiner_ready(self_ptr self, const job_master_setup& setup, const node_ready
 bool take_joiner(self_ptr self, const job_master_setup& setup, const member_joined& joined) {
   auto& st = self->state;
   const auto node = joined.node.node_id;
+  // A mesh cannot wire a node in yet (it also fails on a loss, job_topology.hpp).
   if (st.outcome || st.finishing || st.status.state != "training"
+      || st.plan.kind != topology_kind::plain
       || st.nodes.size() + st.joining.size() >= max_nodes(setup) || st.members.count(node) > 0)
     return false;
   st.members[node] = job_node{joined.node, joined.agent};
@@ -602,11 +609,22 @@ bool take_joiner(self_ptr self, const job_master_setup& setup, const member_join
   return true;
 }
 
+/// Every node is prepared and every edge of the topology carries frames: the first epoch.
+void begin_training(self_ptr self, const job_master_setup& setup) {
+  auto& st = self->state;
+  st.status.state = "training";
+  report_status(self, setup);
+  log::info("job_master: job {} ({}) starts on {} nodes, {} workers", st.status.job_id,
+            st.status.name, st.nodes.size(), st.report.workers);
+  start_epoch(self, setup);
+}
+
 /// A node of the job answered its assignment: once all have, the first epoch starts.
 void node_prepared(self_ptr self, const job_master_setup& setup, const node_ready& ready,
                    std::uint64_t node_id) {
   auto& st = self->state;
-  self->send(st.hub, add_peer_atom_v, ready.relay);
+  if (st.plan.kind == topology_kind::plain)
+    self->send(st.hub, add_peer_atom_v, ready.relay);
   st.prepared[node_id] = ready;
   if (node_id == st.nodes.front()) {
     st.status.name = st.report.job = ready.job_name;
@@ -617,11 +635,10 @@ void node_prepared(self_ptr self, const job_master_setup& setup, const node_read
   st.last_heard = self->clock().now();
   if (st.prepared.size() < st.nodes.size())
     return;
-  st.status.state = "training";
-  report_status(self, setup);
-  log::info("job_master: job {} ({}) starts on {} nodes, {} workers", st.status.job_id,
-            st.status.name, st.nodes.size(), st.report.workers);
-  start_epoch(self, setup);
+  if (!needs_wiring(st.plan))
+    return begin_training(self, setup);
+  wire_mesh(self, setup.timeouts.prepare_timeout, [self, setup] { begin_training(self, setup); },
+            [self, setup](const caf::error& why) { fail_job(self, setup, why); });
 }
 
 /// Sends every node its assignment: rank, global worker ranks, the hub.
@@ -646,7 +663,7 @@ void assign(self_ptr self, const job_master_setup& setup) {
     a.first_worker = first_worker;
     a.total_workers = total_workers;
     a.origins = st.nodes;
-    a.hub = st.hub;
+    a.hub = st.plan.kind == topology_kind::plain ? st.hub : caf::actor{};
     first_worker += node.status.workers;
     const auto node_id = node.status.node_id;
     self->request(node.agent, setup.timeouts.prepare_timeout, std::move(a))
@@ -708,14 +725,12 @@ caf::behavior job_master(caf::stateful_actor<job_master_state>* self, job_master
     st.nodes.push_back(node.status.node_id);
     st.members.emplace(node.status.node_id, node);
   }
-  // Plain: every node sends to the hub on the master, which passes frames on. The mesh needs
-  // worker ports to wire (a later step); the plan is kept so status and metrics can show it.
-  // A job's nodes are distinct members, so planning cannot fail here.
-  if (auto plan = plan_topology(st.nodes, topology_options{topology_kind::plain, default_fanout}))
-    st.plan = std::move(*plan);
-  // The hub relay sends to every node.
-  st.report.topology = {to_string(st.plan.kind), st.plan.fanout, st.plan.version,
-                        static_cast<std::uint32_t>(st.nodes.size())};
+  // Plain: every node sends to the hub on the master, which passes frames on. Mesh: the
+  // nodes' relays form a tree, wired once all are prepared (job_topology.hpp); the hub
+  // then carries nothing.
+  st.plan = plan_for(setup.submission, st.nodes);
+  st.report.topology = summary_of(st.plan, st.nodes.size());
+  st.status.topology = status_line_of(st.plan);
   if (setup.client) {
     self->monitor(setup.client);
     st.clients.push_back(setup.client);

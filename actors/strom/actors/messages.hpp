@@ -132,7 +132,7 @@ struct relay_stats {
 
 /// Bumped whenever a message of this header changes: nodes of different versions refuse to
 /// join instead of misreading each other.
-inline constexpr std::uint32_t protocol_version = 7;
+inline constexpr std::uint32_t protocol_version = 8;
 
 /// node_agent -> scheduler: asks to join (the sender is the agent the scheduler monitors).
 struct join_request {
@@ -167,6 +167,8 @@ struct job_submission {
   std::uint32_t max_nodes = 0;
   /// How long a paused job waits for nodes to join before it fails; 0: the default.
   std::uint64_t rejoin_timeout_ms = 0;
+  std::string topology = "plain";  ///< "plain", "mesh" or "auto" (topology.hpp)
+  std::uint32_t fanout = 8;        ///< children a mesh node has at most, 1..max_fanout
 };
 
 /// scheduler -> client: the answer to a job_submission, an attach or a cancel.
@@ -187,7 +189,7 @@ struct job_assignment {
   std::uint32_t first_worker = 0;   ///< global rank of the node's first worker
   std::uint32_t total_workers = 1;  ///< workers over all nodes (data partitions)
   std::vector<std::uint64_t> origins;  ///< node ids of every node that sends frames
-  caf::actor hub;  ///< the relay every node sends its frames to (plain topology)
+  caf::actor hub;  ///< the relay every node sends its frames to (plain); null in a mesh
 };
 
 /// node_agent -> scheduler: the job's actors run and wait for the first epoch.
@@ -205,6 +207,18 @@ struct node_ready {
   std::uint32_t workers = 1;        ///< trainers on the node
   std::uint64_t seed = 0;           ///< the job seed (epoch orders)
   bool shuffle = true;
+  /// HOST:PORT where the node's relay is published for its mesh neighbours (the node's
+  /// advertised address); empty where the node publishes none (a lone in-process node).
+  std::string relay_endpoint{};
+};
+
+/// job_master -> node_agent of a mesh job's non-root node, before the first epoch: connect
+/// your relay to your parent's (both add the other as a peer), then answer wired_atom.
+struct topology_update {
+  std::uint64_t job_id = 0;
+  std::uint64_t version = 0;         ///< of the job's topology_plan
+  std::uint64_t parent = 0;          ///< the parent's node id
+  std::string parent_endpoint;       ///< HOST:PORT of the parent's relay (node_ready)
 };
 
 /// node_agent -> job_master: the answer to (evaluate_atom, job_id, epoch), what the node did
@@ -301,6 +315,9 @@ struct job_status {
   std::uint32_t epochs = 0;
   std::string failure;
   double test_accuracy = -1.0;
+  /// A mesh job's tree, each parent and its children ("mesh, fanout 2: 1 > 2 3; 2 > 4");
+  /// empty for plain.
+  std::string topology;
 };
 
 /// scheduler -> (status_atom) requester.
@@ -441,7 +458,7 @@ typename F::result_type inspect(F& f, join_reply& x) {
 template <class F>
 typename F::result_type inspect(F& f, job_submission& x) {
   return f(caf::meta::type_name("job_submission"), x.job_text, x.source, x.checkpoint_dir,
-           x.nodes, x.min_nodes, x.max_nodes, x.rejoin_timeout_ms);
+           x.nodes, x.min_nodes, x.max_nodes, x.rejoin_timeout_ms, x.topology, x.fanout);
 }
 
 template <class F>
@@ -459,7 +476,13 @@ template <class F>
 typename F::result_type inspect(F& f, node_ready& x) {
   return f(caf::meta::type_name("node_ready"), x.job_id, x.node_id, x.relay, x.job_name,
            x.epochs, x.batches_per_epoch, x.samples_per_epoch, x.train_samples, x.batch_size,
-           x.workers, x.seed, x.shuffle);
+           x.workers, x.seed, x.shuffle, x.relay_endpoint);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, topology_update& x) {
+  return f(caf::meta::type_name("topology_update"), x.job_id, x.version, x.parent,
+           x.parent_endpoint);
 }
 
 template <class F>
@@ -519,7 +542,7 @@ typename F::result_type inspect(F& f, node_status& x) {
 template <class F>
 typename F::result_type inspect(F& f, job_status& x) {
   return f(caf::meta::type_name("job_status"), x.job_id, x.name, x.state, x.epoch, x.epochs,
-           x.failure, x.test_accuracy);
+           x.failure, x.test_accuracy, x.topology);
 }
 
 template <class F>
@@ -585,6 +608,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   CAF_ADD_TYPE_ID(strom, (strom::actors::topology_summary))
   CAF_ADD_TYPE_ID(strom, (strom::actors::member_joined))
   CAF_ADD_TYPE_ID(strom, (strom::actors::assembled_snapshot))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::topology_update))
 
   // Atoms: at most 10 characters each (CAF 0.17 atom_value).
   CAF_ADD_ATOM(strom, strom::actors, step_atom, "step")
@@ -613,5 +637,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   CAF_ADD_ATOM(strom, strom::actors, cut_atom, "cut")
   CAF_ADD_ATOM(strom, strom::actors, restore_atom, "restore")
   CAF_ADD_ATOM(strom, strom::actors, rejoin_atom, "rejoin")
+  CAF_ADD_ATOM(strom, strom::actors, wire_atom, "wire")
+  CAF_ADD_ATOM(strom, strom::actors, wired_atom, "wired")
 
 CAF_END_TYPE_ID_BLOCK(strom)

@@ -1,5 +1,7 @@
 #include "strom/actors/node_agent.hpp"
 
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "strom/actors/error_text.hpp"
@@ -207,20 +209,36 @@ void restore(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id,
       });
 }
 
+/// What work aside for job `job_id` left in `slot`, with the `pending` promise it answers,
+/// both taken; nothing when none waits, or when the job was stopped or the work failed (the
+/// promise is answered with why then).
+template <class T>
+std::optional<std::pair<caf::response_promise, T>>
+take_aside_outcome(self_ptr self, std::optional<caf::response_promise>& pending,
+                   std::shared_ptr<std::optional<result<T>>>& slot, std::uint64_t job_id) {
+  auto& st = self->state;
+  if (!pending || !slot || !slot->has_value())
+    return std::nullopt;
+  auto promise = std::move(*pending);
+  pending.reset();
+  auto outcome = std::move(**slot);
+  slot.reset();
+  if (!st.run || st.run->job_id != job_id) {
+    promise.deliver(make_error(strom_error::job_cancelled,
+                               fmt::format("job {} was stopped", job_id)));
+    return std::nullopt;
+  }
+  if (!outcome) {
+    promise.deliver(make_error(strom_error::node_failed, outcome.err().message));
+    return std::nullopt;
+  }
+  return std::make_pair(std::move(promise), std::move(*outcome));
+}
+
 void checked(self_ptr self, std::uint64_t job_id) {
   auto& st = self->state;
-  if (!st.pending_check || !st.checked || !st.checked->has_value())
-    return;
-  auto promise = std::move(*st.pending_check);
-  st.pending_check.reset();
-  auto outcome = std::move(**st.checked);
-  st.checked.reset();
-  if (!st.run || st.run->job_id != job_id)
-    return promise.deliver(make_error(strom_error::job_cancelled,
-                                      fmt::format("job {} was stopped", job_id)));
-  if (!outcome)
-    return promise.deliver(make_error(strom_error::node_failed, outcome.err().message));
-  promise.deliver(std::move(*outcome));
+  if (auto done = take_aside_outcome(self, st.pending_check, st.checked, job_id))
+    done->first.deliver(std::move(done->second));
 }
 
 /// Seconds of `span`, for messages.
@@ -284,7 +302,7 @@ void prepare(self_ptr self, const node_agent_setup& setup, job_assignment assign
   });
 }
 
-void prepared(self_ptr self, const job_assignment& assignment) {
+void prepared(self_ptr self, const node_agent_setup& setup, const job_assignment& assignment) {
   auto& st = self->state;
   // A job stopped while it was prepared is dropped here: its slot was let go.
   if (!st.pending_ready || !st.prepared || st.pending_job_id != assignment.job_id
@@ -310,15 +328,28 @@ void prepared(self_ptr self, const job_assignment& assignment) {
   run.actors = spawn_local_node(self->system(), job->node);
   for (const auto& member : run.actors.all())
     self->monitor(member);
-  self->send(run.actors.relay, add_peer_atom_v, assignment.hub);
-  node_ready ready{assignment.job_id, st.node_id,           run.actors.relay,
-                   job->job_name,     job->epochs,          job->batches_per_epoch,
-                   job->samples_per_epoch};
+  if (assignment.hub)
+    self->send(run.actors.relay, add_peer_atom_v, assignment.hub);
+  node_ready ready{assignment.job_id, st.node_id, run.actors.relay, job->job_name,
+                   job->epochs, job->batches_per_epoch, job->samples_per_epoch};
   ready.train_samples = job->node.train->size();
   ready.batch_size = static_cast<std::uint32_t>(job->node.batch_size);
   ready.workers = static_cast<std::uint32_t>(run.actors.trainers.size());
   ready.seed = job->node.seed;
   ready.shuffle = job->node.shuffle;
+  // Opening a listening port does not block (the port's guard thread accepts). Only a mesh
+  // needs it: without it a plain job still runs, and a mesh job fails naming this node.
+  if (setup.publish_relay) {
+    auto published =
+      guarded<published_relay>([&] { return setup.publish_relay(run.actors.relay); });
+    if (published) {
+      ready.relay_endpoint = published->endpoint;
+      run.relay_port = std::move(published->port);
+    } else {
+      log::warning("node {}: cannot publish job {}'s relay for mesh neighbours: {}", st.node_id,
+                   assignment.job_id, published.err().message);
+    }
+  }
   promise.deliver(std::move(ready));
 }
 
@@ -361,6 +392,50 @@ void stop(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id) {
         promise.deliver(err);
         end_actor(self, relay);
       });
+}
+
+/// Connects the job's relay to its mesh parent's on a thread aside (connecting blocks): the
+/// parent's relay adds ours before it answers, so its first frame finds us; the answer to
+/// the job_master goes out when the helper's wired_atom arrives.
+void wire(self_ptr self, const node_agent_setup& setup, const topology_update& update) {
+  auto& st = self->state;
+  auto promise = self->make_response_promise();
+  if (!st.run || st.run->job_id != update.job_id || !setup.connect_relay || st.pending_wire) {
+    promise.deliver(make_error(strom_error::bad_job,
+                               fmt::format("node {} cannot join job {}'s mesh now", st.node_id,
+                                           update.job_id)));
+    return;
+  }
+  st.pending_wire = promise;
+  auto slot = std::make_shared<std::optional<result<relay_link>>>();
+  st.wiring = slot;
+  run_aside(self, [slot, update, connect = setup.connect_relay, relay = st.run->actors.relay,
+                   timeout = setup.answer_timeout](caf::blocking_actor* helper,
+                                                   const caf::actor& agent) {
+    auto link = guarded<relay_link>([&] { return connect(update.parent_endpoint); });
+    if (link)
+      helper->request(link->remote, timeout, wire_atom_v, relay)
+        .receive([](wired_atom) {},
+                 [&](caf::error& err) {
+                   link = error{"its relay did not add ours: "
+                                + error_text(helper->system(), err)};
+                 });
+    slot->emplace(std::move(link));
+    helper->send(agent, wired_atom_v, update.job_id);
+  });
+}
+
+/// The helper of wire() is done: the parent's relay becomes ours' peer and the job_master
+/// hears that this edge is wired (or why not).
+void wired(self_ptr self, std::uint64_t job_id) {
+  auto& st = self->state;
+  auto done = take_aside_outcome(self, st.pending_wire, st.wiring, job_id);
+  if (!done)
+    return;
+  auto& [promise, link] = *done;
+  self->send(st.run->actors.relay, add_peer_atom_v, link.remote);
+  st.run->relay_links.push_back(std::move(link.connection));
+  promise.deliver(wired_atom_v);
 }
 
 } // namespace
@@ -414,7 +489,11 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
   return {
     [](ping_atom) { return pong_atom_v; },
     [self, setup](const job_assignment& assignment) { prepare(self, setup, assignment); },
-    [self](prepared_atom, const job_assignment& assignment) { prepared(self, assignment); },
+    [self, setup](prepared_atom, const job_assignment& assignment) {
+      prepared(self, setup, assignment);
+    },
+    [self, setup](const topology_update& update) { wire(self, setup, update); },
+    [self](wired_atom, std::uint64_t job_id) { wired(self, job_id); },
     [self, setup](round_plan& plan) { start_round(self, setup, plan); },
     [self](forget_atom, std::uint64_t job_id, std::uint64_t origin) {
       auto& st = self->state;

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <caf/all.hpp>
 
@@ -39,6 +40,25 @@ struct node_job {
 /// Builds a node_job from an assignment, or says why it cannot.
 using node_job_factory = std::function<result<node_job>(const job_assignment&)>;
 
+/// A node's relay published for its mesh neighbours: where, and the runtime object that keeps
+/// the port open (held for the job's life; actors never open ports themselves).
+struct published_relay {
+  std::string endpoint;        ///< HOST:PORT on the node's advertised address
+  std::shared_ptr<void> port;  ///< closes the port when the last holder lets go
+};
+
+/// Publishes a job's relay, or says why it cannot.
+using relay_publisher = std::function<result<published_relay>(const caf::actor& relay)>;
+
+/// A connection to a mesh neighbour's published relay.
+struct relay_link {
+  caf::actor remote;                 ///< the neighbour's relay
+  std::shared_ptr<void> connection;  ///< carries the link while held
+};
+
+/// Connects to the relay published at HOST:PORT (blocking: the agent calls it aside).
+using relay_connector = std::function<result<relay_link>(const std::string& endpoint)>;
+
 /// How long a node keeps trying to reach a scheduler that does not answer (--reconnect-timeout):
 /// six times the scheduler's default heartbeat timeout, so a scheduler busy for a while is
 /// not given up on before it would give up on the node.
@@ -49,6 +69,8 @@ struct node_agent_setup {
   caf::actor scheduler;
   join_request identity;  ///< name, address, cores and workers to announce
   node_job_factory prepare;
+  relay_publisher publish_relay;  ///< empty: the node publishes no relay (no network)
+  relay_connector connect_relay;  ///< empty: the node cannot join a mesh
   caf::timespan join_timeout = std::chrono::seconds(10);
   /// Time the relay may take to report its counts.
   caf::timespan answer_timeout = std::chrono::seconds(10);
@@ -80,6 +102,8 @@ struct node_job_run {
   std::uint64_t iteration = 0;        ///< first replica's updater steps
   caf::actor_clock::time_point round_started;
   caf::actor_clock::time_point progress_sent;
+  std::shared_ptr<void> relay_port;  ///< keeps the relay published for mesh neighbours
+  std::vector<std::shared_ptr<void>> relay_links;  ///< connections to mesh neighbours
 };
 
 /// A node agent's state.
@@ -94,6 +118,8 @@ struct node_agent_state {
   std::shared_ptr<std::optional<result<epoch_check>>> checked;  ///< likewise for end_epoch
   std::optional<caf::response_promise> pending_check;  ///< the evaluation being run
   std::optional<compute::snapshot_assembler> incoming;  ///< a peer's snapshot arriving
+  std::shared_ptr<std::optional<result<relay_link>>> wiring;  ///< likewise for a mesh link
+  std::optional<caf::response_promise> pending_wire;  ///< the topology_update being wired
 
   static inline const char* name = "strom.node_agent";
 };
@@ -107,7 +133,9 @@ struct node_agent_state {
 /// job_id, source) -> snapshot_sent (a joining node: `source`'s snapshot into every trainer,
 /// chunks arriving as snapshot_chunk); step_report, epoch_report, drain_report from
 /// its trainers; (stop_atom, job_id) -> node_sharing_report (also for a job still being
-/// prepared, which is then dropped); (dropped_atom, reason) from the scheduler. Sends
+/// prepared, which is then dropped); topology_update -> wired_atom once the node's relay
+/// and its mesh parent's are peers of each other; (dropped_atom, reason) from the scheduler.
+/// Sends
 /// (keepalive_atom, node_id) every keepalive_interval once joined. Quits with an error when
 /// the join is refused or unanswered, the scheduler goes down, says the node was dropped, or
 /// answers no keepalive for reconnect_timeout; its job's actors stop first.

@@ -109,6 +109,11 @@ caf::behavior relay(caf::stateful_actor<relay_state>* self) {
       self->monitor(peer);
       self->state.peers.push_back(peer);
     },
+    [self](wire_atom, const caf::actor& peer) {
+      self->monitor(peer);
+      self->state.peers.push_back(peer);
+      return wired_atom_v;
+    },
     [self](stats_atom) { return self->state.stats; },
     [self](forget_atom, std::uint64_t origin, const caf::actor& peer) {
       return forget_origin(self, origin, peer);

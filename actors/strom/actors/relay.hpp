@@ -38,7 +38,8 @@ struct relay_state {
 /// Handles: shared_frame (validate, de-duplicate, forward to the subscribers and to every
 /// peer but the sender); drain_marker (de-duplicate, forward the same way); (publish_atom,
 /// shared_frame or drain_marker) from a local trainer (the same, to the peers only);
-/// (subscribe_atom, actor) and (add_peer_atom, actor) to connect; stats_atom -> relay_stats;
+/// (subscribe_atom, actor) and (add_peer_atom, actor) to connect; (wire_atom, actor) ->
+/// wired_atom: add_peer that answers once the peer is added (a mesh child asks); stats_atom -> relay_stats;
 /// (forget_atom, origin, peer) -> origin_frames: the origin's frames counted in its latest
 /// round, after which its frames and markers are dropped and `peer` (its relay, may be null)
 /// is no longer sent to.

@@ -57,6 +57,12 @@ submit_reply submit(self_ptr self, const scheduler_setup& setup, const job_submi
   auto& st = self->state;
   if (st.members.empty())
     return {false, 0, "no node has joined the scheduler"};
+  // A client's message: the job_master plans with these, so they must make sense.
+  if (auto kind = parse_topology_kind(job_in.topology); !kind)
+    return {false, 0, fmt::format("{}: {}", job_in.source, kind.err().message)};
+  if (job_in.fanout < 1 || job_in.fanout > max_fanout)
+    return {false, 0, fmt::format("{}: fanout {} is outside [1, {}]", job_in.source,
+                                  job_in.fanout, max_fanout)};
   const std::size_t wanted = job_in.nodes ? job_in.nodes : st.members.size();
   if (wanted > st.members.size())
     return {false, 0,

@@ -53,6 +53,13 @@ std::string to_string(topology_kind kind) {
   return "unknown";
 }
 
+result<topology_kind> parse_topology_kind(std::string_view text) {
+  for (auto kind : {topology_kind::plain, topology_kind::mesh, topology_kind::automatic})
+    if (text == to_string(kind))
+      return kind;
+  return error{fmt::format("topology '{}' is not plain, mesh or auto", text)};
+}
+
 result<topology_plan> plan_topology(const std::vector<std::uint64_t>& nodes,
                                     const topology_options& options) {
   if (nodes.empty())

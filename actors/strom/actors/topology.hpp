@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "strom/compute/result.hpp"
@@ -24,6 +25,10 @@ enum class topology_kind { plain, mesh, automatic };
 
 /// Children per node in a mesh unless told otherwise (Deeplearning4j MeshOrganizer's default).
 inline constexpr std::uint32_t default_fanout = 8;
+
+/// Most children a mesh node may have: past a thousand links one relay is a hub again, so a
+/// larger fanout is a typo (job files and flags are checked against it).
+inline constexpr std::uint32_t max_fanout = 1024;
 
 /// Nodes from which `automatic` chooses mesh (Deeplearning4j: plain is fine below 32 nodes).
 inline constexpr std::size_t mesh_threshold = 32;
@@ -50,6 +55,9 @@ struct topology_plan {
 
 /// "plain", "mesh" or "auto".
 std::string to_string(topology_kind kind);
+
+/// The kind named "plain", "mesh" or "auto"; the error quotes the text.
+result<topology_kind> parse_topology_kind(std::string_view text);
 
 /// The plan for `nodes` (distinct ids, none 0), whose first is the root; version 1.
 result<topology_plan> plan_topology(const std::vector<std::uint64_t>& nodes,

@@ -81,7 +81,8 @@ result<void> start(in_process_cluster& cluster, const cluster_shape& shape) {
       cluster.links.push_back(std::move(*link));
     }
     const node_identity identity{fmt::format("node-{}", i), networked ? loopback : "in-process",
-                                 shape.workers, setup.admission_token};
+                                 shape.workers, setup.admission_token,
+                                 networked ? loopback : ""};
     cluster.agents.push_back(
       spawn_node(system, scheduler, identity, caf::actor_cast<caf::actor>(self)));
   }

@@ -18,6 +18,7 @@
 #include <set>
 #include <vector>
 
+#include "strom/actors/topology.hpp"
 #include "strom/compute/codecs/threshold_encoder_from_spec.hpp"
 #include "strom/compute/model_from_spec.hpp"
 #include "strom/compute/replica_from_spec.hpp"
@@ -360,7 +361,32 @@ result<void> check_job(const job_spec& job) {
   if (workers < 1 || workers > max_workers_per_node)
     return error{fmt::format("{}: distributed.workersPerNode: {} is outside [1, {}]",
                              job.source(), workers, max_workers_per_node)};
+  const auto fanout = distributed.getFanout();
+  if (fanout < 1 || fanout > actors::max_fanout)
+    return error{fmt::format("{}: distributed.fanout: {} is outside [1, {}]", job.source(),
+                             fanout, actors::max_fanout)};
   return success();
+}
+
+actors::topology_options topology_of(const job_spec& job) {
+  const auto distributed = job.reader().getDistributed();
+  actors::topology_options options;
+  switch (distributed.getTopology()) {
+    case schema::Topology::PLAIN: options.kind = actors::topology_kind::plain; break;
+    case schema::Topology::MESH: options.kind = actors::topology_kind::mesh; break;
+    case schema::Topology::AUTO: options.kind = actors::topology_kind::automatic; break;
+  }
+  options.fanout = distributed.getFanout();
+  return options;
+}
+
+schema::Topology to_schema(actors::topology_kind kind) {
+  switch (kind) {
+    case actors::topology_kind::mesh: return schema::Topology::MESH;
+    case actors::topology_kind::automatic: return schema::Topology::AUTO;
+    case actors::topology_kind::plain: break;
+  }
+  return schema::Topology::PLAIN;
 }
 
 result<job_spec> load_job_file(const std::string& path) {

@@ -8,6 +8,7 @@
 
 #include <capnp/message.h>
 
+#include "strom/actors/topology.hpp"
 #include "strom/compute/result.hpp"
 #include "strom/schema/job.capnp.h"
 
@@ -49,6 +50,12 @@ result<std::string> read_job_file(const std::string& path);
 /// updater, the sharing options, the name) without allocating anything in proportion to the
 /// model; errors read "SOURCE: field.path: problem".
 result<void> check_job(const job_spec& job);
+
+/// The job's distributed.topology and distributed.fanout.
+actors::topology_options topology_of(const job_spec& job);
+
+/// `kind` as the job file's enum (distributed.topology).
+schema::Topology to_schema(actors::topology_kind kind);
 
 /// Reads, parses and checks a job file; relative data paths resolve against the file's folder.
 result<job_spec> load_job_file(const std::string& path);

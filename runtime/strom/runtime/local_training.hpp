@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "strom/actors/topology.hpp"
 #include "strom/compute/result.hpp"
 #include "strom/runtime/job_spec.hpp"
 #include "strom/runtime/metrics_report.hpp"
@@ -17,6 +18,8 @@ namespace strom::runtime {
 struct local_training_options {
   std::optional<std::uint32_t> epochs;  ///< overrides training.epochs
   std::optional<std::uint64_t> seed;    ///< overrides training.seed
+  std::optional<actors::topology_kind> topology;  ///< overrides distributed.topology
+  std::optional<std::uint32_t> fanout;            ///< overrides distributed.fanout
   std::string checkpoint_dir;           ///< empty: no checkpoint
   training_observer* observer = nullptr;
 };

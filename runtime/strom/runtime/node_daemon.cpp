@@ -180,7 +180,7 @@ result<void> run_worker_node(const worker_node_options& options) {
   const node_identity identity{
     options.name.empty() ? default_node_name() : options.name, *advertised,
     options.workers ? options.workers : std::max(1u, std::thread::hardware_concurrency()),
-    {}};
+    {}, *advertised};
   const auto& name = identity.name;
   const auto join_limit = actors::node_agent_setup{}.join_timeout + join_answer_margin;
   auto agent = spawn_node(system, scheduler->remote, identity, caf::actor_cast<caf::actor>(self),

@@ -10,6 +10,7 @@
 
 #include "strom/actors/node_agent.hpp"
 #include "strom/runtime/node_job.hpp"
+#include "strom/runtime/relay_links.hpp"
 #include "strom/runtime/training_setup.hpp"
 
 namespace strom::runtime {
@@ -33,6 +34,10 @@ caf::actor spawn_node(caf::actor_system& system, const caf::actor& scheduler,
   setup.identity.admission_token = identity.admission_token;
   setup.reconnect_timeout = reconnect_timeout;
   setup.prepare = prepare_node_job;
+  if (!identity.relay_host.empty()) {
+    setup.publish_relay = relay_publisher_on(system, identity.relay_host);
+    setup.connect_relay = relay_connector_of(system);
+  }
   setup.observer = observer;
   return system.spawn(actors::node_agent, std::move(setup));
 }
@@ -73,6 +78,9 @@ result<actors::job_submission> make_submission(job_spec& job,
   submission.source = job.source();
   submission.checkpoint_dir = options.checkpoint_dir;
   submission.nodes = nodes;
+  const auto topology = topology_of(job);
+  submission.topology = actors::to_string(topology.kind);
+  submission.fanout = topology.fanout;
   return submission;
 }
 

@@ -24,6 +24,9 @@ struct node_identity {
   std::uint32_t workers = 1;  ///< trainers the node runs
   /// What the scheduler of an in-process cluster asks for (scheduler_setup); empty elsewhere.
   std::string admission_token;
+  /// Where the node publishes its jobs' relays for mesh neighbours (its advertised address);
+  /// empty: nowhere (a lone in-process node without a network).
+  std::string relay_host{};
 };
 
 /// Spawns a node agent in `system` that joins `scheduler` as `identity`, prepares its jobs

@@ -21,6 +21,11 @@ result<void> prepare_run(job_spec& job, const local_training_options& options) {
     training.setEpochs(*options.epochs);
   if (options.seed)
     training.setSeed(*options.seed);
+  auto distributed = job.builder().getDistributed();
+  if (options.topology)
+    distributed.setTopology(to_schema(*options.topology));
+  if (options.fanout)
+    distributed.setFanout(*options.fanout);
   // Every path to training passes here (after the overrides): a job built in a host
   // program, or received by a node, is checked as thoroughly as a loaded job file.
   if (auto ok = check_job(job); !ok)

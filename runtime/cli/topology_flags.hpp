@@ -1,0 +1,19 @@
+#pragma once
+// --topology and --fanout, which `strom train` and `strom submit` both take: they override
+// the job file's distributed.topology and distributed.fanout like --epochs does its field.
+
+#include "arguments.hpp"
+#include "strom/compute/result.hpp"
+#include "strom/runtime/local_training.hpp"
+
+namespace strom::cli {
+
+/// `spec` with the two options added after its own (a function: command tables are built
+/// during static initialisation).
+command_spec with_topology_options(command_spec spec);
+
+/// Reads the two options into `overrides`; errors name the option and value.
+result<void> read_topology_flags(const arguments& args,
+                                 runtime::local_training_options& overrides);
+
+} // namespace strom::cli
