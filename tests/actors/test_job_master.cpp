@@ -290,6 +290,24 @@ BOOST_AUTO_TEST_CASE(a_lost_node_leaves_the_samples_it_framed_no_update_for_to_t
   BOOST_TEST(env.ended());
 }
 
+BOOST_AUTO_TEST_CASE(a_node_lost_while_the_epoch_is_evaluated_does_not_end_the_round_again) {
+  job_fixture env;
+  env.prepare_both();
+  BOOST_REQUIRE(env.started(env.a, 0));
+  env.a->send(env.master, env.round_done(1, 0, 200));
+  env.b->send(env.master, env.round_done(2, 0));
+  env.sched.run();
+  env.self->send(env.master, member_lost{2, 5, make_error(strom_error::node_lost, "b lost")});
+  env.sched.run();
+  BOOST_TEST(env.evaluate(env.a, 0));
+  env.sched.run();
+  BOOST_TEST(!env.evaluate(env.a, 0));  // asked once
+  const auto next = env.plan(env.a);    // the next epoch goes on without b
+  BOOST_REQUIRE(next);
+  BOOST_TEST(next->round == 1u);
+  BOOST_TEST(next->workers[0].ranks == 2u);
+}
+
 BOOST_AUTO_TEST_CASE(losing_every_node_fails_the_job_naming_them) {
   job_fixture env;
   env.prepare_both();

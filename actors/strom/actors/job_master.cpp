@@ -341,10 +341,11 @@ void evaluate(self_ptr self, const job_master_setup& setup) {
 }
 
 /// A round ends once every live node reported it and the hub counted every lost node's
-/// frames: then a makeup round follows if lost nodes left samples, else the epoch ends.
+/// frames: then a makeup round follows if lost nodes left samples, else the epoch ends. Once:
+/// a node lost after the round ended (while the epoch is evaluated) ends nothing again.
 void end_round_when_done(self_ptr self, const job_master_setup& setup) {
   auto& st = self->state;
-  if (st.outcome || st.finishing || st.forgetting > 0 || st.epoch_reports.empty()
+  if (st.outcome || st.finishing || !st.round_running || st.forgetting > 0
       || !std::all_of(st.nodes.begin(), st.nodes.end(),
                       [&](std::uint64_t id) { return st.epoch_reports.count(id) > 0; }))
     return;

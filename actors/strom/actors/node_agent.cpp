@@ -130,6 +130,16 @@ void evaluate(self_ptr self, std::uint64_t job_id, std::uint32_t epoch) {
   });
 }
 
+/// Passes `args` to every trainer of job `job_id` when the node runs it.
+template <class... Ts>
+void tell_trainers(self_ptr self, std::uint64_t job_id, const Ts&... args) {
+  auto& st = self->state;
+  if (!st.run || st.run->job_id != job_id)
+    return;
+  for (const auto& trainer : st.run->actors.trainers)
+    self->send(trainer, args...);
+}
+
 /// Origins a snapshot may name: its bound allows this many origin entries (a few bytes each).
 constexpr std::size_t max_snapshot_origins = 1 << 16;
 
@@ -496,11 +506,7 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
     [self](wired_atom, std::uint64_t job_id) { wired(self, job_id); },
     [self, setup](round_plan& plan) { start_round(self, setup, plan); },
     [self](forget_atom, std::uint64_t job_id, std::uint64_t origin) {
-      auto& st = self->state;
-      if (!st.run || st.run->job_id != job_id)
-        return;
-      for (const auto& trainer : st.run->actors.trainers)
-        self->send(trainer, forget_atom_v, origin);
+      tell_trainers(self, job_id, forget_atom_v, origin);
     },
     [self, setup](snapshot_atom, std::uint64_t job_id, const caf::actor& receiver) {
       return send_snapshot(self, setup, job_id, receiver);
@@ -514,11 +520,7 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
         static_cast<void>(self->state.incoming->add(chunk.value));
     },
     [self](cut_atom, std::uint64_t job_id, std::uint32_t round) {
-      auto& st = self->state;
-      if (!st.run || st.run->job_id != job_id)
-        return;
-      for (const auto& trainer : st.run->actors.trainers)
-        self->send(trainer, cut_atom_v, round);
+      tell_trainers(self, job_id, cut_atom_v, round);
     },
     [self](evaluate_atom, std::uint64_t job_id, std::uint32_t epoch) {
       evaluate(self, job_id, epoch);

@@ -47,7 +47,10 @@ origin_frames forget_origin(caf::stateful_actor<relay_state>* self, std::uint64_
     self->demonitor(peer);
     forget(st.peers, peer.address());
   }
-  auto answer = st.counted.count(origin) > 0 ? st.counted[origin] : origin_frames{origin};
+  origin_frames answer;
+  answer.origin = origin;
+  if (const auto counted = st.counted.find(origin); counted != st.counted.end())
+    answer = counted->second;
   const auto drained = st.drained.find(origin);
   answer.drained = drained != st.drained.end() && drained->second > answer.round;
   return answer;
