@@ -110,3 +110,60 @@ BOOST_AUTO_TEST_CASE(a_trainer_sends_its_snapshot_in_chunks_that_restore_an_iden
   env.self->send_exit(t, caf::exit_reason::user_shutdown);
   env.sched.run();
 }
+
+BOOST_AUTO_TEST_CASE(a_restored_trainer_takes_the_others_view_without_the_sources_residual) {
+  deterministic_system env;
+  auto setup = small_setup(env);
+  auto source = env.sys.spawn(trainer, setup);
+  env.self->send(source, start_atom_v, std::uint32_t{0});
+  env.sched.run();
+  env.self->send(source, snapshot_atom_v, env.me());
+  env.sched.run();
+  auto receiver_setup = small_setup(env);
+  const auto restored = receiver_setup.replica;
+  compute::snapshot_assembler assembler{compute::snapshot_bytes_bound(*restored, 1)};
+  bool answered = false;
+  env.self->receive_while([&] { return !answered; })(
+    [&](const snapshot_chunk& chunk) { BOOST_REQUIRE(assembler.add(chunk.value)); },
+    [&](const snapshot_sent&) { answered = true; });
+  BOOST_REQUIRE(assembler.complete());
+  const auto sent = compute::decode_snapshot(assembler.encoded());
+  BOOST_REQUIRE(sent && sent->sharing);
+  const auto words = assembler.encoded();
+  auto whole = compute::frame::from_bytes(
+    {reinterpret_cast<const std::byte*>(words.data()), words.size_bytes()});
+  BOOST_REQUIRE(whole);
+
+  auto receiver = env.sys.spawn(trainer, receiver_setup);
+  env.self->send(receiver, restore_atom_v, assembled_snapshot{*whole});
+  env.sched.run();
+  bool taken = false;
+  env.self->receive([&](bool ok) { taken = ok; }, caf::after(std::chrono::seconds(0)) >> [] {});
+  BOOST_REQUIRE(taken);
+  const auto params = restored->net().parameters();
+  const auto& residual = sent->sharing->residual;
+  BOOST_REQUIRE_EQUAL(params.size(), residual.size());
+  bool nonzero_residual = false;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    BOOST_TEST(params[i] == sent->parameters[i] - residual[i]);
+    nonzero_residual |= residual[i] != 0.0f;
+  }
+  BOOST_TEST(nonzero_residual);  // else this test would show nothing
+  BOOST_TEST(restored->iteration() == 2u);
+
+  // Its own residual starts empty: its snapshot says so.
+  env.self->send(receiver, snapshot_atom_v, env.me());
+  env.sched.run();
+  compute::snapshot_assembler again{compute::snapshot_bytes_bound(*restored, 1)};
+  answered = false;
+  env.self->receive_while([&] { return !answered; })(
+    [&](const snapshot_chunk& chunk) { BOOST_REQUIRE(again.add(chunk.value)); },
+    [&](const snapshot_sent&) { answered = true; });
+  const auto own = compute::decode_snapshot(again.encoded());
+  BOOST_REQUIRE(own && own->sharing);
+  for (const auto value : own->sharing->residual)
+    BOOST_TEST(value == 0.0f);
+  for (const auto& t : {source, receiver})
+    env.self->send_exit(t, caf::exit_reason::user_shutdown);
+  env.sched.run();
+}

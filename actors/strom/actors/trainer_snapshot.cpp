@@ -63,8 +63,16 @@ caf::error restore_from(trainer_state& state, const trainer_setup& setup,
   };
   if (!saved)
     return refused(saved.err().message);
-  if (saved->sharing)
-    std::fill(saved->sharing->residual.begin(), saved->sharing->residual.end(), 0.0f);
+  if (saved->sharing) {
+    // A source that applies its own updates at once holds the others' view plus its unsent
+    // residual (trainer.hpp); that residual reaches everyone later as its frames, so the
+    // receiver takes the others' view and starts with nothing unsent of its own.
+    auto& residual = saved->sharing->residual;
+    if (setup.apply_own_update && residual.size() == saved->parameters.size())
+      for (std::size_t i = 0; i < residual.size(); ++i)
+        saved->parameters[i] -= residual[i];
+    std::fill(residual.begin(), residual.end(), 0.0f);
+  }
   if (auto ok = compute::apply_snapshot(*saved, *setup.replica,
                                         saved->sharing ? &*state.encoder : nullptr);
       !ok)

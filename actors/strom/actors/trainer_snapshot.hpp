@@ -24,8 +24,9 @@ compute::replica_snapshot snapshot_of(const trainer_state& state, const trainer_
 caf::result<snapshot_sent> send_snapshot(caf::stateful_actor<trainer_state>* self,
                                          const trainer_setup& setup, const caf::actor& receiver);
 
-/// Takes an assembled snapshot's parameters, updater state and progress, with an empty
-/// residual (trainer.hpp, restore_atom). A refused snapshot leaves the replica as it was.
+/// Takes an assembled snapshot's parameters (less the source's unsent residual, which its
+/// frames bring later), updater state and progress, with an empty residual (trainer.hpp,
+/// restore_atom). A refused snapshot leaves the replica as it was.
 caf::error restore_from(trainer_state& state, const trainer_setup& setup,
                         const assembled_snapshot& snapshot);
 
