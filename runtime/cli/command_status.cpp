@@ -40,6 +40,9 @@ void print_status(const std::string& where, const actors::cluster_status& status
                job.test_accuracy < 0 ? std::string{"-"}
                                      : fmt::format("{:.2f}%", 100.0 * job.test_accuracy),
                job.failure);
+    if (job.nodes_lost + job.nodes_restored + job.nodes_joined > 0)
+      fmt::print("        nodes: {} training, {} lost, {} restored, {} joined\n", job.nodes,
+                 job.nodes_lost, job.nodes_restored, job.nodes_joined);
     if (!job.topology.empty())
       fmt::print("        relays: {}\n", job.topology);
   }

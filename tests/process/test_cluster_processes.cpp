@@ -102,6 +102,7 @@ BOOST_AUTO_TEST_CASE(a_worker_killed_at_epoch_3_leaves_the_job_to_the_others_los
   auto listed = cluster.command({"status"}, "status", refusal_limit);
   BOOST_TEST(contains(listed.out, " succeeded "), listed.out);
   BOOST_TEST(contains(listed.out, "2 nodes,"), listed.out);
+  BOOST_TEST(contains(listed.out, "nodes: 2 training, 1 lost, 0 restored, 0 joined"), listed.out);
 }
 
 BOOST_AUTO_TEST_CASE(a_worker_killed_at_epoch_3_and_restarted_a_second_later_is_restored) {
@@ -118,6 +119,8 @@ BOOST_AUTO_TEST_CASE(a_worker_killed_at_epoch_3_and_restarted_a_second_later_is_
   BOOST_TEST(json_number(metrics, "restore_seconds") < restore_limit_s, metrics);
   BOOST_TEST(contains(cluster.scheduler().err(), "restored node 4 (w2 at"),
              cluster.scheduler().err());
+  auto listed = cluster.command({"status"}, "status", refusal_limit);
+  BOOST_TEST(contains(listed.out, "nodes: 3 training, 1 lost, 1 restored, 0 joined"), listed.out);
 }
 
 BOOST_AUTO_TEST_CASE(a_worker_stopped_at_epoch_3_is_lost_within_the_heartbeat_timeout) {

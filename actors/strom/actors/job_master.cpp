@@ -49,9 +49,14 @@ void tell_clients(self_ptr self, const caf::message& msg) {
     self->send(client, msg);
 }
 
-/// The scheduler shows the job's status in `strom status`.
+/// The scheduler shows the job's status in `strom status`, membership counts included.
 void report_status(self_ptr self, const job_master_setup& setup) {
-  self->send(setup.scheduler, self->state.status);
+  auto& st = self->state;
+  st.status.nodes = static_cast<std::uint32_t>(st.nodes.size());
+  st.status.nodes_lost = st.report.nodes_lost;
+  st.status.nodes_restored = st.report.nodes_restored;
+  st.status.nodes_joined = st.report.nodes_joined;
+  self->send(setup.scheduler, st.status);
 }
 
 /// Ends the job master once every node it asked to stop has answered (or could not).
@@ -424,6 +429,7 @@ void lose_member(self_ptr self, const job_master_setup& setup, const member_lost
                "last sign of life): {}",
                st.status.job_id, st.nodes.size(), described, lost.silent_seconds,
                error_text(self->system(), lost.reason));
+  report_status(self, setup);
   if (st.finishing)
     return complete_when_counted(self, setup);
   for (auto id : st.nodes)
@@ -475,7 +481,7 @@ std::size_t ready_joiners(const job_master_state& st) {
 }
 
 /// A joiner restored: it trains from the next round on.
-void bring_in(self_ptr self, std::uint64_t node) {
+void bring_in(self_ptr self, const job_master_setup& setup, std::uint64_t node) {
   auto& st = self->state;
   auto& joiner = st.joining.at(node);
   auto& r = st.report;
@@ -494,6 +500,7 @@ void bring_in(self_ptr self, std::uint64_t node) {
             st.status.job_id, replaces ? "restored" : "grew by", describe(joiner.node.status),
             took, st.nodes.size(), st.round);
   st.joining.erase(node);
+  report_status(self, setup);
 }
 
 /// Every ready joiner takes a live node's snapshot (its first trainer's); then the round starts
@@ -514,7 +521,7 @@ void restore_joiners(self_ptr self, const job_master_setup& setup, bool makeup) 
       if (failed->count(node) > 0)
         drop_joiner(self, setup, node, "it could not take a snapshot");
       else if (st.joining.count(node) > 0)  // not lost meanwhile
-        bring_in(self, node);
+        bring_in(self, setup, node);
     }
     start_round(self, makeup);
   };

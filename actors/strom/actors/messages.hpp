@@ -318,6 +318,10 @@ struct job_status {
   /// A mesh job's tree, each parent and its children ("mesh, fanout 2: 1 > 2 3; 2 > 4");
   /// empty for plain.
   std::string topology;
+  std::uint32_t nodes = 0;           ///< live nodes training it
+  std::uint32_t nodes_lost = 0;      ///< while it ran
+  std::uint32_t nodes_restored = 0;
+  std::uint32_t nodes_joined = 0;
 };
 
 /// scheduler -> (status_atom) requester.
@@ -542,7 +546,8 @@ typename F::result_type inspect(F& f, node_status& x) {
 template <class F>
 typename F::result_type inspect(F& f, job_status& x) {
   return f(caf::meta::type_name("job_status"), x.job_id, x.name, x.state, x.epoch, x.epochs,
-           x.failure, x.test_accuracy, x.topology);
+           x.failure, x.test_accuracy, x.topology, x.nodes, x.nodes_lost, x.nodes_restored,
+           x.nodes_joined);
 }
 
 template <class F>
