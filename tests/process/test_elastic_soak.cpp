@@ -56,6 +56,7 @@ BOOST_AUTO_TEST_CASE(twenty_kills_of_random_workers_each_restarted_lose_and_doub
     const auto restored = static_cast<std::size_t>(kill + 1);
     BOOST_REQUIRE_MESSAGE(eventually([&] { return restores(cluster) >= restored; }, restore_limit),
                           "kill " << kill + 1 << " was not restored\n"
+                                  << live[which]->transcript() << submit->transcript()
                                   << cluster.scheduler().transcript());
   }
   const auto status = submit->wait(soak_limit);

@@ -426,9 +426,9 @@ void lose_member(self_ptr self, const job_master_setup& setup, const member_lost
                                fmt::format("every node of the job was lost: {}",
                                            fmt::join(st.lost, ", "))));
   log::warning("job_master: job {} goes on with {} nodes after losing {} ({:.2f} s after its "
-               "last sign of life): {}",
+               "last sign of life; topology version {}): {}",
                st.status.job_id, st.nodes.size(), described, lost.silent_seconds,
-               error_text(self->system(), lost.reason));
+               st.plan.version, error_text(self->system(), lost.reason));
   report_status(self, setup);
   if (st.finishing)
     return complete_when_counted(self, setup);
