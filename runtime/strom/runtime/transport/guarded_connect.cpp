@@ -13,12 +13,14 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include <caf/actor_system.hpp>
 #include <caf/scoped_actor.hpp>
 
+#include "strom/log.hpp"
 #include "strom/runtime/transport/middleman_pair.hpp"
 
 namespace strom::runtime {
@@ -29,6 +31,8 @@ using clock = std::chrono::steady_clock;
 
 /// How often a waiting client looks at its interruption flag and the guard's verdict.
 constexpr auto poll_slice = std::chrono::milliseconds(50);
+/// Pause before a new attempt at a handshake CAF's heartbeat tick cut short.
+constexpr auto retry_pause = std::chrono::milliseconds(50);
 
 /// What the guard's thread saw of the link while the client waits.
 struct link_verdict {
@@ -103,9 +107,12 @@ result<int> connect_tcp(const endpoint& where, clock::time_point deadline,
 
 } // namespace
 
-result<guarded_connection> connect_guarded(caf::actor_system& system, const endpoint& where,
-                                           const char* role, const connect_options& options) {
-  const auto deadline = clock::now() + options.timeout;
+/// One attempt of connect_guarded until `deadline`. `cut_by_tick` is set when CAF's middleman
+/// closed the link at its heartbeat tick while the handshake was under way (see below): the
+/// peer is merely slow, and a new attempt may succeed.
+result<guarded_connection> connect_once(caf::actor_system& system, const endpoint& where,
+                                        const char* role, const connect_options& options,
+                                        clock::time_point deadline, bool& cut_by_tick) {
   const auto name = to_string(where);
   auto outer = connect_tcp(where, deadline, options);
   if (!outer)
@@ -138,8 +145,9 @@ result<guarded_connection> connect_guarded(caf::actor_system& system, const endp
       return error{fmt::format("interrupted while connecting to {}", name)};
     std::lock_guard<std::mutex> lock{verdict->mutex};
     const auto event = verdict->event.value_or(link_event::admitted);
-    if (event == link_event::silent
-        || (event != link_event::refused && middleman == caf::sec::connection_timeout))
+    cut_by_tick = event != link_event::silent && event != link_event::refused
+                  && middleman == caf::sec::connection_timeout;
+    if (event == link_event::silent || cut_by_tick)
       return error{fmt::format("{} accepted the connection but sent no strom handshake: it is "
                                "not a strom {}, or it is overloaded", name, role)};
     switch (event) {
@@ -178,6 +186,23 @@ result<guarded_connection> connect_guarded(caf::actor_system& system, const endp
       });
   }
   return std::move(*outcome);
+}
+
+result<guarded_connection> connect_guarded(caf::actor_system& system, const endpoint& where,
+                                           const char* role, const connect_options& options) {
+  const auto deadline = clock::now() + options.timeout;
+  // CAF's first heartbeat tick, anywhere up to a second after the connect, ends a handshake
+  // still under way: a busy peer (one loading data, on a loaded machine) can miss it. Such a
+  // link is tried again while the timeout lasts.
+  for (;;) {
+    bool cut_by_tick = false;
+    auto connected = connect_once(system, where, role, options, deadline, cut_by_tick);
+    if (connected || !cut_by_tick || interrupted(options)
+        || clock::now() + retry_pause >= deadline)
+      return connected;
+    log::info("{}: the strom handshake was cut short; trying again", to_string(where));
+    std::this_thread::sleep_for(retry_pause);
+  }
 }
 
 } // namespace strom::runtime
