@@ -304,8 +304,7 @@ void end_epoch(self_ptr self, const job_master_setup& setup, const epoch_check& 
     r.duplicate_updates_applied += drained.duplicate_updates_applied;
     r.frames_rejected += drained.frames_rejected;
   }
-  st.epoch_done.seconds = seconds_between(st.epoch_started, st.round_started)
-                          + st.epoch_done.seconds;
+  st.epoch_done.seconds = seconds_between(st.epoch_started, st.round_started);
   const auto summary = record_epoch(r, epoch, st.epoch_done, check.tested);
   st.status.epoch = epoch + 1;
   st.status.test_accuracy = summary.test_accuracy;
@@ -579,6 +578,25 @@ void joiner_ready(self_ptr self, const job_master_setup& setup, const node_ready
   }
 }
 
+/// The job as a node of rank `rank` with `workers` trainers gets it: every live node is an
+/// origin, and the plain topology's hub is its peer (the evaluating node writes checkpoints).
+job_assignment assignment_for(const job_master_state& st, const job_master_setup& setup,
+                              std::uint32_t rank, std::uint32_t workers,
+                              std::uint32_t first_worker, std::uint32_t total_workers) {
+  job_assignment a;
+  a.job_id = st.status.job_id;
+  a.job_text = setup.submission.job_text;
+  a.source = setup.submission.source;
+  a.checkpoint_dir = setup.submission.checkpoint_dir;
+  a.rank = rank;
+  a.workers = workers;
+  a.first_worker = first_worker;
+  a.total_workers = total_workers;
+  a.origins = st.nodes;
+  a.hub = st.plan.kind == topology_kind::plain ? st.hub : caf::actor{};
+  return a;
+}
+
 /// Assigns the job to a node that joined: it loads the data and builds its actors meanwhile.
 bool take_joiner(self_ptr self, const job_master_setup& setup, const member_joined& joined) {
   auto& st = self->state;
@@ -590,17 +608,10 @@ bool take_joiner(self_ptr self, const job_master_setup& setup, const member_join
     return false;
   st.members[node] = job_node{joined.node, joined.agent};
   st.joining[node] = job_joiner{{joined.node, joined.agent}, self->clock().now(), false};
-  job_assignment a;
-  a.job_id = st.status.job_id;
-  a.job_text = setup.submission.job_text;
-  a.source = setup.submission.source;
-  a.checkpoint_dir = setup.submission.checkpoint_dir;
-  a.rank = static_cast<std::uint32_t>(st.nodes.size());
-  a.workers = joined.node.workers;
-  a.total_workers = joined.node.workers;  // rounds assign the data; this is for its checks
-  a.origins = st.nodes;
+  // Rounds assign the data: its worker ranks here only pass the node's own checks.
+  auto a = assignment_for(st, setup, static_cast<std::uint32_t>(st.nodes.size()),
+                          joined.node.workers, 0, joined.node.workers);
   a.origins.push_back(node);
-  a.hub = st.hub;
   const auto job_id = st.status.job_id;
   self->request(joined.agent, setup.timeouts.prepare_timeout, std::move(a))
     .then(
@@ -661,17 +672,7 @@ void assign(self_ptr self, const job_master_setup& setup) {
   std::uint32_t first_worker = 0;
   for (std::uint32_t rank = 0; rank < setup.nodes.size(); ++rank) {
     const auto& node = setup.nodes[rank];
-    job_assignment a;
-    a.job_id = job_id;
-    a.job_text = setup.submission.job_text;
-    a.source = setup.submission.source;
-    a.checkpoint_dir = setup.submission.checkpoint_dir;  // the evaluating node writes it
-    a.rank = rank;
-    a.workers = node.status.workers;
-    a.first_worker = first_worker;
-    a.total_workers = total_workers;
-    a.origins = st.nodes;
-    a.hub = st.plan.kind == topology_kind::plain ? st.hub : caf::actor{};
+    auto a = assignment_for(st, setup, rank, node.status.workers, first_worker, total_workers);
     first_worker += node.status.workers;
     const auto node_id = node.status.node_id;
     self->request(node.agent, setup.timeouts.prepare_timeout, std::move(a))
