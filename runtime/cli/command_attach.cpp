@@ -21,6 +21,7 @@ const command_spec attach_spec{
   {
     {"to", "HOST:PORT", "the scheduler the job was submitted to"},
     connect_timeout_option(),
+    reconnect_timeout_option(),
     {"metrics-out", "FILE", "write the run's metrics as one JSON object to FILE"},
   },
   1,
@@ -53,8 +54,14 @@ int run_attach(int argc, char** argv) {
   auto link = connect_scheduler(*args, *to, "strom attach", fmt::format("job {}", job_id));
   if (!link)
     return failure_status();
+  auto reconnect = reconnector_for(*args, *link, *to);
+  if (!reconnect) {
+    fmt::print(stderr, "strom attach: {}\n", reconnect.err().message);
+    return exit_usage;
+  }
   runtime::progress_display display{stderr};
-  auto report = runtime::attach_job(link->system, link->scheduler, job_id, &display);
+  auto report = runtime::attach_job(link->system, link->scheduler, job_id, &display, {},
+                                    *reconnect);
   if (!report && runtime::stop_requested())
     report = error{fmt::format("{} (stop it with: strom cancel {} --to {})", report.err().message,
                                job_id, where)};

@@ -17,7 +17,8 @@ const command_spec node_spec{
   "runs the jobs clients submit, and prints 'strom scheduler listening on HOST:PORT' once it\n"
   "listens (port 0: a free port). With --join it joins that scheduler and trains its jobs;\n"
   "a worker the scheduler dropped (e.g. one stopped for longer than the heartbeat timeout)\n"
-  "exits with status 1 saying so.",
+  "exits with status 1 saying so. A worker whose scheduler is lost (it crashed, restarts or\n"
+  "stopped) joins it again under its name once it is back, within --reconnect-timeout.",
   {
     {"scheduler", "", "run the cluster's scheduler"},
     {"listen", "HOST:PORT", "where the scheduler accepts nodes and clients (0.0.0.0: everywhere)"},
@@ -28,9 +29,16 @@ const command_spec node_spec{
     {"netmask", "CIDR", "advertise the local address inside this network (e.g. 10.0.0.0/8)"},
     {"heartbeat-interval", "MS", "scheduler: ping every node this often (default 1000)"},
     {"heartbeat-timeout", "MS", "scheduler: a node silent this long is lost (default 10000)"},
+    {"state-dir", "DIR",
+     "scheduler: keep membership, jobs and checkpoints in DIR; started again with the same DIR "
+     "it resumes the running jobs from their last checkpoints (default: keep nothing)"},
+    {"checkpoint-every", "STEPS",
+     "scheduler with --state-dir: checkpoint a job at the first epoch end after this many "
+     "steps (default 0: every epoch)"},
     connect_timeout_option(),
     {"reconnect-timeout", "DURATION",
-     "worker: give up on a scheduler that answers nothing this long (default 60s)"},
+     "worker: give up on a scheduler that answers nothing this long, or that is gone and not "
+     "back within it (default 60s)"},
   },
   0,
 };
@@ -45,6 +53,9 @@ constexpr std::uint64_t max_heartbeat_ms = 3'600'000;
 /// unanswered keepalive; beyond a day a node would wait for a scheduler nobody restarts.
 constexpr std::chrono::milliseconds min_reconnect_timeout = std::chrono::seconds(2);
 constexpr std::chrono::milliseconds max_reconnect_timeout = std::chrono::hours(24);
+
+/// Most steps between checkpoints: a billion steps is more than any job takes.
+constexpr std::uint64_t max_checkpoint_every = 1'000'000'000;
 
 int usage(const std::string& message) {
   fmt::print(stderr, "strom node: {}\n", message);
@@ -63,8 +74,17 @@ int run_scheduler(const arguments& args) {
   for (const auto* parsed : {&interval, &timeout})
     if (!parsed->ok())
       return usage(parsed->err().message);
+  auto checkpoint_every = args.get_uint("checkpoint-every", 0, max_checkpoint_every);
+  if (!checkpoint_every)
+    return usage(checkpoint_every.err().message);
+  if (args.has("checkpoint-every") && !args.has("state-dir"))
+    return usage("--checkpoint-every needs --state-dir: checkpoints are kept there");
   runtime::scheduler_node_options options;
   options.listen = *listen;
+  options.state_dir = args.get("state-dir").value_or("");
+  if (args.has("state-dir") && options.state_dir.empty())
+    return usage("--state-dir must not be empty");
+  options.setup.checkpoint_every = checkpoint_every.value().value_or(0);
   options.advertise = args.get("advertise").value_or("");
   options.netmask = args.get("netmask").value_or("");
   if (auto ms = interval.value())
@@ -85,7 +105,8 @@ int run_scheduler(const arguments& args) {
 }
 
 int run_worker(const arguments& args) {
-  for (const char* scheduler_only : {"listen", "heartbeat-interval", "heartbeat-timeout"})
+  for (const char* scheduler_only :
+       {"listen", "heartbeat-interval", "heartbeat-timeout", "state-dir", "checkpoint-every"})
     if (args.has(scheduler_only))
       return usage(fmt::format("--{} is for the scheduler, not with --join", scheduler_only));
   auto join = args.get_endpoint("join");

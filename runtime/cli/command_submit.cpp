@@ -27,6 +27,7 @@ const command_spec submit_spec = with_topology_options({
   {
     {"to", "HOST:PORT", "the scheduler ('strom node --scheduler' prints it)"},
     connect_timeout_option(),
+    reconnect_timeout_option(),
     {"epochs", "N", "override training.epochs"},
     {"seed", "S", "override training.seed"},
     {"nodes", "K", "train on K of the joined nodes (default: all)"},
@@ -140,8 +141,14 @@ int run_submit(int argc, char** argv) {
                *job_id, where);
     return exit_ok;
   }
+  auto reconnect = reconnector_for(*args, *link, *to);
+  if (!reconnect) {
+    fmt::print(stderr, "strom submit: {}\n", reconnect.err().message);
+    return exit_usage;
+  }
   runtime::progress_display display{stderr};
-  auto report = runtime::run_job(link->system, link->scheduler, *submission, &display);
+  auto report = runtime::run_job(link->system, link->scheduler, *submission, &display, {},
+                                 *reconnect);
   if (!report && !runtime::stop_requested())
     report = error{fmt::format("{} on {}: {}", job->source(), where, report.err().message)};
   return finish_training("strom submit", report, args->get("metrics-out"));

@@ -14,6 +14,11 @@ namespace {
 constexpr std::uint64_t min_connect_timeout_ms = 100;
 constexpr std::uint64_t max_connect_timeout_ms = 3'600'000;
 
+/// Bounds of --reconnect-timeout: a restarted scheduler needs a second or more to listen
+/// again; beyond a day a client would wait for a scheduler nobody restarts.
+constexpr auto min_reconnect_timeout = std::chrono::milliseconds(100);
+constexpr auto max_reconnect_timeout = std::chrono::hours(24);
+
 } // namespace
 
 option_spec connect_timeout_option() {
@@ -28,6 +33,37 @@ result<std::chrono::milliseconds> connect_timeout_of(const arguments& args) {
   if (!ms)
     return ms.err();
   return ms.value() ? std::chrono::milliseconds(*ms.value()) : runtime::default_connect_timeout;
+}
+
+option_spec reconnect_timeout_option() {
+  return {"reconnect-timeout", "DURATION",
+          "when the scheduler is lost (it restarts), try to reach it again this long and follow "
+          "on (default 60s)"};
+}
+
+result<runtime::scheduler_reconnector> reconnector_for(const arguments& args, scheduler_link& link,
+                                                       const runtime::endpoint& to) {
+  auto timeout = connect_timeout_of(args);
+  if (!timeout)
+    return timeout.err();
+  caf::timespan limit = actors::default_reconnect_timeout;
+  auto reconnect = args.get_duration(reconnect_timeout_option().name, min_reconnect_timeout,
+                                     max_reconnect_timeout);
+  if (!reconnect)
+    return reconnect.err();
+  if (auto given = reconnect.value())
+    limit = *given;
+  runtime::connect_options connecting;
+  connecting.timeout = *timeout;
+  connecting.interrupted = [] { return runtime::stop_requested(); };
+  return runtime::scheduler_reconnector{[&link, to, connecting, limit]() -> result<caf::actor> {
+    auto connection = runtime::reconnect_to_scheduler(link.system, to, connecting, limit);
+    if (!connection)
+      return connection.err();
+    link.connection = std::move(*connection);
+    link.scheduler = link.connection.remote;
+    return link.scheduler;
+  }};
 }
 
 std::unique_ptr<scheduler_link> connect_scheduler(const arguments& args,

@@ -10,6 +10,7 @@
 #include <caf/actor_system.hpp>
 
 #include "arguments.hpp"
+#include "strom/runtime/job_client.hpp"
 #include "strom/runtime/transport/endpoint.hpp"
 #include "strom/runtime/transport/guarded_connect.hpp"
 #include "strom/runtime/system_config.hpp"
@@ -30,6 +31,14 @@ option_spec connect_timeout_option();
 
 /// --connect-timeout from `args` (default 10 s); errors name the option and value.
 result<std::chrono::milliseconds> connect_timeout_of(const arguments& args);
+
+/// The option submit and attach take: how long they try to reach a lost scheduler again.
+option_spec reconnect_timeout_option();
+
+/// What reaches the scheduler at `to` again for `link` (which then holds the new connection),
+/// trying for `args`' --reconnect-timeout (default 60 s); errors name the option and value.
+result<runtime::scheduler_reconnector> reconnector_for(const arguments& args, scheduler_link& link,
+                                                       const runtime::endpoint& to);
 
 /// Connects to the scheduler at `to` within `args`' --connect-timeout. On failure prints
 /// "COMMAND: CONTEXT: why" (without CONTEXT when it is empty) to stderr and returns null.

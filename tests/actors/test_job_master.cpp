@@ -31,7 +31,7 @@ struct job_fixture : strom::testing::deterministic_system {
     setup.nodes = {{{1, "a", "10.0.0.1", 4, 2, 1}, caf::actor_cast<caf::actor>(a)},
                    {{2, "b", "10.0.0.2", 4, 1, 1}, caf::actor_cast<caf::actor>(b)}};
     setup.scheduler = me();
-    setup.client = me();
+    setup.clients = {me()};
     setup.timeouts = {10s, 10s, 24h};
     master = sys.spawn(job_master, setup);
     self->monitor(master);

@@ -7,9 +7,14 @@
 
 #include <caf/all.hpp>
 
+#include <cstring>
+
 #include "strom/actors/relay.hpp"
 #include "strom/actors/scheduler.hpp"
+#include "strom/compute/snapshots/snapshot_chunks.hpp"
+#include "strom/runtime/state_dir.hpp"
 #include "support/deterministic_system.hpp"
+#include "support/scratch_dir.hpp"
 
 using namespace strom::actors;
 using namespace std::chrono_literals;
@@ -640,4 +645,133 @@ BOOST_AUTO_TEST_CASE(a_job_master_that_dies_fails_its_job_and_frees_its_nodes) {
   BOOST_TEST(status.jobs[0].failure.find("the job master stopped") != std::string::npos,
              status.jobs[0].failure);
   BOOST_TEST(env.submit().accepted);
+}
+
+namespace {
+
+/// A stand-in for a trainer's encoded snapshot: one Cap'n Proto segment of 7 words (the keeper
+/// and the chunks check framing and CRC, not content).
+std::vector<capnp::word> snapshot_words() {
+  std::vector<capnp::word> words(8);
+  auto* bytes = reinterpret_cast<std::uint8_t*>(words.data());
+  bytes[4] = 7;  // stream header: segment count - 1 = 0, then the segment's 7 words
+  for (std::size_t i = 8; i < 64; ++i)
+    bytes[i] = static_cast<std::uint8_t>(i * 3);
+  return words;
+}
+
+/// `agent` answers the keeper's (snapshot_atom, job, receiver) with `words` as chunks.
+bool sent_snapshot(caf::scoped_actor& agent, const std::vector<capnp::word>& words) {
+  bool asked = false;
+  agent->receive(
+    [&](snapshot_atom, std::uint64_t, const caf::actor& receiver) {
+      asked = true;
+      auto chunks = strom::compute::chunk_snapshot({words.data(), words.size()}, 77, 16);
+      BOOST_REQUIRE(chunks);
+      for (auto& chunk : *chunks)
+        agent->send(receiver, snapshot_chunk{chunk});
+      return snapshot_sent{77, static_cast<std::uint32_t>(chunks->size()),
+                           words.size() * sizeof(capnp::word)};
+    },
+    caf::after(0s) >> [] {});
+  return asked;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_restarted_scheduler_resumes_its_job_from_the_checkpoint_once_its_nodes_are_back) {
+  strom::test::scratch dir;
+  auto store = strom::runtime::state_dir_store::open((dir.path() / "state").string());
+  BOOST_REQUIRE(store);
+  auto setup = quiet_setup();
+  setup.store = *store;
+  cluster_fixture env{setup};
+  const auto words = snapshot_words();
+  caf::scoped_actor a{env.sys};
+  caf::scoped_actor b{env.sys};
+  const auto id_a = env.join(a, "a").node_id;
+  const auto id_b = env.join(b, "b").node_id;
+  const auto job_id = env.submit().job_id;
+  env.assignment_for(a, ready_with(env.sys.spawn(relay), id_a));
+  env.assignment_for(b, ready_with(env.sys.spawn(relay), id_b));
+  env.sched.run();
+  BOOST_TEST((started_epoch(a) == 0u));
+  a->send(env.master, epoch_done(job_id, id_a, 0));
+  b->send(env.master, epoch_done(job_id, id_b, 0));
+  env.sched.run();
+  BOOST_TEST(evaluated(a, 0.8));
+  env.sched.run();
+  BOOST_TEST(sent_snapshot(a, words));  // the checkpoint after epoch 1: the first node's
+  env.sched.run();
+  BOOST_TEST((started_epoch(a) == 1u));  // training goes on once it is saved
+  env.self->send_exit(env.master, caf::exit_reason::kill);  // kill -9: nothing is written
+  env.sched.run();
+
+  auto record = (*store)->load();
+  BOOST_REQUIRE(record && record->has_value());
+  setup.restored = **record;
+  env.master = env.sys.spawn(scheduler, setup);
+  env.sched.run();
+  env.self->send(env.master, status_atom_v);
+  env.sched.run();
+  const auto waiting = env.client_gets<cluster_status>();
+  BOOST_REQUIRE(waiting);
+  BOOST_REQUIRE_EQUAL(waiting->jobs.size(), 1u);
+  BOOST_TEST(waiting->jobs[0].state == "resuming");
+  BOOST_TEST(waiting->jobs[0].epoch == 1u);
+  env.self->send(env.master, attach_atom_v, job_id);  // a client comes back before the nodes
+  env.sched.run();
+  BOOST_TEST(env.client_gets<submit_reply>()->accepted);
+
+  caf::scoped_actor a_again{env.sys};
+  caf::scoped_actor b_again{env.sys};
+  const auto rejoined = env.join(a_again, "a");
+  BOOST_TEST(rejoined.node_id == id_b + 1);  // ids never repeat across the restart
+  env.self->send(env.master, status_atom_v);
+  env.sched.run();
+  BOOST_TEST(env.client_gets<cluster_status>()->jobs.at(0).state == "resuming");  // b is not back
+  const auto id_b_again = env.join(b_again, "b").node_id;
+  env.self->send(env.master, status_atom_v);
+  env.sched.run();
+  const auto status = env.client_gets<cluster_status>();
+  BOOST_REQUIRE(status);
+  BOOST_TEST(status->nodes.at(0).incarnation == 2u);
+  const auto assigned = env.assignment_for(a_again, ready_with(env.sys.spawn(relay),
+                                                               rejoined.node_id));
+  BOOST_TEST(assigned.job_id == job_id);
+  env.assignment_for(b_again, ready_with(env.sys.spawn(relay), id_b_again));
+  env.sched.run();
+  // Each node takes the checkpoint from the job's keeper before training.
+  std::vector<caf::response_promise> restores;
+  caf::actor keeper;
+  for (auto* agent : {&a_again, &b_again})
+    (*agent)->receive(
+      [&](restore_atom, std::uint64_t restored_job, const caf::actor& source) {
+        BOOST_TEST(restored_job == job_id);
+        keeper = source;
+        restores.push_back((*agent)->make_response_promise());
+      },
+      caf::after(0s) >> [] { BOOST_FAIL("no restore request"); });
+  BOOST_TEST((started_epoch(a_again) == std::nullopt));
+  a_again->send(keeper, snapshot_atom_v, job_id, caf::actor_cast<caf::actor>(a_again));
+  env.sched.run();
+  strom::compute::snapshot_assembler assembler{1 << 20};
+  bool answered = false;
+  while (!answered)
+    a_again->receive([&](const snapshot_chunk& chunk) { BOOST_REQUIRE(assembler.add(chunk.value)); },
+                     [&](const snapshot_sent&) { answered = true; },
+                     caf::after(0s) >> [&] { BOOST_FAIL("the keeper sent nothing"); });
+  BOOST_REQUIRE(assembler.complete());
+  BOOST_TEST(std::equal(assembler.encoded().begin(), assembler.encoded().end(), words.begin(),
+                        words.end(), [](const capnp::word& x, const capnp::word& y) {
+                          return std::memcmp(&x, &y, sizeof x) == 0;
+                        }));
+  for (auto& promise : restores)
+    promise.deliver(snapshot_sent{1, 1, 64});
+  env.sched.run();
+  std::optional<round_work> work;
+  a_again->receive([&](const round_plan& plan) { work = plan.workers.at(0); },
+                   caf::after(0s) >> [] {});
+  BOOST_REQUIRE(work);
+  BOOST_TEST(work->epoch == 1u);  // the second epoch: the first is in the checkpoint
 }

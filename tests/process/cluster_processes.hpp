@@ -23,6 +23,8 @@
 #include <thread>
 #include <vector>
 
+#include "support/scratch_dir.hpp"
+
 extern char** environ;
 
 namespace strom::test {
@@ -46,35 +48,6 @@ inline std::string read_text(const fs::path& path) {
 inline bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
-
-/// A temporary folder unique to this process and instance, removed with its content.
-class scratch {
-public:
-  scratch() {
-    static int counter = 0;
-    path_ = fs::temp_directory_path()
-            / ("strom-process-test-" + std::to_string(::getpid()) + "-"
-               + std::to_string(counter++));
-    fs::create_directories(path_);
-  }
-  ~scratch() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  scratch(const scratch&) = delete;
-  scratch& operator=(const scratch&) = delete;
-
-  const fs::path& path() const noexcept { return path_; }
-
-  fs::path write(const std::string& name, const std::string& text) const {
-    auto file = path_ / name;
-    std::ofstream{file} << text;
-    return file;
-  }
-
-private:
-  fs::path path_;
-};
 
 /// One `strom` child process, stdout and stderr in files; killed and reaped at scope exit.
 class child {
@@ -113,7 +86,7 @@ public:
     while (!status_) {
       int raw = 0;
       if (::waitpid(pid_, &raw, WNOHANG) == pid_)
-        status_ = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+        status_ = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, signal_ = WIFSIGNALED(raw) ? WTERMSIG(raw) : 0;
       else if (std::chrono::steady_clock::now() >= deadline)
         break;
       else
@@ -136,9 +109,13 @@ public:
   pid_t pid() const noexcept { return pid_; }
   std::string out() const { return read_text(out_); }
   std::string err() const { return read_text(err_); }
-  /// Both outputs, for failure messages.
-  std::string transcript() const {
-    return label_ + " stdout:\n" + out() + "\n" + label_ + " stderr:\n" + err();
+  /// Whether it still runs or how it ended, and both outputs, for failure messages.
+  std::string transcript() {
+    wait(0ms);
+    const auto state = !status_ ? std::string{"running"}
+                       : signal_ ? "killed by signal " + std::to_string(signal_)
+                                 : "exited with status " + std::to_string(*status_);
+    return label_ + " (" + state + ") stdout:\n" + out() + "\n" + label_ + " stderr:\n" + err();
   }
 
 private:
@@ -159,6 +136,7 @@ private:
   std::string label_;
   pid_t pid_ = -1;
   std::optional<int> status_;
+  int signal_ = 0;  ///< the signal that ended it, 0 when it exited or runs
 };
 
 /// The outcome of a strom command run to its end.
@@ -206,19 +184,18 @@ class local_cluster {
 public:
   /// Starts the scheduler (with `scheduler_options` added to its command line) and `workers`
   /// nodes named w1, w2, ... and waits until they joined.
-  explicit local_cluster(int workers, const std::vector<std::string>& scheduler_options = {}) {
-    std::vector<std::string> args{"node", "--scheduler", "--listen", "127.0.0.1:0"};
-    args.insert(args.end(), scheduler_options.begin(), scheduler_options.end());
-    scheduler_ = std::make_unique<child>(args, dir_.path(), "scheduler");
-    const std::string marker = "listening on ";
-    BOOST_REQUIRE_MESSAGE(scheduler_->wait_for_output(marker, startup_limit),
-                          scheduler_->transcript());
-    const auto out = scheduler_->out();
-    const auto start = out.find(marker) + marker.size();
-    address_ = out.substr(start, out.find(' ', start) - start);
-    BOOST_REQUIRE_MESSAGE(address_.rfind("127.0.0.1:", 0) == 0 && address_ != "127.0.0.1:0", out);
+  explicit local_cluster(int workers, const std::vector<std::string>& scheduler_options = {})
+      : scheduler_options_(scheduler_options) {
+    start_scheduler("127.0.0.1:0", "scheduler");
     for (int i = 1; i <= workers; ++i)
       add_worker(std::string{"w"}.append(std::to_string(i)));
+  }
+
+  /// Starts the scheduler again at its address with the same options (the test killed it);
+  /// `label` names its output files.
+  child& restart_scheduler(const std::string& label) {
+    start_scheduler(address_, label);
+    return *scheduler_;
   }
 
   /// Starts a worker named `name` and waits until it joined.
@@ -256,8 +233,26 @@ public:
   child& worker(std::size_t index) { return *workers_.at(index); }
 
 private:
+  /// Starts `strom node --scheduler --listen LISTEN` and waits until it listens.
+  void start_scheduler(const std::string& listen, const std::string& label) {
+    std::vector<std::string> args{"node", "--scheduler", "--listen", listen};
+    args.insert(args.end(), scheduler_options_.begin(), scheduler_options_.end());
+    if (scheduler_)
+      retired_.push_back(std::move(scheduler_));
+    scheduler_ = std::make_unique<child>(args, dir_.path(), label);
+    const std::string marker = "listening on ";
+    BOOST_REQUIRE_MESSAGE(scheduler_->wait_for_output(marker, startup_limit),
+                          scheduler_->transcript());
+    const auto out = scheduler_->out();
+    const auto start = out.find(marker) + marker.size();
+    address_ = out.substr(start, out.find(' ', start) - start);
+    BOOST_REQUIRE_MESSAGE(address_.rfind("127.0.0.1:", 0) == 0 && address_ != "127.0.0.1:0", out);
+  }
+
   scratch dir_;
+  std::vector<std::string> scheduler_options_;
   std::unique_ptr<child> scheduler_;
+  std::vector<std::unique_ptr<child>> retired_;  ///< schedulers the test killed
   std::vector<std::unique_ptr<child>> workers_;
   std::string address_;
 };

@@ -123,6 +123,34 @@ BOOST_AUTO_TEST_CASE(a_worker_killed_at_epoch_3_and_restarted_a_second_later_is_
   BOOST_TEST(contains(listed.out, "nodes: 3 training, 1 lost, 1 restored, 0 joined"), listed.out);
 }
 
+BOOST_AUTO_TEST_CASE(a_scheduler_killed_at_epoch_3_and_restarted_resumes_the_job) {
+  scratch state;
+  local_cluster cluster{3, {"--state-dir", (state.path() / "scheduler").string()}};
+  const auto metrics_path = cluster.dir().path() / "metrics.json";
+  auto submit = cluster.start(
+    {"submit", fashion_mlp_job, "--epochs", "10", "--metrics-out", metrics_path.string()},
+    "submit");
+  BOOST_REQUIRE_MESSAGE(submit->wait_for_log("epoch 3/10 done", elastic_job_limit),
+                        submit->transcript());
+  cluster.scheduler().signal(SIGKILL);
+  BOOST_REQUIRE(cluster.scheduler().wait(refusal_limit).has_value());
+  auto& restarted = cluster.restart_scheduler("scheduler_again");
+  const auto status = submit->wait(elastic_job_limit);
+  BOOST_REQUIRE_MESSAGE(status.has_value() && *status == 0,
+                        submit->transcript() << restarted.transcript()
+                                             << cluster.worker(0).transcript());
+  const auto metrics = read_text(metrics_path);
+  BOOST_TEST(json_number(metrics, "scheduler_restarts") == 1.0, metrics);
+  BOOST_TEST(json_number(metrics, "epochs") == 10.0, metrics);
+  BOOST_TEST(json_number(metrics, "test_accuracy") >= 0.88, metrics);
+  BOOST_TEST(json_number(metrics, "duplicate_updates_applied") == 0.0, metrics);
+  // Epochs trained since the last checkpoint are trained again, and counted once.
+  BOOST_TEST(json_number(metrics, "train_samples") >= 0.99 * 10 * 60000, metrics);
+  BOOST_TEST(contains(restarted.err(), "job 1 (fashion_mlp) resumes at epoch"), restarted.err());
+  BOOST_TEST(contains(cluster.worker(0).err(), "lost the scheduler"), cluster.worker(0).err());
+  BOOST_TEST(contains(submit->err(), "lost the scheduler while following job 1"), submit->err());
+}
+
 BOOST_AUTO_TEST_CASE(a_worker_stopped_at_epoch_3_is_lost_within_the_heartbeat_timeout) {
   local_cluster cluster{3, {"--heartbeat-timeout", "2000"}};
   const auto metrics = survive_a_fault(cluster, [](child& worker) { worker.signal(SIGSTOP); });

@@ -26,6 +26,7 @@ enum class strom_error : std::uint8_t {
   node_failed,      ///< an actor of a node stopped while it ran a job
   node_busy,        ///< a node asked to prepare a job while it runs or prepares another
   snapshot_failed,  ///< a trainer could not encode or chunk its snapshot
+  state_failed,     ///< the scheduler could not keep its state or a checkpoint
 };
 
 /// The category every strom error carries.

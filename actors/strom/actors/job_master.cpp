@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "strom/actors/checkpoint_keeper.hpp"
 #include "strom/actors/error_text.hpp"
 #include "strom/actors/errors.hpp"
 #include "strom/actors/job_topology.hpp"
@@ -64,8 +65,9 @@ void quit_when_stopped(self_ptr self) {
   auto& st = self->state;
   if (!st.outcome || !st.stopping.empty())
     return;
-  if (st.hub)
-    self->send_exit(st.hub, caf::exit_reason::user_shutdown);
+  for (const auto& helper : {st.hub, st.keeper})
+    if (helper)
+      self->send_exit(helper, caf::exit_reason::user_shutdown);
   self->quit();
 }
 
@@ -287,6 +289,40 @@ void finish_job(self_ptr self, const job_master_setup& setup) {
   }
 }
 
+/// Whether the epoch that just ended is one to checkpoint (--checkpoint-every).
+bool checkpoint_due(const job_master_state& st, const job_master_setup& setup) {
+  return st.keeper && st.report.iterations >= st.checkpointed_iteration + setup.checkpoint_every;
+}
+
+/// Between two epochs, while nothing trains: the keeper saves the first live node's snapshot
+/// and the scheduler the job's progress; then the next epoch starts. A checkpoint that fails
+/// is logged and training goes on: the job is no worse off than without a state directory.
+void take_checkpoint(self_ptr self, const job_master_setup& setup) {
+  auto& st = self->state;
+  const auto epoch = st.status.epoch;
+  self->request(st.keeper, setup.timeouts.restore_timeout, checkpoint_atom_v, st.status.job_id,
+                st.members.at(st.nodes.front()).agent)
+    .then(
+      [self, setup, epoch](const snapshot_sent& sent) {
+        auto& st = self->state;
+        if (st.outcome)
+          return;
+        st.checkpointed_iteration = st.report.iterations;
+        self->send(setup.scheduler, job_checkpointed{st.status.job_id, epoch, st.report});
+        log::info("job_master: job {} checkpointed after epoch {} ({} bytes)", st.status.job_id,
+                  epoch, sent.bytes);
+        start_epoch(self, setup);
+      },
+      [self, setup, epoch](caf::error& err) {
+        auto& st = self->state;
+        if (st.outcome)
+          return;
+        log::warning("job_master: job {} took no checkpoint after epoch {}: {}",
+                     st.status.job_id, epoch, error_text(self->system(), err));
+        start_epoch(self, setup);
+      });
+}
+
 /// The epoch's last round is done and the evaluator answered: record it, go on or finish.
 void end_epoch(self_ptr self, const job_master_setup& setup, const epoch_check& check) {
   auto& st = self->state;
@@ -298,7 +334,9 @@ void end_epoch(self_ptr self, const job_master_setup& setup, const epoch_check& 
   r.checkpoint = check.checkpoint;
   // Counters of the trainers run over the whole job: each node's latest report holds its
   // totals, and a lost node's last ones still count.
-  r.updates_applied = r.duplicate_updates_applied = r.frames_rejected = 0;
+  r.updates_applied = st.carried.updates_applied;
+  r.duplicate_updates_applied = st.carried.duplicate_updates_applied;
+  r.frames_rejected = st.carried.frames_rejected;
   for (const auto& [id, drained] : st.drained) {
     r.updates_applied += drained.updates_applied;
     r.duplicate_updates_applied += drained.duplicate_updates_applied;
@@ -310,12 +348,12 @@ void end_epoch(self_ptr self, const job_master_setup& setup, const epoch_check& 
   st.status.test_accuracy = summary.test_accuracy;
   report_status(self, setup);
   tell_clients(self, caf::make_message(job_epoch{st.status.job_id, summary}));
-  if (st.status.epoch < st.status.epochs) {
-    ++st.round;
-    start_epoch(self, setup);
-  } else {
-    finish_job(self, setup);
-  }
+  if (st.status.epoch >= st.status.epochs)
+    return finish_job(self, setup);
+  ++st.round;
+  if (checkpoint_due(st, setup))
+    return take_checkpoint(self, setup);
+  start_epoch(self, setup);
 }
 
 /// Has the first live node evaluate (and checkpoint) the epoch's model; a node lost while it
@@ -468,10 +506,9 @@ std::size_t max_nodes(const job_master_setup& setup) {
   return job.nodes > 0 ? job.nodes : std::numeric_limits<std::size_t>::max();
 }
 
-/// How long a paused job waits for nodes (--rejoin-timeout, else the timeouts' default).
+/// How long this job waits for nodes when it pauses.
 caf::timespan rejoin_timeout(const job_master_setup& setup) {
-  const auto ms = setup.submission.rejoin_timeout_ms;
-  return ms > 0 ? caf::timespan{std::chrono::milliseconds(ms)} : setup.timeouts.rejoin_timeout;
+  return rejoin_timeout_of(setup.submission, setup.timeouts);
 }
 
 std::size_t ready_joiners(const job_master_state& st) {
@@ -633,9 +670,38 @@ void begin_training(self_ptr self, const job_master_setup& setup) {
   auto& st = self->state;
   st.status.state = "training";
   report_status(self, setup);
-  log::info("job_master: job {} ({}) starts on {} nodes, {} workers", st.status.job_id,
-            st.status.name, st.nodes.size(), st.report.workers);
+  if (st.status.epoch == 0)
+    log::info("job_master: job {} ({}) starts on {} nodes, {} workers", st.status.job_id,
+              st.status.name, st.nodes.size(), st.report.workers);
+  else
+    log::info("job_master: job {} ({}) resumes at epoch {} on {} nodes, {} workers",
+              st.status.job_id, st.status.name, st.status.epoch + 1, st.nodes.size(),
+              st.report.workers);
   start_epoch(self, setup);
+}
+
+/// A job resumed after the scheduler's restart: every node takes the checkpoint from the
+/// keeper (the way a joiner takes a live node's snapshot), then training goes on where the
+/// checkpoint left it. Without a checkpoint the job starts over.
+void resume_training(self_ptr self, const job_master_setup& setup) {
+  auto& st = self->state;
+  if (st.status.epoch == 0)
+    return begin_training(self, setup);
+  auto pending = std::make_shared<std::size_t>(st.nodes.size());
+  for (auto id : st.nodes)
+    self->request(st.members.at(id).agent, setup.timeouts.restore_timeout, restore_atom_v,
+                  st.status.job_id, st.keeper)
+      .then(
+        [self, setup, pending](const snapshot_sent&) {
+          if (--*pending == 0 && !self->state.outcome)
+            begin_training(self, setup);
+        },
+        [self, setup, id](caf::error& err) {
+          fail_job(self, setup,
+                   make_error(code_for(err, strom_error::snapshot_failed),
+                              fmt::format("node {} could not take the job's checkpoint: {}", id,
+                                          error_text(self->system(), err))));
+        });
 }
 
 /// A node of the job answered its assignment: once all have, the first epoch starts.
@@ -655,8 +721,8 @@ void node_prepared(self_ptr self, const job_master_setup& setup, const node_read
   if (st.prepared.size() < st.nodes.size())
     return;
   if (!needs_wiring(st.plan))
-    return begin_training(self, setup);
-  wire_mesh(self, setup.timeouts.prepare_timeout, [self, setup] { begin_training(self, setup); },
+    return resume_training(self, setup);
+  wire_mesh(self, setup.timeouts.prepare_timeout, [self, setup] { resume_training(self, setup); },
             [self, setup](const caf::error& why) { fail_job(self, setup, why); });
 }
 
@@ -719,7 +785,41 @@ submit_reply cancel(self_ptr self, const job_master_setup& setup, std::uint64_t 
   return {true, job_id, {}};
 }
 
+/// A job resumed after the scheduler's restart goes on from `saved`: its report, its epochs
+/// done, and the run's wall time so far.
+void take_up(self_ptr self, const saved_job& saved) {
+  auto& st = self->state;
+  st.carried = st.report = saved.report;
+  st.report.topology = summary_of(st.plan, st.nodes.size());
+  st.status.epoch = saved.epochs_done;
+  st.checkpointed_iteration = st.report.iterations;
+  st.submitted -= std::chrono::duration_cast<caf::timespan>(
+    std::chrono::duration<double>(saved.report.wall_seconds));
+}
+
+/// Spawns the job's checkpoint keeper, which serves a resumed job's checkpoint first.
+void start_keeping(self_ptr self, const job_master_setup& setup) {
+  auto& st = self->state;
+  checkpoint_keeper_setup keeping{setup.job_id, setup.store, setup.timeouts.restore_timeout, {}};
+  if (setup.resume && setup.resume->epochs_done > 0) {
+    if (auto saved = setup.store->load_checkpoint(setup.job_id)) {
+      keeping.latest = std::move(*saved);
+      take_up(self, *setup.resume);
+    } else {  // unusable: the job starts over rather than fail
+      log::warning("job_master: job {} starts over: {}", setup.job_id, saved.err().message);
+    }
+  }
+  if (setup.resume)
+    st.report.scheduler_restarts = setup.resume->restarts;
+  st.keeper = self->spawn<caf::linked>(checkpoint_keeper, std::move(keeping));
+}
+
 } // namespace
+
+caf::timespan rejoin_timeout_of(const job_submission& submission, const job_timeouts& timeouts) {
+  const auto ms = submission.rejoin_timeout_ms;
+  return ms > 0 ? caf::timespan{std::chrono::milliseconds(ms)} : timeouts.rejoin_timeout;
+}
 
 const char* state_of(const job_finished& outcome) {
   return outcome.succeeded ? "succeeded" : outcome.cancelled ? "cancelled" : "failed";
@@ -740,14 +840,18 @@ caf::behavior job_master(caf::stateful_actor<job_master_state>* self, job_master
   st.plan = plan_for(setup.submission, st.nodes);
   st.report.topology = summary_of(st.plan, st.nodes.size());
   st.status.topology = status_line_of(st.plan);
-  if (setup.client) {
-    self->monitor(setup.client);
-    st.clients.push_back(setup.client);
-  }
+  for (const auto& client : setup.clients)
+    if (client) {
+      self->monitor(client);
+      st.clients.push_back(client);
+    }
   st.hub = self->spawn<caf::linked>(relay);
-  // The hub ends with the job (quit_when_stopped); its own end must not end the job master.
+  if (setup.store)
+    start_keeping(self, setup);
+  // The hub and the keeper end with the job (quit_when_stopped); their ends must not end it.
   self->set_exit_handler([self](const caf::exit_msg& exit) {
-    if (exit.source == self->state.hub.address() || !exit.reason)
+    if (exit.source == self->state.hub.address() || exit.source == self->state.keeper.address()
+        || !exit.reason)
       return;
     self->quit(exit.reason);
   });

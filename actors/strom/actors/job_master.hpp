@@ -30,6 +30,7 @@
 
 #include "strom/actors/data_assignment.hpp"
 #include "strom/actors/messages.hpp"
+#include "strom/actors/scheduler_store.hpp"
 #include "strom/actors/topology.hpp"
 
 namespace strom::actors {
@@ -54,14 +55,26 @@ struct job_timeouts {
   caf::timespan silence_limit = std::chrono::minutes(5);
 };
 
+/// How long a job waits for nodes to join (--rejoin-timeout, else the timeouts' default):
+/// paused below its minimum, or resumed after the scheduler's restart.
+caf::timespan rejoin_timeout_of(const job_submission& submission, const job_timeouts& timeouts);
+
 /// What a job_master starts from.
 struct job_master_setup {
   std::uint64_t job_id = 0;
   job_submission submission;
   std::vector<job_node> nodes;  ///< by rank; at least one
   caf::actor scheduler;         ///< told job_status as it changes, then the job_finished
-  caf::actor client;            ///< the submitter, told progress and the end (may be null)
+  std::vector<caf::actor> clients;  ///< told progress and the end: the submitter, attached ones
   job_timeouts timeouts;
+  /// Where checkpoints go (the scheduler's --state-dir); null: the job takes none.
+  std::shared_ptr<scheduler_store> store;
+  /// A checkpoint at the end of an epoch once this many steps (a worker's) passed since the
+  /// last (--checkpoint-every); 0: every epoch.
+  std::uint64_t checkpoint_every = 0;
+  /// Set when the scheduler restarted: the job goes on from its saved state (and, when it
+  /// has one, its checkpoint in `store`) instead of from the start.
+  std::optional<saved_job> resume;
 };
 
 /// A node that joined while the job runs, until it trains its first round.
@@ -79,6 +92,9 @@ struct job_master_state {
   std::map<std::uint64_t, node_ready> prepared;  ///< by node: its relay and worker count
   std::vector<caf::actor> clients;               ///< told progress, epochs and the end
   caf::actor hub;  ///< the plain topology's master relay; fresh per job (sequences restart)
+  caf::actor keeper;  ///< its checkpoint_keeper; null without a store
+  std::uint64_t checkpointed_iteration = 0;  ///< a worker's steps at the latest checkpoint
+  training_report carried;  ///< the report as saved before the scheduler's restart
   topology_plan plan;                            ///< who sends frames to whom
   data_plan data;
   std::uint32_t round = 0;                       ///< the round running (or last run)

@@ -132,7 +132,7 @@ struct relay_stats {
 
 /// Bumped whenever a message of this header changes: nodes of different versions refuse to
 /// join instead of misreading each other.
-inline constexpr std::uint32_t protocol_version = 8;
+inline constexpr std::uint32_t protocol_version = 9;
 
 /// node_agent -> scheduler: asks to join (the sender is the agent the scheduler monitors).
 struct join_request {
@@ -282,6 +282,14 @@ struct job_finished {
   bool succeeded = false;
   bool cancelled = false;  ///< ended by a cancel request (then not succeeded)
   std::string failure;     ///< why it failed or who cancelled it
+  training_report report;
+};
+
+/// job_master -> scheduler: the job's checkpoint after `epochs_done` epochs is saved; the
+/// scheduler keeps this with the job (scheduler_store.hpp).
+struct job_checkpointed {
+  std::uint64_t job_id = 0;
+  std::uint32_t epochs_done = 0;
   training_report report;
 };
 
@@ -533,6 +541,11 @@ typename F::result_type inspect(F& f, job_finished& x) {
 }
 
 template <class F>
+typename F::result_type inspect(F& f, job_checkpointed& x) {
+  return f(caf::meta::type_name("job_checkpointed"), x.job_id, x.epochs_done, x.report);
+}
+
+template <class F>
 typename F::result_type inspect(F& f, keepalive_reply& x) {
   return f(caf::meta::type_name("keepalive_reply"), x.dropped, x.reason);
 }
@@ -614,6 +627,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   CAF_ADD_TYPE_ID(strom, (strom::actors::member_joined))
   CAF_ADD_TYPE_ID(strom, (strom::actors::assembled_snapshot))
   CAF_ADD_TYPE_ID(strom, (strom::actors::topology_update))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::job_checkpointed))
 
   // Atoms: at most 10 characters each (CAF 0.17 atom_value).
   CAF_ADD_ATOM(strom, strom::actors, step_atom, "step")
@@ -644,5 +658,6 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   CAF_ADD_ATOM(strom, strom::actors, rejoin_atom, "rejoin")
   CAF_ADD_ATOM(strom, strom::actors, wire_atom, "wire")
   CAF_ADD_ATOM(strom, strom::actors, wired_atom, "wired")
+  CAF_ADD_ATOM(strom, strom::actors, checkpoint_atom, "checkpoint")
 
 CAF_END_TYPE_ID_BLOCK(strom)

@@ -154,20 +154,6 @@ caf::result<snapshot_sent> send_snapshot(self_ptr self, const node_agent_setup& 
   return promise.delegate(st.run->actors.trainers.front(), snapshot_atom_v, receiver);
 }
 
-/// The assembled snapshot as one message, or why the chunks did not make one.
-result<assembled_snapshot> assembled(compute::snapshot_assembler&& incoming) {
-  if (!incoming.complete())
-    return error{"its chunks did not arrive whole"};
-  auto holder = std::make_shared<compute::snapshot_assembler>(std::move(incoming));
-  const auto words = holder->encoded();
-  auto made = compute::frame::from_bytes(
-    {reinterpret_cast<const std::byte*>(words.data()), words.size() * sizeof(capnp::word)},
-    holder);
-  if (!made)
-    return made.err();
-  return assembled_snapshot{std::move(*made)};
-}
-
 /// The receiving side of a restore (a node joining a running job, its trainers idle): asks
 /// `source` for its snapshot, assembles the chunks, and has every trainer take it.
 void restore(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id,
@@ -189,7 +175,7 @@ void restore(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id,
     .then(
       [self, setup, promise, job_id](const snapshot_sent& sent) mutable {
         auto& st = self->state;
-        auto snapshot = assembled(std::move(*st.incoming));
+        auto snapshot = compute::take_assembled(std::move(*st.incoming));
         st.incoming.reset();
         if (!snapshot || !st.run || st.run->job_id != job_id) {
           promise.deliver(make_error(
@@ -200,7 +186,8 @@ void restore(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id,
         }
         auto pending = std::make_shared<std::size_t>(st.run->actors.trainers.size());
         for (const auto& trainer : st.run->actors.trainers)
-          self->request(trainer, setup.snapshot_timeout, restore_atom_v, *snapshot)
+          self->request(trainer, setup.snapshot_timeout, restore_atom_v,
+                        assembled_snapshot{*snapshot})
             .then(
               [promise, pending, sent](bool) mutable {
                 if (*pending > 0 && --*pending == 0)

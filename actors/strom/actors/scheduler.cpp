@@ -1,8 +1,10 @@
 #include "strom/actors/scheduler.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "strom/actors/error_text.hpp"
 #include "strom/actors/errors.hpp"
@@ -14,6 +16,9 @@ namespace strom::actors {
 namespace {
 
 using self_ptr = caf::stateful_actor<scheduler_state>*;
+
+/// Ended jobs the record keeps for status and late attaches after a restart; older ones go.
+constexpr std::size_t kept_outcomes = 100;
 
 bool runs_on(const job_record& job, std::uint64_t node_id) {
   return std::find(job.nodes.begin(), job.nodes.end(), node_id) != job.nodes.end();
@@ -53,6 +58,61 @@ std::map<std::uint64_t, job_record>::iterator sending_master(self_ptr self) {
   });
 }
 
+/// What the store keeps of the scheduler now: its counters, its running and resuming jobs,
+/// and the latest outcomes.
+scheduler_record record_of(const scheduler_state& st) {
+  scheduler_record record;
+  record.restarts = st.restarts;
+  record.next_node_id = st.next_node_id;
+  record.next_job_id = st.next_job_id;
+  record.membership_epoch = st.membership_epoch;
+  record.incarnations = st.incarnations;
+  for (const auto& [id, job] : st.jobs)
+    record.jobs.push_back(job.saved);
+  for (const auto& [id, job] : st.resuming)
+    record.jobs.push_back(job.saved);
+  const auto skipped = st.outcomes.size() > kept_outcomes ? st.outcomes.size() - kept_outcomes : 0;
+  for (auto done = std::next(st.outcomes.begin(), static_cast<std::ptrdiff_t>(skipped));
+       done != st.outcomes.end(); ++done)
+    record.outcomes.push_back(done->second);
+  return record;
+}
+
+/// Writes the scheduler's record to its store, if it has one. A failed write is logged and
+/// the scheduler goes on: its running jobs lose nothing by it, only a restart would.
+void persist(self_ptr self, const scheduler_setup& setup) {
+  if (!setup.store)
+    return;
+  if (auto saved = setup.store->save(record_of(self->state)); !saved)
+    log::warning("scheduler: cannot keep its state: {}", saved.err().message);
+}
+
+/// Starts a job_master for `job` (its id, submission, nodes and clients set) and holds its
+/// nodes; returns the job id.
+std::uint64_t start_job(self_ptr self, const scheduler_setup& setup, job_master_setup job) {
+  auto& st = self->state;
+  job.scheduler = caf::actor_cast<caf::actor>(self);
+  job.timeouts = setup;
+  job.store = setup.store;
+  job.checkpoint_every = setup.checkpoint_every;
+  auto& record = st.jobs[job.job_id];
+  record.saved = job.resume ? *job.resume : saved_job{job.job_id, job.submission, {}, 0, {}, 0};
+  record.saved.node_names.clear();
+  for (const auto& node : job.nodes) {
+    record.nodes.push_back(node.status.node_id);
+    record.saved.node_names.push_back(node.status.name);
+  }
+  record.status.job_id = job.job_id;
+  record.status.state = "preparing";
+  // Linked: a job master never outlives the scheduler; monitored: one that ends without an
+  // outcome (it crashed) fails its job and frees the nodes.
+  record.master = self->spawn<caf::linked>(job_master, std::move(job));
+  st.children.insert(record.master.address());
+  self->monitor(record.master);
+  persist(self, setup);
+  return record.status.job_id;
+}
+
 submit_reply submit(self_ptr self, const scheduler_setup& setup, const job_submission& job_in) {
   auto& st = self->state;
   if (st.members.empty())
@@ -81,33 +141,33 @@ submit_reply submit(self_ptr self, const scheduler_setup& setup, const job_submi
   }
   job.job_id = st.next_job_id++;
   job.submission = job_in;
-  job.scheduler = caf::actor_cast<caf::actor>(self);
-  job.client = caf::actor_cast<caf::actor>(self->current_sender());
-  job.timeouts = setup;
-  auto& record = st.jobs[job.job_id];
-  for (const auto& node : job.nodes)
-    record.nodes.push_back(node.status.node_id);
-  record.status.job_id = job.job_id;
-  record.status.state = "preparing";
-  // Linked: a job master never outlives the scheduler; monitored: one that ends without an
-  // outcome (it crashed) fails its job and frees the nodes.
-  record.master = self->spawn<caf::linked>(job_master, std::move(job));
-  st.children.insert(record.master.address());
-  self->monitor(record.master);
-  return {true, record.status.job_id, {}};
+  job.clients.push_back(caf::actor_cast<caf::actor>(self->current_sender()));
+  return {true, start_job(self, setup, std::move(job)), {}};
+}
+
+/// A job ended with `outcome` (shown in status as `shown`): kept for status and late
+/// attaches; its checkpoint goes.
+void remember_outcome(self_ptr self, const scheduler_setup& setup, job_status shown,
+                      job_finished outcome) {
+  auto& st = self->state;
+  if (setup.store)
+    setup.store->drop_checkpoint(outcome.job_id);
+  st.finished_jobs.push_back(std::move(shown));
+  st.outcomes[outcome.job_id] = std::move(outcome);
+  persist(self, setup);
 }
 
 /// Job `job` ended with `outcome`: its nodes are free.
-void job_ended(self_ptr self, std::map<std::uint64_t, job_record>::iterator job,
-               job_finished outcome) {
-  auto& st = self->state;
-  st.finished_jobs.push_back(job->second.status);
-  st.outcomes[job->first] = std::move(outcome);
-  st.jobs.erase(job);
+void job_ended(self_ptr self, const scheduler_setup& setup,
+               std::map<std::uint64_t, job_record>::iterator job, job_finished outcome) {
+  const auto shown = job->second.status;
+  self->state.jobs.erase(job);
+  remember_outcome(self, setup, shown, std::move(outcome));
 }
 
 /// A job_master ended before it told an outcome (it crashed): its job failed.
-void job_master_crashed(self_ptr self, std::map<std::uint64_t, job_record>::iterator job,
+void job_master_crashed(self_ptr self, const scheduler_setup& setup,
+                        std::map<std::uint64_t, job_record>::iterator job,
                         const caf::error& reason) {
   job_finished outcome;
   outcome.job_id = job->first;
@@ -115,7 +175,7 @@ void job_master_crashed(self_ptr self, std::map<std::uint64_t, job_record>::iter
   log::warning("scheduler: job {} failed: {}", job->first, outcome.failure);
   job->second.status.state = state_of(outcome);
   job->second.status.failure = outcome.failure;
-  job_ended(self, job, std::move(outcome));
+  job_ended(self, setup, job, std::move(outcome));
 }
 
 /// Whether `offered` is the admission token `expected`, in time independent of where they
@@ -195,6 +255,7 @@ join_reply join(self_ptr self, const scheduler_setup& setup, const join_request&
             st.membership_epoch);
   const auto id = member.status.node_id;
   st.members.push_back(std::move(member));
+  persist(self, setup);
   // Offered once this handler has answered: the node must have its join reply before the
   // job's assignment, and both travel the same connection.
   self->send(self, member_joined{st.members.back().status, agent, st.membership_epoch});
@@ -265,7 +326,8 @@ caf::result<submit_reply> about_job(self_ptr self, Atom request, std::uint64_t j
 }
 
 /// Removes a node from the cluster; the job_masters of jobs it ran are told.
-void lose_node(self_ptr self, std::uint64_t node_id, const std::string& why) {
+void lose_node(self_ptr self, const scheduler_setup& setup, std::uint64_t node_id,
+               const std::string& why) {
   auto& st = self->state;
   auto it = std::find_if(st.members.begin(), st.members.end(),
                          [&](const cluster_member& m) { return m.status.node_id == node_id; });
@@ -285,10 +347,147 @@ void lose_node(self_ptr self, std::uint64_t node_id, const std::string& why) {
   self->send_exit(it->heartbeat, caf::exit_reason::user_shutdown);
   drop(self, it->agent, failure);
   st.members.erase(it);
+  persist(self, setup);
   for (const auto& [id, job] : st.jobs)
     if (runs_on(job, node_id))
       self->send(job.master, member_lost{node_id, st.membership_epoch,
                                          make_error(strom_error::node_lost, failure), silent});
+}
+
+/// How `outcome` shows in status.
+job_status status_of_outcome(const job_finished& outcome) {
+  job_status shown;
+  shown.job_id = outcome.job_id;
+  shown.name = outcome.report.job;
+  shown.state = state_of(outcome);
+  shown.epochs = outcome.report.epochs;
+  shown.failure = outcome.failure;
+  shown.test_accuracy = outcome.report.test_accuracy;
+  return shown;
+}
+
+/// How a job waiting for its nodes after a restart shows in status.
+job_status status_of_resuming(const saved_job& saved) {
+  job_status shown;
+  shown.job_id = saved.job_id;
+  shown.name = saved.report.job;
+  shown.state = "resuming";
+  shown.epoch = saved.epochs_done;
+  shown.epochs = saved.report.epochs;
+  return shown;
+}
+
+/// Takes up the record the scheduler's store held: the counters go on where they were, and
+/// each job that ran waits for its nodes to join again, at most its rejoin timeout.
+void take_up(self_ptr self, const scheduler_setup& setup) {
+  auto& st = self->state;
+  const auto& record = *setup.restored;
+  st.restarts = record.restarts + 1;
+  st.next_node_id = record.next_node_id;
+  st.next_job_id = record.next_job_id;
+  st.membership_epoch = record.membership_epoch;
+  st.incarnations = record.incarnations;
+  for (const auto& done : record.outcomes) {
+    st.outcomes[done.job_id] = done;
+    st.finished_jobs.push_back(status_of_outcome(done));
+  }
+  for (auto saved : record.jobs) {
+    ++saved.restarts;
+    const auto wait = rejoin_timeout_of(saved.submission, setup);
+    log::info("scheduler: job {} waits up to {:g} s for its nodes ({}) to resume after epoch {}",
+              saved.job_id, std::chrono::duration<double>(wait).count(),
+              fmt::join(saved.node_names, ", "), saved.epochs_done);
+    self->delayed_send(self, wait, rejoin_atom_v, saved.job_id, std::uint32_t{0});
+    st.resuming[saved.job_id].saved = std::move(saved);
+  }
+  log::info("scheduler: restart {} took up its state: membership epoch {}, {} jobs to resume",
+            st.restarts, st.membership_epoch, st.resuming.size());
+  persist(self, setup);
+}
+
+/// A resuming job ends without running again (cancelled, or its nodes did not come back).
+void end_resuming(self_ptr self, const scheduler_setup& setup,
+                  std::map<std::uint64_t, resuming_job>::iterator job, job_finished outcome) {
+  for (const auto& client : job->second.clients)
+    self->send(client, outcome);
+  auto shown = status_of_resuming(job->second.saved);
+  shown.state = state_of(outcome);
+  shown.failure = outcome.failure;
+  self->state.resuming.erase(job);
+  remember_outcome(self, setup, std::move(shown), std::move(outcome));
+}
+
+/// Starts resuming job `job_id` once all its nodes joined again, or at its deadline with the
+/// ones that did if they are enough (--min-nodes); fails it at the deadline otherwise.
+void try_resume(self_ptr self, const scheduler_setup& setup, std::uint64_t job_id,
+                bool deadline) {
+  auto& st = self->state;
+  const auto job = st.resuming.find(job_id);
+  if (job == st.resuming.end())
+    return;
+  const auto& saved = job->second.saved;
+  std::vector<job_node> back;
+  for (const auto& m : st.members)
+    if (is_free(st, m.status.node_id)
+        && std::count(saved.node_names.begin(), saved.node_names.end(), m.status.name) > 0)
+      back.push_back({m.status, m.agent});
+  if (back.size() < saved.node_names.size() && !deadline)
+    return;
+  if (back.size() < std::max<std::size_t>(saved.submission.min_nodes, 1)) {
+    job_finished outcome;
+    outcome.job_id = job_id;
+    outcome.report = saved.report;
+    outcome.failure = fmt::format(
+      "the scheduler restarted and {} of the job's nodes ({}) joined again within {:g} s",
+      back.size(), fmt::join(saved.node_names, ", "),
+      std::chrono::duration<double>(rejoin_timeout_of(saved.submission, setup)).count());
+    log::warning("scheduler: job {} failed: {}", job_id, outcome.failure);
+    return end_resuming(self, setup, job, std::move(outcome));
+  }
+  job_master_setup resumed;
+  resumed.job_id = job_id;
+  resumed.submission = saved.submission;
+  resumed.nodes = std::move(back);
+  resumed.clients = std::move(job->second.clients);
+  resumed.resume = saved;
+  st.resuming.erase(job);
+  start_job(self, setup, std::move(resumed));
+}
+
+/// Whether a node named `name` is one a resuming job waits for.
+bool awaited(const scheduler_state& st, const std::string& name) {
+  return std::any_of(st.resuming.begin(), st.resuming.end(), [&](const auto& job) {
+    const auto& names = job.second.saved.node_names;
+    return std::count(names.begin(), names.end(), name) > 0;
+  });
+}
+
+/// A node joined: it resumes the jobs that waited for it, or is offered to a running job.
+void place_joined(self_ptr self, const scheduler_setup& setup, const member_joined& joined) {
+  std::vector<std::uint64_t> waiting;
+  for (const auto& [id, job] : self->state.resuming)
+    waiting.push_back(id);
+  for (auto id : waiting)
+    try_resume(self, setup, id, false);
+  if (!awaited(self->state, joined.node.name))
+    offer_to_a_job(self, setup, joined);
+}
+
+/// A job_master saved its job's checkpoint: the record keeps how far the job got and on
+/// which nodes it runs now.
+void checkpointed(self_ptr self, const scheduler_setup& setup, const job_checkpointed& done) {
+  auto& st = self->state;
+  const auto job = sending_master(self);
+  if (job == st.jobs.end() || job->first != done.job_id)
+    return;
+  auto& saved = job->second.saved;
+  saved.epochs_done = done.epochs_done;
+  saved.report = done.report;
+  saved.node_names.clear();
+  for (const auto& m : st.members)
+    if (runs_on(job->second, m.status.node_id))
+      saved.node_names.push_back(m.status.name);
+  persist(self, setup);
 }
 
 cluster_status status_of(const scheduler_state& st) {
@@ -298,6 +497,8 @@ cluster_status status_of(const scheduler_state& st) {
   status.jobs = st.finished_jobs;
   for (const auto& [id, job] : st.jobs)
     status.jobs.push_back(job.status);
+  for (const auto& [id, job] : st.resuming)
+    status.jobs.push_back(status_of_resuming(job.saved));
   status.membership_epoch = st.membership_epoch;
   return status;
 }
@@ -312,25 +513,41 @@ caf::behavior scheduler(caf::stateful_actor<scheduler_state>* self, scheduler_se
       return;
     self->quit(exit.reason);
   });
-  self->set_down_handler([self](const caf::down_msg& down) {
+  self->set_down_handler([self, setup](const caf::down_msg& down) {
     auto& st = self->state;
     for (const auto& m : st.members)
       if (m.agent.address() == down.source)
-        return lose_node(self, m.status.node_id, error_text(self->system(), down.reason));
+        return lose_node(self, setup, m.status.node_id, error_text(self->system(), down.reason));
     for (auto job = st.jobs.begin(); job != st.jobs.end(); ++job)
       if (job->second.master.address() == down.source)
-        return job_master_crashed(self, job, down.reason);
+        return job_master_crashed(self, setup, job, down.reason);
   });
+  if (setup.restored)
+    take_up(self, setup);
   return {
     [self, setup](const join_request& request) { return join(self, setup, request); },
     [self, setup](submit_atom, const job_submission& job) { return submit(self, setup, job); },
-    [self](cancel_atom, std::uint64_t job_id) {
+    [self, setup](cancel_atom, std::uint64_t job_id) -> caf::result<submit_reply> {
+      if (auto job = self->state.resuming.find(job_id); job != self->state.resuming.end()) {
+        job_finished outcome;
+        outcome.job_id = job_id;
+        outcome.cancelled = true;
+        outcome.failure = "cancelled by a client while it waited for its nodes";
+        outcome.report = job->second.saved.report;
+        end_resuming(self, setup, job, std::move(outcome));
+        return submit_reply{true, job_id, {}};
+      }
       return about_job(self, cancel_atom_v, job_id, [job_id](const job_finished& done) {
         return submit_reply{false, job_id,
                             fmt::format("job {} has already ended ({})", job_id, state_of(done))};
       });
     },
-    [self](attach_atom, std::uint64_t job_id) {
+    [self](attach_atom, std::uint64_t job_id) -> caf::result<submit_reply> {
+      if (auto job = self->state.resuming.find(job_id); job != self->state.resuming.end()) {
+        if (auto client = caf::actor_cast<caf::actor>(self->current_sender()))
+          job->second.clients.push_back(client);
+        return submit_reply{true, job_id, {}};
+      }
       return about_job(self, attach_atom_v, job_id, [self, job_id](const job_finished& done) {
         if (auto client = caf::actor_cast<caf::actor>(self->current_sender()))
           self->send(client, done);
@@ -342,13 +559,18 @@ caf::behavior scheduler(caf::stateful_actor<scheduler_state>* self, scheduler_se
     [self](const node_progress& progress) { pass_on(self, progress); },
     [self](const node_epoch_report& report) { pass_on(self, report); },
     [self](const node_failure& failure) { pass_on(self, failure); },
-    [self](node_hung_atom, std::uint64_t node_id, const std::string& reason) {
-      lose_node(self, node_id, reason);
+    [self, setup](node_hung_atom, std::uint64_t node_id, const std::string& reason) {
+      lose_node(self, setup, node_id, reason);
     },
     [self, setup](const member_joined& joined) {
       if (self->current_sender() == self->address())
-        offer_to_a_job(self, setup, joined);
+        place_joined(self, setup, joined);
     },
+    [self, setup](rejoin_atom, std::uint64_t job_id, std::uint32_t) {
+      if (self->current_sender() == self->address())
+        try_resume(self, setup, job_id, true);
+    },
+    [self, setup](const job_checkpointed& done) { checkpointed(self, setup, done); },
     [self](forget_atom, std::uint64_t job_id, std::uint64_t node_id) {
       if (sending_master(self) != self->state.jobs.end())
         release(self->state, job_id, node_id);
@@ -357,9 +579,9 @@ caf::behavior scheduler(caf::stateful_actor<scheduler_state>* self, scheduler_se
       if (auto job = sending_master(self); job != self->state.jobs.end())
         job->second.status = status;
     },
-    [self](const job_finished& outcome) {
+    [self, setup](const job_finished& outcome) {
       if (auto job = sending_master(self); job != self->state.jobs.end())
-        job_ended(self, job, outcome);
+        job_ended(self, setup, job, outcome);
     },
   };
 }

@@ -20,6 +20,7 @@
 #include "strom/actors/dropped_nodes.hpp"
 #include "strom/actors/job_master.hpp"
 #include "strom/actors/messages.hpp"
+#include "strom/actors/scheduler_store.hpp"
 
 namespace strom::actors {
 
@@ -31,6 +32,14 @@ struct scheduler_setup : job_timeouts {
   /// Non-empty: only nodes whose join_request carries this token join (an in-process
   /// cluster's own nodes). Empty: any node that speaks the protocol joins.
   std::string admission_token;
+  /// Where the scheduler keeps its record and its jobs' checkpoints (--state-dir); null:
+  /// nothing survives the scheduler.
+  std::shared_ptr<scheduler_store> store;
+  /// The record the store held at start: the scheduler takes up its counters and resumes
+  /// its running jobs once their nodes joined again.
+  std::optional<scheduler_record> restored;
+  /// Steps between a job's checkpoints (--checkpoint-every); 0: every epoch.
+  std::uint64_t checkpoint_every = 0;
 };
 
 /// A joined node.
@@ -47,6 +56,13 @@ struct job_record {
   caf::actor master;                 ///< its job_master
   std::vector<std::uint64_t> nodes;  ///< node ids by rank, held while the job runs
   job_status status;                 ///< as the job_master last told it
+  saved_job saved;                   ///< what the store keeps of it
+};
+
+/// A job that ran when the scheduler stopped, waiting for its nodes to join again.
+struct resuming_job {
+  saved_job saved;
+  std::vector<caf::actor> clients;  ///< attached meanwhile
 };
 
 /// A scheduler's state.
@@ -57,6 +73,8 @@ struct scheduler_state {
   std::uint64_t membership_epoch = 0;           ///< one more per join, loss or leave
   std::map<std::string, std::uint32_t> incarnations;  ///< joins so far, by node name
   std::map<std::uint64_t, job_record> jobs;     ///< running, by job id
+  std::map<std::uint64_t, resuming_job> resuming;  ///< after a restart, by job id
+  std::uint32_t restarts = 0;  ///< times this scheduler's record was taken up again
   std::vector<job_status> finished_jobs;
   std::map<std::uint64_t, job_finished> outcomes;  ///< by job id, for late attaches
   std::set<caf::actor_addr> children;  ///< linked heartbeat monitors and job masters running
@@ -70,7 +88,8 @@ struct scheduler_state {
 /// job_id) -> submit_reply; status_atom -> cluster_status; (keepalive_atom, node_id) ->
 /// keepalive_reply; node_progress, node_epoch_report, node_failure from nodes (a dropped
 /// node's get (dropped_atom, reason) back); (node_hung_atom, node_id, reason) from heartbeat
-/// monitors; job_status and job_finished from its job masters.
+/// monitors; job_status, job_checkpointed and job_finished from its job masters;
+/// (rejoin_atom, job_id, 0) when a resuming job waited long enough for its nodes.
 caf::behavior scheduler(caf::stateful_actor<scheduler_state>* self, scheduler_setup setup);
 
 } // namespace strom::actors

@@ -4,8 +4,8 @@
 #include <chrono>
 
 #include "strom/actors/errors.hpp"
+#include "strom/actors/snapshot_transfer.hpp"
 #include "strom/compute/snapshots/replica_snapshot.hpp"
-#include "strom/compute/snapshots/snapshot_chunks.hpp"
 #include "strom/compute/snapshots/snapshot_encoding.hpp"
 
 namespace strom::actors {
@@ -39,17 +39,10 @@ caf::result<snapshot_sent> send_snapshot(caf::stateful_actor<trainer_state>* sel
                            (std::uint64_t{setup.worker} << snapshot_worker_shift) |
                            (st.snapshots_sent & snapshot_count_mask);
   const auto encoded = compute::encode_snapshot(snapshot_of(st, setup));
-  auto chunks = compute::chunk_snapshot({encoded.begin(), encoded.size()}, id);
-  if (!chunks)
-    return make_error(strom_error::snapshot_failed,
-                      "trainer " + std::to_string(setup.worker) + ": " + chunks.err().message);
+  auto sent = send_in_chunks(receiver, {encoded.begin(), encoded.size()}, id,
+                             "trainer " + std::to_string(setup.worker));
   ++st.snapshots_sent;
-  // Sent anonymously: a remote message's sender is registered for replies, and a detached
-  // actor so held keeps its actor system from shutting down.
-  for (auto& chunk : *chunks)
-    caf::anon_send(receiver, snapshot_chunk{std::move(chunk)});
-  return snapshot_sent{id, static_cast<std::uint32_t>(chunks->size()),
-                       encoded.size() * sizeof(capnp::word)};
+  return sent;
 }
 
 caf::error restore_from(trainer_state& state, const trainer_setup& setup,

@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "strom/compute/snapshots/float_lists.hpp"
+#include "strom/runtime/atomic_file.hpp"
 #include "strom/schema/checkpoint.capnp.h"
 
 namespace strom::runtime {
@@ -107,27 +108,10 @@ result<void> save_checkpoint(const std::string& path, const job_spec& job,
   checksums.setJob(canonical_crc32(ckpt.getJob().asReader()));
   checksums.setProgress(canonical_crc32(p.asReader()));
 
-  auto parent = std::filesystem::path{path}.parent_path();
-  std::error_code ec;
-  if (!parent.empty())
-    std::filesystem::create_directories(parent, ec);
-  if (ec)
-    return error{fmt::format("{}: cannot create folder {}: {}", path, parent.string(), ec.message())};
-  const std::string temp = path + ".partial";
   auto words = capnp::messageToFlatArray(message);
-  auto bytes = words.asBytes();
-  {
-    std::ofstream out{temp, std::ios::binary | std::ios::trunc};
-    if (!out)
-      return error{fmt::format("{}: cannot write checkpoint: {}", temp, std::strerror(errno))};
-    out.write(reinterpret_cast<const char*>(bytes.begin()), static_cast<std::streamsize>(bytes.size()));
-    if (!out.flush())
-      return error{fmt::format("{}: write failed: {}", temp, std::strerror(errno))};
-  }
-  std::filesystem::rename(temp, path, ec);
-  if (ec)
-    return error{fmt::format("{}: cannot move checkpoint into place: {}", path, ec.message())};
-  return success();
+  const auto bytes = words.asBytes();
+  return write_file_atomically(
+    path, {reinterpret_cast<const std::byte*>(bytes.begin()), bytes.size()}, "checkpoint");
 }
 
 result<checkpoint_contents> load_checkpoint(const std::string& path) {

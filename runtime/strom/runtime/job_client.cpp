@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "strom/actors/error_text.hpp"
+#include "strom/log.hpp"
 #include "strom/runtime/interruptible_wait.hpp"
 
 namespace strom::runtime {
@@ -53,45 +54,67 @@ result<std::uint64_t> ask_for_job(caf::scoped_actor& self, const caf::actor& sch
 }
 
 /// Waits for the end of `job_id`, passing its progress to `observer`; nullopt when a stop
-/// signal ended the wait first.
-std::optional<result<training_report>> follow(caf::scoped_actor& self, const caf::actor& scheduler,
+/// signal ended the wait first. A lost scheduler that `reconnect` reaches again is asked to
+/// attach this client again (the old connection's messages are gone with it); `scheduler`
+/// is the new one then.
+std::optional<result<training_report>> follow(caf::scoped_actor& self, caf::actor& scheduler,
                                               std::uint64_t job_id, training_observer* observer,
-                                              const client_limits& limits) {
+                                              const client_limits& limits,
+                                              const scheduler_reconnector& reconnect) {
   training_observer silent;
   auto& watcher = observer ? *observer : silent;
   std::optional<result<training_report>> outcome;
-  const auto end = receive_until(
-    self, limits.silence, on_stop::end_wait, [&] { return outcome.has_value(); },
-    [&](const actors::job_progress& p) {
-      if (p.job_id == job_id)
-        watcher.on_step(p.progress);
-    },
-    [&](const actors::job_epoch& e) {
-      if (e.job_id == job_id)
-        watcher.on_epoch(e.summary);
-    },
-    [&](const actors::job_finished& done) {
-      if (done.job_id != job_id)
-        return;
-      if (done.succeeded)
-        outcome = done.report;
-      else if (done.cancelled)
-        outcome = error{fmt::format("job {} was cancelled: {}", job_id, done.failure)};
-      else
-        outcome = error{fmt::format("job {} failed: {}", job_id, done.failure)};
-    },
-    [&](const caf::down_msg& down) {
-      if (down.source == scheduler.address())
-        outcome = error{fmt::format("lost the scheduler while following job {}: {}", job_id,
-                                    actors::error_text(self->system(), down.reason))};
-    });
-  if (end == wait_end::interrupted)
-    return std::nullopt;
-  if (end == wait_end::silent)
-    return error{fmt::format("no word about job {} from the scheduler for {} s", job_id,
-                             std::chrono::duration_cast<std::chrono::seconds>(limits.silence)
-                               .count())};
-  return outcome;
+  for (;;) {
+    std::optional<std::string> lost;
+    const auto end = receive_until(
+      self, limits.silence, on_stop::end_wait, [&] { return outcome || lost; },
+      [&](const actors::job_progress& p) {
+        if (p.job_id == job_id)
+          watcher.on_step(p.progress);
+      },
+      [&](const actors::job_epoch& e) {
+        if (e.job_id == job_id)
+          watcher.on_epoch(e.summary);
+      },
+      [&](const actors::job_finished& done) {
+        if (done.job_id != job_id)
+          return;
+        if (done.succeeded)
+          outcome = done.report;
+        else if (done.cancelled)
+          outcome = error{fmt::format("job {} was cancelled: {}", job_id, done.failure)};
+        else
+          outcome = error{fmt::format("job {} failed: {}", job_id, done.failure)};
+      },
+      [&](const caf::down_msg& down) {
+        if (down.source == scheduler.address())
+          lost = actors::error_text(self->system(), down.reason);
+      });
+    if (end == wait_end::interrupted)
+      return std::nullopt;
+    if (end == wait_end::silent)
+      return error{fmt::format("no word about job {} from the scheduler for {} s", job_id,
+                               std::chrono::duration_cast<std::chrono::seconds>(limits.silence)
+                                 .count())};
+    if (outcome || !lost)
+      return outcome;
+    const auto lost_error = [&](const std::string& why) {
+      return error{fmt::format("lost the scheduler while following job {}: {}", job_id, why)};
+    };
+    if (!reconnect)
+      return lost_error(*lost);
+    log::warning("lost the scheduler while following job {} ({}); connecting again", job_id,
+                 *lost);
+    auto again = reconnect();
+    if (!again)
+      return lost_error(*lost + "; not reached again: " + again.err().message);
+    scheduler = std::move(*again);
+    self->monitor(scheduler);
+    auto attached = ask_for_job(self, scheduler, limits, on_stop::end_wait, actors::attach_atom_v,
+                                job_id);
+    if (!attached)
+      return lost_error(*lost + "; attaching again failed: " + attached.err().message);
+  }
 }
 
 } // namespace
@@ -109,17 +132,19 @@ result<std::uint64_t> submit_job(caf::actor_system& system, const caf::actor& sc
 
 result<training_report> run_job(caf::actor_system& system, const caf::actor& scheduler,
                                 const actors::job_submission& submission,
-                                training_observer* observer, const client_limits& limits) {
+                                training_observer* observer, const client_limits& limits,
+                                const scheduler_reconnector& reconnect) {
   caf::scoped_actor self{system};
   self->monitor(scheduler);
   auto job_id = ask_for_job(self, scheduler, limits, on_stop::keep_waiting, actors::submit_atom_v,
                             submission);
   if (!job_id)
     return job_id.err();
-  if (auto outcome = follow(self, scheduler, *job_id, observer, limits))
+  auto current = scheduler;
+  if (auto outcome = follow(self, current, *job_id, observer, limits, reconnect))
     return std::move(*outcome);
   // The job was started for this client alone: it must not run on once the client stops.
-  auto cancelled = ask_for_job(self, scheduler, limits, on_stop::keep_waiting,
+  auto cancelled = ask_for_job(self, current, limits, on_stop::keep_waiting,
                                actors::cancel_atom_v, *job_id);
   if (!cancelled)
     return error{fmt::format("interrupted: could not cancel job {}: {}", *job_id,
@@ -129,14 +154,16 @@ result<training_report> run_job(caf::actor_system& system, const caf::actor& sch
 
 result<training_report> attach_job(caf::actor_system& system, const caf::actor& scheduler,
                                    std::uint64_t job_id, training_observer* observer,
-                                   const client_limits& limits) {
+                                   const client_limits& limits,
+                                   const scheduler_reconnector& reconnect) {
   caf::scoped_actor self{system};
   self->monitor(scheduler);
   auto accepted = ask_for_job(self, scheduler, limits, on_stop::end_wait, actors::attach_atom_v,
                               job_id);
   if (!accepted)
     return accepted.err();
-  if (auto outcome = follow(self, scheduler, job_id, observer, limits))
+  auto current = scheduler;
+  if (auto outcome = follow(self, current, job_id, observer, limits, reconnect))
     return std::move(*outcome);
   return error{fmt::format("interrupted: detached from job {}, which keeps running", job_id)};
 }

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 
 #include <caf/all.hpp>
 
@@ -26,22 +27,29 @@ struct client_limits {
   caf::timespan silence = std::chrono::minutes(6);
 };
 
+/// Reaches the scheduler again after its connection broke (it restarts at the same address),
+/// within the caller's reconnect timeout; empty: a lost scheduler ends the wait.
+using scheduler_reconnector = std::function<result<caf::actor>()>;
+
 /// Submits `submission` and returns its job id without waiting for the job.
 result<std::uint64_t> submit_job(caf::actor_system& system, const caf::actor& scheduler,
                                  const actors::job_submission& submission,
                                  const client_limits& limits = {});
 
 /// Submits `submission` and follows the job to its end, telling `observer` (may be null).
-/// On a stop signal it cancels the job: "interrupted: cancelled job N".
+/// On a stop signal it cancels the job: "interrupted: cancelled job N". When the scheduler
+/// is lost and `reconnect` reaches it again, the client attaches again and follows on.
 result<training_report> run_job(caf::actor_system& system, const caf::actor& scheduler,
                                 const actors::job_submission& submission,
-                                training_observer* observer, const client_limits& limits = {});
+                                training_observer* observer, const client_limits& limits = {},
+                                const scheduler_reconnector& reconnect = {});
 
 /// Follows job `job_id`, submitted earlier, to its end (at once if it has ended). On a stop
-/// signal it detaches and the job runs on.
+/// signal it detaches and the job runs on. A lost scheduler is reached again as in run_job.
 result<training_report> attach_job(caf::actor_system& system, const caf::actor& scheduler,
                                    std::uint64_t job_id, training_observer* observer,
-                                   const client_limits& limits = {});
+                                   const client_limits& limits = {},
+                                   const scheduler_reconnector& reconnect = {});
 
 /// Cancels job `job_id`; errors when the scheduler knows no such job or it has ended.
 result<void> cancel_job(caf::actor_system& system, const caf::actor& scheduler,

@@ -16,9 +16,11 @@
 #include <fmt/format.h>
 
 #include "strom/actors/error_text.hpp"
+#include "strom/actors/errors.hpp"
 #include "strom/actors/node_agent.hpp"
 #include "strom/log.hpp"
 #include "strom/runtime/node_startup.hpp"
+#include "strom/runtime/state_dir.hpp"
 #include "strom/runtime/interruptible_wait.hpp"
 #include "strom/runtime/stop_signals.hpp"
 #include "strom/runtime/system_config.hpp"
@@ -34,6 +36,15 @@ constexpr auto stop_wait = std::chrono::seconds(10);
 
 /// Margin over the agent's own join timeout before giving up on its answer.
 constexpr auto join_answer_margin = std::chrono::seconds(5);
+
+/// Reconnecting to a lost scheduler: the first pause between tries, doubled up to the last
+/// (a restarted scheduler listens within a second or two; tries every 2 s cost nothing).
+constexpr auto first_reconnect_pause = std::chrono::milliseconds(100);
+constexpr auto max_reconnect_pause = std::chrono::milliseconds(2000);
+/// How often a pause looks for a stop signal.
+constexpr auto reconnect_poll = std::chrono::milliseconds(20);
+/// The least time one try gets for connect and handshake, even just before the deadline.
+constexpr auto min_connect_attempt = std::chrono::milliseconds(100);
 
 /// Waits until `watched` ends (its exit reason) or a stop signal arrives (nullopt).
 std::optional<caf::error> wait_for_end_or_signal(caf::scoped_actor& self,
@@ -137,9 +148,21 @@ result<void> run_scheduler_node(const scheduler_node_options& options) {
     return advertised.err();
   raise_descriptor_limit();
   stop_signals signals;
+  auto setup = options.setup;
+  if (!options.state_dir.empty()) {
+    auto store = state_dir_store::open(options.state_dir);
+    if (!store)
+      return store.err();
+    auto record = (*store)->load();
+    if (!record)
+      return error{fmt::format("the scheduler cannot take up its state: {} (move the file "
+                               "away to start afresh)", record.err().message)};
+    setup.store = *store;
+    setup.restored = std::move(*record);
+  }
   system_config config{true};
   caf::actor_system system{config};
-  auto scheduler = system.spawn(actors::scheduler, options.setup);
+  auto scheduler = system.spawn(actors::scheduler, setup);
   caf::scoped_actor self{system};
   self->monitor(scheduler);
   auto port = guarded_port::open(system, scheduler, options.listen, options.guard);
@@ -161,29 +184,48 @@ result<void> run_scheduler_node(const scheduler_node_options& options) {
   return success();
 }
 
-result<void> run_worker_node(const worker_node_options& options) {
+result<guarded_connection> reconnect_to_scheduler(caf::actor_system& system,
+                                                  const endpoint& where,
+                                                  const connect_options& options,
+                                                  caf::timespan limit) {
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + limit;
+  auto pause = first_reconnect_pause;
+  for (;;) {
+    auto attempt = options;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
+    attempt.timeout = std::max(std::min(options.timeout, left), min_connect_attempt);
+    auto connection = connect_to_scheduler(system, where, attempt);
+    if (connection || clock::now() >= deadline
+        || (options.interrupted && options.interrupted()))
+      return connection;
+    for (const auto until = std::min(clock::now() + pause, deadline); clock::now() < until;) {
+      if (options.interrupted && options.interrupted())
+        return connection;
+      std::this_thread::sleep_for(reconnect_poll);
+    }
+    pause = std::min(pause * 2, max_reconnect_pause);
+  }
+}
+
+namespace {
+
+/// How a worker node's time with one scheduler ended without an error.
+enum class session_end {
+  stopped,         ///< SIGINT or SIGTERM
+  scheduler_lost,  ///< the connection broke: connect again
+};
+
+/// Joins the scheduler reached by `scheduler` and trains its jobs until a stop signal or the
+/// scheduler's loss.
+result<session_end> serve_scheduler(caf::actor_system& system, const worker_node_options& options,
+                                    const node_identity& identity,
+                                    const guarded_connection& scheduler) {
   const auto where = to_string(options.scheduler);
-  auto advertised = choose_advertise_address(
-    {options.advertise, options.netmask, local_address_towards(options.scheduler)});
-  if (!advertised)
-    return advertised.err();
-  stop_signals signals;
-  system_config config{true};
-  caf::actor_system system{config};
-  connect_options connecting;
-  connecting.timeout = options.connect_timeout;
-  connecting.interrupted = [] { return stop_requested(); };
-  auto scheduler = connect_to_scheduler(system, options.scheduler, connecting);
-  if (!scheduler)
-    return scheduler.err();
-  caf::scoped_actor self{system};
-  const node_identity identity{
-    options.name.empty() ? default_node_name() : options.name, *advertised,
-    options.workers ? options.workers : std::max(1u, std::thread::hardware_concurrency()),
-    {}, *advertised};
   const auto& name = identity.name;
+  caf::scoped_actor self{system};
   const auto join_limit = actors::node_agent_setup{}.join_timeout + join_answer_margin;
-  auto agent = spawn_node(system, scheduler->remote, identity, caf::actor_cast<caf::actor>(self),
+  auto agent = spawn_node(system, scheduler.remote, identity, caf::actor_cast<caf::actor>(self),
                           options.reconnect_timeout);
   self->monitor(agent);
   std::optional<actors::join_reply> answer;
@@ -193,7 +235,7 @@ result<void> run_worker_node(const worker_node_options& options) {
   if (waited_for_join == wait_end::interrupted) {
     log::info("node '{}': stopping before the scheduler answered the join", name);
     stop_daemon(self, agent);
-    return success();
+    return session_end::stopped;
   }
   if (!answer) {
     stop_and_wait(self, agent);
@@ -209,12 +251,57 @@ result<void> run_worker_node(const worker_node_options& options) {
   }
   if (auto ended = wait_for_end_or_signal(self, agent)) {
     stop_exposed_actors(self);
+    if (actors::strom_code_of(*ended) == actors::strom_error::scheduler_lost) {
+      log::warning("node '{}': {}; connecting again for up to {:g} s", name,
+                   actors::error_text(system, *ended),
+                   std::chrono::duration<double>(options.reconnect_timeout).count());
+      return session_end::scheduler_lost;
+    }
     return error{fmt::format("node '{}' (scheduler {}): {}", name, where,
                              actors::error_text(system, *ended))};
   }
   log::info("node '{}': stopping", name);
   stop_daemon(self, agent);
-  return success();
+  return session_end::stopped;
+}
+
+} // namespace
+
+result<void> run_worker_node(const worker_node_options& options) {
+  auto advertised = choose_advertise_address(
+    {options.advertise, options.netmask, local_address_towards(options.scheduler)});
+  if (!advertised)
+    return advertised.err();
+  stop_signals signals;
+  system_config config{true};
+  caf::actor_system system{config};
+  connect_options connecting;
+  connecting.timeout = options.connect_timeout;
+  connecting.interrupted = [] { return stop_requested(); };
+  auto scheduler = connect_to_scheduler(system, options.scheduler, connecting);
+  if (!scheduler)
+    return scheduler.err();
+  const node_identity identity{
+    options.name.empty() ? default_node_name() : options.name, *advertised,
+    options.workers ? options.workers : std::max(1u, std::thread::hardware_concurrency()),
+    {}, *advertised};
+  for (;;) {
+    auto ended = serve_scheduler(system, options, identity, *scheduler);
+    if (!ended)
+      return ended.err();
+    if (*ended == session_end::stopped)
+      return success();
+    scheduler = reconnect_to_scheduler(system, options.scheduler, connecting,
+                                       options.reconnect_timeout);
+    if (!scheduler && stop_requested())
+      return success();
+    if (!scheduler)
+      return error{fmt::format("node '{}': the scheduler at {} did not come back within {:g} s "
+                               "(--reconnect-timeout): {}",
+                               identity.name, to_string(options.scheduler),
+                               std::chrono::duration<double>(options.reconnect_timeout).count(),
+                               scheduler.err().message)};
+  }
 }
 
 } // namespace strom::runtime

@@ -25,6 +25,9 @@ struct scheduler_node_options {
   std::string netmask;       ///< --netmask CIDR
   actors::scheduler_setup setup;
   guard_limits guard;        ///< what the port admits (link_guard.hpp)
+  /// --state-dir: where the scheduler keeps its record and its jobs' checkpoints, and takes
+  /// them up from when it starts again (state_dir.hpp); empty: it keeps nothing.
+  std::string state_dir;
 };
 
 /// Which scheduler a worker node joins and what it offers.
@@ -35,7 +38,8 @@ struct worker_node_options {
   std::string netmask;       ///< --netmask CIDR
   std::uint32_t workers = 0; ///< trainer slots; 0: one per core
   std::chrono::milliseconds connect_timeout = default_connect_timeout;  ///< --connect-timeout
-  /// --reconnect-timeout: the scheduler silent this long, the node gives up.
+  /// --reconnect-timeout: the scheduler silent this long, or gone and not back within it,
+  /// the node gives up.
   caf::timespan reconnect_timeout = actors::default_reconnect_timeout;
 };
 
@@ -43,15 +47,24 @@ struct worker_node_options {
 /// "strom scheduler listening on HOST:PORT (advertised as ADDRESS:PORT)" on stdout.
 result<void> run_scheduler_node(const scheduler_node_options& options);
 
-/// Joins the scheduler and trains its jobs until SIGINT or SIGTERM; errors when the join is
-/// refused, the scheduler cannot be reached or is lost, says it dropped the node (e.g. after
-/// the process was stopped for longer than the heartbeat timeout), or answers nothing for
-/// options.reconnect_timeout.
+/// Joins the scheduler and trains its jobs until SIGINT or SIGTERM. A lost scheduler (its
+/// connection broke: it crashed or restarts) ends the node's job; the node connects again,
+/// with back-off, and joins under its name as a new incarnation. Errors when the join is
+/// refused, the scheduler cannot be reached (again within options.reconnect_timeout), says
+/// it dropped the node (e.g. after the process was stopped for longer than the heartbeat
+/// timeout), or answers nothing for options.reconnect_timeout.
 result<void> run_worker_node(const worker_node_options& options);
 
 /// The scheduler published at `where`, reached through `system` (which loads the middleman)
 /// and a link_guard; errors name HOST:PORT and say in words what is there instead.
 result<guarded_connection> connect_to_scheduler(caf::actor_system& system, const endpoint& where,
                                                 const connect_options& options = {});
+
+/// connect_to_scheduler tried again, with a pause growing from 100 ms to 2 s between tries,
+/// until it succeeds, options.interrupted says so, or `limit` passed (the last error then).
+result<guarded_connection> reconnect_to_scheduler(caf::actor_system& system,
+                                                  const endpoint& where,
+                                                  const connect_options& options,
+                                                  caf::timespan limit);
 
 } // namespace strom::runtime

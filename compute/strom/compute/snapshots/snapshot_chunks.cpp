@@ -166,4 +166,14 @@ std::span<const capnp::word> snapshot_assembler::encoded() const noexcept {
   return {words_.get(), total_bytes_ / sizeof(capnp::word)};
 }
 
+result<frame> take_assembled(snapshot_assembler&& done) {
+  if (!done.complete())
+    return error{"its chunks did not arrive whole"};
+  auto holder = std::make_shared<snapshot_assembler>(std::move(done));
+  const auto words = holder->encoded();
+  return frame::from_bytes(
+    {reinterpret_cast<const std::byte*>(words.data()), words.size() * sizeof(capnp::word)},
+    holder);
+}
+
 } // namespace strom::compute

@@ -71,4 +71,8 @@ private:
   std::optional<error> failed_;
 };
 
+/// The encoded snapshot of a complete assembler as a frame (the assembler's storage moves into
+/// it, nothing is copied); an error when its chunks did not arrive whole.
+result<frame> take_assembled(snapshot_assembler&& done);
+
 } // namespace strom::compute

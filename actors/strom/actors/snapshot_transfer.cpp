@@ -1,0 +1,21 @@
+#include "strom/actors/snapshot_transfer.hpp"
+
+#include "strom/actors/errors.hpp"
+#include "strom/compute/snapshots/snapshot_chunks.hpp"
+
+namespace strom::actors {
+
+caf::result<snapshot_sent> send_in_chunks(const caf::actor& receiver,
+                                          std::span<const capnp::word> encoded, std::uint64_t id,
+                                          const std::string& sender) {
+  auto chunks = compute::chunk_snapshot(encoded, id);
+  if (!chunks)
+    return make_error(strom_error::snapshot_failed, sender + ": " + chunks.err().message);
+  // Sent anonymously: a remote message's sender is registered for replies, and a detached
+  // actor (a trainer) so held keeps its actor system from shutting down.
+  for (auto& chunk : *chunks)
+    caf::anon_send(receiver, snapshot_chunk{std::move(chunk)});
+  return snapshot_sent{id, static_cast<std::uint32_t>(chunks->size()), encoded.size_bytes()};
+}
+
+} // namespace strom::actors
