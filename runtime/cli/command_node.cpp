@@ -49,7 +49,7 @@ constexpr std::uint64_t min_heartbeat_ms = 10;
 constexpr std::uint64_t max_heartbeat_ms = 3'600'000;
 
 /// Bounds of --reconnect-timeout: a node asks the scheduler every second
-/// (node_agent_setup::keepalive_interval), so less than two seconds would give up after one
+/// (actors::timing::keepalive_interval), so less than two seconds would give up after one
 /// unanswered keepalive; beyond a day a node would wait for a scheduler nobody restarts.
 constexpr std::chrono::milliseconds min_reconnect_timeout = std::chrono::seconds(2);
 constexpr std::chrono::milliseconds max_reconnect_timeout = std::chrono::hours(24);
@@ -88,15 +88,15 @@ int run_scheduler(const arguments& args) {
   options.advertise = args.get("advertise").value_or("");
   options.netmask = args.get("netmask").value_or("");
   if (auto ms = interval.value())
-    options.setup.heartbeat_interval = std::chrono::milliseconds(*ms);
+    options.setup.timeouts.heartbeat_interval = std::chrono::milliseconds(*ms);
   if (auto ms = timeout.value())
-    options.setup.heartbeat_timeout = std::chrono::milliseconds(*ms);
-  if (options.setup.heartbeat_timeout <= options.setup.heartbeat_interval)
+    options.setup.timeouts.heartbeat_timeout = std::chrono::milliseconds(*ms);
+  if (options.setup.timeouts.heartbeat_timeout <= options.setup.timeouts.heartbeat_interval)
     return usage(fmt::format("--heartbeat-timeout ({} ms) must exceed --heartbeat-interval ({} ms)",
                              std::chrono::duration_cast<std::chrono::milliseconds>(
-                               options.setup.heartbeat_timeout).count(),
+                               options.setup.timeouts.heartbeat_timeout).count(),
                              std::chrono::duration_cast<std::chrono::milliseconds>(
-                               options.setup.heartbeat_interval).count()));
+                               options.setup.timeouts.heartbeat_interval).count()));
   if (auto ok = runtime::run_scheduler_node(options); !ok) {
     fmt::print(stderr, "strom node: {}\n", ok.err().message);
     return exit_failure;
@@ -126,7 +126,7 @@ int run_worker(const arguments& args) {
   options.netmask = args.get("netmask").value_or("");
   options.workers = static_cast<std::uint32_t>(workers.value().value_or(0));
   if (auto timeout = reconnect.value())
-    options.reconnect_timeout = *timeout;
+    options.timeouts.reconnect_timeout = *timeout;
   if (args.has("name") && options.name.empty())
     return usage("--name must not be empty");
   auto connect_timeout = connect_timeout_of(args);

@@ -46,7 +46,7 @@ result<runtime::scheduler_reconnector> reconnector_for(const arguments& args, sc
   auto timeout = connect_timeout_of(args);
   if (!timeout)
     return timeout.err();
-  caf::timespan limit = actors::default_reconnect_timeout;
+  caf::timespan limit = actors::timing{}.reconnect_timeout;
   auto reconnect = args.get_duration(reconnect_timeout_option().name, min_reconnect_timeout,
                                      max_reconnect_timeout);
   if (!reconnect)

@@ -46,9 +46,9 @@ caf::actor spawn_agent(Env& env, const caf::actor& scheduler, node_job_factory p
   node_agent_setup setup;
   setup.scheduler = scheduler;
   setup.identity = {protocol_version, "n1", "127.0.0.1", 2, 2, {}};
-  setup.join_timeout = join_timeout;
-  setup.keepalive_interval = keepalive_interval;
-  setup.reconnect_timeout = reconnect_timeout;
+  setup.timeouts.join_timeout = join_timeout;
+  setup.timeouts.keepalive_interval = keepalive_interval;
+  setup.timeouts.reconnect_timeout = reconnect_timeout;
   setup.prepare = prepare ? std::move(prepare)
                           : [](const job_assignment&) -> strom::result<node_job> {
     return strom::error{"tests never prepare a job"};

@@ -24,11 +24,11 @@ namespace {
 /// Timeouts for tests that are not about heartbeats: pings never time out.
 scheduler_setup quiet_setup() {
   scheduler_setup setup;
-  setup.heartbeat_interval = 1s;
-  setup.heartbeat_timeout = 24h;
-  setup.prepare_timeout = 10s;
-  setup.answer_timeout = 10s;
-  setup.silence_limit = 24h;
+  setup.timeouts.heartbeat_interval = 1s;
+  setup.timeouts.heartbeat_timeout = 24h;
+  setup.timeouts.prepare_timeout = 10s;
+  setup.timeouts.answer_timeout = 10s;
+  setup.timeouts.silence_limit = 24h;
   return setup;
 }
 
@@ -216,7 +216,7 @@ BOOST_AUTO_TEST_CASE(fails_the_job_when_a_node_does_not_prepare_in_time) {
   const auto id = env.join(a, "slow").node_id;
   BOOST_REQUIRE(env.submit().accepted);
   env.assignment_for(a, std::nullopt);
-  env.sched.advance_time(quiet_setup().prepare_timeout);
+  env.sched.advance_time(quiet_setup().timeouts.prepare_timeout);
   env.sched.run();
   const auto end = env.client_gets<job_finished>();
   BOOST_REQUIRE(end);
@@ -284,7 +284,7 @@ BOOST_AUTO_TEST_CASE(runs_every_epoch_and_sums_the_nodes_reports) {
 
 BOOST_AUTO_TEST_CASE(a_node_that_stops_answering_heartbeats_fails_its_job) {
   auto setup = quiet_setup();
-  setup.heartbeat_timeout = 3s;
+  setup.timeouts.heartbeat_timeout = 3s;
   cluster_fixture env{setup};
   caf::scoped_actor a{env.sys};
   const auto id = env.join(a, "frozen").node_id;
@@ -293,7 +293,7 @@ BOOST_AUTO_TEST_CASE(a_node_that_stops_answering_heartbeats_fails_its_job) {
   env.assignment_for(a, ready_with(relay_a, id));
   env.sched.run();
   BOOST_TEST(!env.client_gets<job_finished>().has_value());  // pings unanswered, but not for long yet
-  env.sched.advance_time(setup.heartbeat_timeout);
+  env.sched.advance_time(setup.timeouts.heartbeat_timeout);
   env.sched.run();
   const auto end = env.client_gets<job_finished>();
   BOOST_REQUIRE(end);
@@ -339,7 +339,7 @@ BOOST_AUTO_TEST_CASE(a_late_attach_gets_the_outcome_of_an_ended_job) {
   env.join(a, "slow");
   const auto job = env.submit();
   env.assignment_for(a, std::nullopt);
-  env.sched.advance_time(quiet_setup().prepare_timeout);
+  env.sched.advance_time(quiet_setup().timeouts.prepare_timeout);
   env.sched.run();
   BOOST_REQUIRE(env.client_gets<job_finished>());
   caf::scoped_actor late{env.sys};
@@ -392,11 +392,11 @@ BOOST_AUTO_TEST_CASE(answers_a_members_keepalive_as_still_a_member) {
 
 BOOST_AUTO_TEST_CASE(tells_a_dropped_node_so_whenever_it_is_heard_from_again) {
   auto setup = quiet_setup();
-  setup.heartbeat_timeout = 3s;
+  setup.timeouts.heartbeat_timeout = 3s;
   cluster_fixture env{setup};
   caf::scoped_actor frozen{env.sys};
   const auto id = env.join(frozen, "frozen").node_id;
-  env.sched.advance_time(setup.heartbeat_timeout);  // its pings go unanswered: dropped
+  env.sched.advance_time(setup.timeouts.heartbeat_timeout);  // its pings go unanswered: dropped
   env.sched.run();
   const auto dropped_notice = [&] {
     std::optional<std::string> why;

@@ -816,7 +816,7 @@ void start_keeping(self_ptr self, const job_master_setup& setup) {
 
 } // namespace
 
-caf::timespan rejoin_timeout_of(const job_submission& submission, const job_timeouts& timeouts) {
+caf::timespan rejoin_timeout_of(const job_submission& submission, const timing& timeouts) {
   const auto ms = submission.rejoin_timeout_ms;
   return ms > 0 ? caf::timespan{std::chrono::milliseconds(ms)} : timeouts.rejoin_timeout;
 }

@@ -31,6 +31,7 @@
 #include "strom/actors/data_assignment.hpp"
 #include "strom/actors/messages.hpp"
 #include "strom/actors/scheduler_store.hpp"
+#include "strom/actors/timing.hpp"
 #include "strom/actors/topology.hpp"
 
 namespace strom::actors {
@@ -41,23 +42,9 @@ struct job_node {
   caf::actor agent;  ///< its node_agent
 };
 
-/// Timeouts of a job; every request a job_master makes has one.
-struct job_timeouts {
-  /// A job paused below its minimum of nodes fails after this long without enough joining.
-  caf::timespan rejoin_timeout = std::chrono::seconds(60);
-  /// Time a live trainer may take to send its snapshot to a joining node's trainer.
-  caf::timespan restore_timeout = std::chrono::minutes(2);
-  /// Time a node may take to load a job's data and build its replicas.
-  caf::timespan prepare_timeout = std::chrono::minutes(5);
-  /// Time a node may take to answer a request that needs no work (stop, stats).
-  caf::timespan answer_timeout = std::chrono::seconds(10);
-  /// A running job whose nodes report nothing for this long fails.
-  caf::timespan silence_limit = std::chrono::minutes(5);
-};
-
 /// How long a job waits for nodes to join (--rejoin-timeout, else the timeouts' default):
 /// paused below its minimum, or resumed after the scheduler's restart.
-caf::timespan rejoin_timeout_of(const job_submission& submission, const job_timeouts& timeouts);
+caf::timespan rejoin_timeout_of(const job_submission& submission, const timing& timeouts);
 
 /// What a job_master starts from.
 struct job_master_setup {
@@ -66,7 +53,7 @@ struct job_master_setup {
   std::vector<job_node> nodes;  ///< by rank; at least one
   caf::actor scheduler;         ///< told job_status as it changes, then the job_finished
   std::vector<caf::actor> clients;  ///< told progress and the end: the submitter, attached ones
-  job_timeouts timeouts;
+  timing timeouts;  ///< every request it makes has one
   /// Where checkpoints go (the scheduler's --state-dir); null: the job takes none.
   std::shared_ptr<scheduler_store> store;
   /// A checkpoint at the end of an epoch once this many steps (a worker's) passed since the

@@ -11,6 +11,7 @@
 #include <caf/all.hpp>
 
 #include "strom/actors/node_framer.hpp"
+#include "strom/actors/timing.hpp"
 #include "strom/compute/codecs/threshold_encoder.hpp"
 #include "strom/compute/data/dataset.hpp"
 #include "strom/compute/frames/update_frame.hpp"
@@ -36,6 +37,7 @@ struct local_node_setup {
   bool apply_own_update = true;  ///< a worker applies its own update at once (trainer.hpp)
   compute::frame_options frames;
   caf::actor supervisor;  ///< receives the trainers' reports
+  caf::timespan park_spin = timing{}.park_spin;  ///< the trainers' (timing.hpp)
 };
 
 /// Handles of a node's actors; keeping them keeps the actors alive.

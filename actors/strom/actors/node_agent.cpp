@@ -170,7 +170,7 @@ void restore(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id,
     compute::snapshot_bytes_bound(*st.run->job->node.replicas.front(), max_snapshot_origins));
   // The chunks come before this answer: the source trainer sent them before it answered its
   // agent, and messages between two nodes keep their order.
-  self->request(source, setup.snapshot_timeout, snapshot_atom_v, job_id,
+  self->request(source, setup.timeouts.snapshot_timeout, snapshot_atom_v, job_id,
                 caf::actor_cast<caf::actor>(self))
     .then(
       [self, setup, promise, job_id](const snapshot_sent& sent) mutable {
@@ -186,7 +186,7 @@ void restore(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id,
         }
         auto pending = std::make_shared<std::size_t>(st.run->actors.trainers.size());
         for (const auto& trainer : st.run->actors.trainers)
-          self->request(trainer, setup.snapshot_timeout, restore_atom_v,
+          self->request(trainer, setup.timeouts.snapshot_timeout, restore_atom_v,
                         assembled_snapshot{*snapshot})
             .then(
               [promise, pending, sent](bool) mutable {
@@ -250,7 +250,7 @@ void leave_dropped(self_ptr self, const std::string& reason) {
 /// Asks the scheduler whether this node is still a member; ends the agent when the
 /// scheduler has not answered for the reconnect timeout.
 void send_keepalive(self_ptr self, const node_agent_setup& setup) {
-  self->request(setup.scheduler, setup.reconnect_timeout, keepalive_atom_v, self->state.node_id)
+  self->request(setup.scheduler, setup.timeouts.reconnect_timeout, keepalive_atom_v, self->state.node_id)
     .then(
       [self](const keepalive_reply& reply) {
         self->state.last_answer = self->clock().now();
@@ -259,17 +259,17 @@ void send_keepalive(self_ptr self, const node_agent_setup& setup) {
       },
       [self, setup](caf::error& err) {
         const auto silent = self->clock().now() - self->state.last_answer;
-        if (silent < setup.reconnect_timeout)
+        if (silent < setup.timeouts.reconnect_timeout)
           return;  // a later keepalive was answered, or this one failed early: not yet
         stop_job(self);
         self->quit(make_error(
           strom_error::timeout,
           fmt::format("gave up on the scheduler after {:g} s without an answer "
                       "(--reconnect-timeout {:g} s): {}",
-                      seconds_of(silent), seconds_of(setup.reconnect_timeout),
+                      seconds_of(silent), seconds_of(setup.timeouts.reconnect_timeout),
                       error_text(self->system(), err))));
       });
-  self->delayed_send(self, setup.keepalive_interval, caf::tick_atom_v);
+  self->delayed_send(self, setup.timeouts.keepalive_interval, caf::tick_atom_v);
 }
 
 void prepare(self_ptr self, const node_agent_setup& setup, job_assignment assignment) {
@@ -318,6 +318,7 @@ void prepared(self_ptr self, const node_agent_setup& setup, const job_assignment
   auto job = std::make_shared<node_job>(std::move(*outcome));
   job->node.node_id = st.node_id;
   job->node.supervisor = caf::actor_cast<caf::actor>(self);
+  job->node.park_spin = setup.timeouts.park_spin;
   auto& run = st.run.emplace();
   run.job_id = assignment.job_id;
   run.rank = assignment.rank;
@@ -378,7 +379,7 @@ void stop(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id) {
     end_actor(self, member);
   self->demonitor(relay);
   st.run.reset();
-  self->request(relay, setup.answer_timeout, stats_atom_v)
+  self->request(relay, setup.timeouts.answer_timeout, stats_atom_v)
     .then(
       [self, answer, promise, relay](const relay_stats& relayed) mutable {
         answer->relayed = relayed;
@@ -407,7 +408,7 @@ void wire(self_ptr self, const node_agent_setup& setup, const topology_update& u
   auto slot = std::make_shared<std::optional<result<relay_link>>>();
   st.wiring = slot;
   run_aside(self, [slot, update, connect = setup.connect_relay, relay = st.run->actors.relay,
-                   timeout = setup.answer_timeout](caf::blocking_actor* helper,
+                   timeout = setup.timeouts.answer_timeout](caf::blocking_actor* helper,
                                                    const caf::actor& agent) {
     auto link = guarded<relay_link>([&] { return connect(update.parent_endpoint); });
     if (link)
@@ -459,7 +460,7 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
     self->send(setup.scheduler, failure);
     stop_job(self);
   });
-  self->request(setup.scheduler, setup.join_timeout, setup.identity)
+  self->request(setup.scheduler, setup.timeouts.join_timeout, setup.identity)
     .then(
       [self, setup](const join_reply& reply) {
         if (setup.observer)
@@ -472,7 +473,7 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
         self->state.node_id = reply.node_id;
         self->state.last_answer = self->clock().now();
         self->monitor(setup.scheduler);
-        self->delayed_send(self, setup.keepalive_interval, caf::tick_atom_v);
+        self->delayed_send(self, setup.timeouts.keepalive_interval, caf::tick_atom_v);
         log::info("node {}: joined as '{}' with {} workers", reply.node_id, setup.identity.name,
                   setup.identity.workers);
       },
@@ -522,7 +523,7 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
       run.totals.batches += step.batches;
       run.totals.samples += step.samples;
       const auto now = self->clock().now();
-      if (now - run.progress_sent < setup.progress_interval)
+      if (now - run.progress_sent < setup.timeouts.progress_interval)
         return;
       run.progress_sent = now;
       self->send(setup.scheduler, node_progress{run.job_id, st.node_id, run.round,

@@ -19,6 +19,7 @@
 
 #include "strom/actors/local_node.hpp"
 #include "strom/actors/messages.hpp"
+#include "strom/actors/timing.hpp"
 #include "strom/compute/result.hpp"
 #include "strom/compute/snapshots/snapshot_chunks.hpp"
 
@@ -59,11 +60,6 @@ struct relay_link {
 /// Connects to the relay published at HOST:PORT (blocking: the agent calls it aside).
 using relay_connector = std::function<result<relay_link>(const std::string& endpoint)>;
 
-/// How long a node keeps trying to reach a scheduler that does not answer (--reconnect-timeout):
-/// six times the scheduler's default heartbeat timeout, so a scheduler busy for a while is
-/// not given up on before it would give up on the node.
-inline constexpr caf::timespan default_reconnect_timeout = std::chrono::seconds(60);
-
 /// What a node agent is built from.
 struct node_agent_setup {
   caf::actor scheduler;
@@ -71,20 +67,8 @@ struct node_agent_setup {
   node_job_factory prepare;
   relay_publisher publish_relay;  ///< empty: the node publishes no relay (no network)
   relay_connector connect_relay;  ///< empty: the node cannot join a mesh
-  caf::timespan join_timeout = std::chrono::seconds(10);
-  /// Time the relay may take to report its counts.
-  caf::timespan answer_timeout = std::chrono::seconds(10);
-  /// Progress goes to the scheduler at most this often.
-  caf::timespan progress_interval = std::chrono::milliseconds(250);
-  /// A joined node asks the scheduler this often whether it still counts as a member, so it
-  /// hears of its drop even when the scheduler no longer pings it.
-  caf::timespan keepalive_interval = std::chrono::seconds(1);
-  /// No answer from the scheduler for this long: the node gives up and the agent ends.
-  caf::timespan reconnect_timeout = default_reconnect_timeout;
   caf::actor observer;  ///< optional: receives the scheduler's join_reply
-  /// Time a snapshot may take to reach this node from a peer or go out to one (8.5 MB for the
-  /// example MLP take ~50 ms on loopback; a 100 MB model over a slow link takes seconds).
-  caf::timespan snapshot_timeout = std::chrono::minutes(2);
+  timing timeouts;  ///< its own, and its trainers' park_spin
 };
 
 /// The job a node trains now.

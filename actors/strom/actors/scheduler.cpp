@@ -92,7 +92,7 @@ void persist(self_ptr self, const scheduler_setup& setup) {
 std::uint64_t start_job(self_ptr self, const scheduler_setup& setup, job_master_setup job) {
   auto& st = self->state;
   job.scheduler = caf::actor_cast<caf::actor>(self);
-  job.timeouts = setup;
+  job.timeouts = setup.timeouts;
   job.store = setup.store;
   job.checkpoint_every = setup.checkpoint_every;
   auto& record = st.jobs[job.job_id];
@@ -209,7 +209,7 @@ void offer_to_a_job(self_ptr self, const scheduler_setup& setup, const member_jo
     return;
   auto& [job_id, job] = *st.jobs.begin();
   job.nodes.push_back(node_id);
-  self->request(job.master, setup.answer_timeout, joined)
+  self->request(job.master, setup.timeouts.answer_timeout, joined)
     .then(
       [self, job_id = job_id, node_id](bool taken) {
         if (!taken)
@@ -246,8 +246,8 @@ join_reply join(self_ptr self, const scheduler_setup& setup, const join_request&
   member.heartbeat = self->spawn<caf::linked>(
     heartbeat_monitor,
     heartbeat_setup{member.status.node_id, agent, caf::actor_cast<caf::actor>(self),
-                    std::min(setup.heartbeat_interval, setup.heartbeat_timeout / 4),
-                    setup.heartbeat_timeout});
+                    std::min(setup.timeouts.heartbeat_interval, setup.timeouts.heartbeat_timeout / 4),
+                    setup.timeouts.heartbeat_timeout});
   st.children.insert(member.heartbeat.address());
   ++st.membership_epoch;
   log::info("scheduler: {} joined with {} workers (incarnation {}, membership epoch {})",
@@ -393,7 +393,7 @@ void take_up(self_ptr self, const scheduler_setup& setup) {
   }
   for (auto saved : record.jobs) {
     ++saved.restarts;
-    const auto wait = rejoin_timeout_of(saved.submission, setup);
+    const auto wait = rejoin_timeout_of(saved.submission, setup.timeouts);
     log::info("scheduler: job {} waits up to {:g} s for its nodes ({}) to resume after epoch {}",
               saved.job_id, std::chrono::duration<double>(wait).count(),
               fmt::join(saved.node_names, ", "), saved.epochs_done);
@@ -440,7 +440,7 @@ void try_resume(self_ptr self, const scheduler_setup& setup, std::uint64_t job_i
     outcome.failure = fmt::format(
       "the scheduler restarted and {} of the job's nodes ({}) joined again within {:g} s",
       back.size(), fmt::join(saved.node_names, ", "),
-      std::chrono::duration<double>(rejoin_timeout_of(saved.submission, setup)).count());
+      std::chrono::duration<double>(rejoin_timeout_of(saved.submission, setup.timeouts)).count());
     log::warning("scheduler: job {} failed: {}", job_id, outcome.failure);
     return end_resuming(self, setup, job, std::move(outcome));
   }

@@ -21,14 +21,13 @@
 #include "strom/actors/job_master.hpp"
 #include "strom/actors/messages.hpp"
 #include "strom/actors/scheduler_store.hpp"
+#include "strom/actors/timing.hpp"
 
 namespace strom::actors {
 
-/// Timeouts of a scheduler and of the job masters it starts (job_timeouts); every request
-/// has one.
-struct scheduler_setup : job_timeouts {
-  caf::timespan heartbeat_interval = std::chrono::seconds(1);
-  caf::timespan heartbeat_timeout = std::chrono::seconds(10);
+/// What a scheduler starts from.
+struct scheduler_setup {
+  timing timeouts;  ///< its own and its job masters'
   /// Non-empty: only nodes whose join_request carries this token join (an in-process
   /// cluster's own nodes). Empty: any node that speaks the protocol joins.
   std::string admission_token;

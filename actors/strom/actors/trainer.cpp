@@ -83,12 +83,12 @@ bool may_step(const trainer_state& st, std::uint32_t staleness) {
   return true;
 }
 
-/// Waits up to park_spin, yielding, for a message to a parked trainer, which then handles it
-/// without its thread having blocked; called last in a handler.
-void linger_if_parked(caf::stateful_actor<trainer_state>* self) {
-  if (!self->state.waiting)
+/// Waits up to the setup's park_spin, yielding, for a message to a parked trainer, which then
+/// handles it without its thread having blocked; called last in a handler.
+void linger_if_parked(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup) {
+  if (!self->state.waiting || setup.park_spin <= caf::timespan::zero())
     return;
-  const auto until = std::chrono::steady_clock::now() + park_spin;
+  const auto until = std::chrono::steady_clock::now() + setup.park_spin;
   while (self->mailbox().empty() && std::chrono::steady_clock::now() < until)
     std::this_thread::yield();
 }
@@ -266,7 +266,7 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
     },
     [self, setup](forget_atom, std::uint64_t origin) {
       forget(self, setup, origin);
-      linger_if_parked(self);
+      linger_if_parked(self, setup);
     },
     [self](cut_atom, std::uint32_t round) {
       auto& st = self->state;
@@ -287,7 +287,7 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
       auto& st = self->state;
       if (!may_step(st, setup.staleness)) {
         st.waiting = true;
-        linger_if_parked(self);
+        linger_if_parked(self, setup);
         return;
       }
       auto& replica = *setup.replica;
@@ -331,15 +331,15 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
     },
     [self, setup](const shared_frame& incoming) {
       take(self, setup, incoming);
-      linger_if_parked(self);
+      linger_if_parked(self, setup);
     },
     [self, setup](const drain_marker& marker) {
       take(self, setup, marker);
-      linger_if_parked(self);
+      linger_if_parked(self, setup);
     },
     [self, setup](snapshot_atom, const caf::actor& receiver) -> caf::result<snapshot_sent> {
       auto sent = send_snapshot(self, setup, receiver);
-      linger_if_parked(self);
+      linger_if_parked(self, setup);
       return sent;
     },
   };

@@ -31,6 +31,7 @@
 #include "strom/actors/messages.hpp"
 #include "strom/actors/node_framer.hpp"
 #include "strom/actors/seen_updates.hpp"
+#include "strom/actors/timing.hpp"
 #include "strom/compute/codecs/threshold_encoder.hpp"
 #include "strom/compute/data/batch_loader.hpp"
 #include "strom/compute/data/partition.hpp"
@@ -43,14 +44,6 @@ namespace strom::actors {
 /// 250 ms). A report per step woke a scheduler thread per step: on 2 workers, 4.5k of the 22k
 /// context switches of a 3-epoch run, on the cores the trainers compute on.
 inline constexpr auto step_report_interval = std::chrono::milliseconds(50);
-
-/// A parked trainer (waiting for the frames the staleness bound needs) keeps its thread on its
-/// core for up to this long before it lets the thread block: the frame usually comes within
-/// tens of microseconds, and a blocked thread wakes through the kernel (and, in a VM, through
-/// an interrupt to a halted virtual CPU). Measured on 2 workers: context switches of a 3-epoch
-/// run 2.1k -> 0.8k, +2.4% and +5.4% samples/s (two runs of 8 alternating pairs); 4 nodes on
-/// 2 cores were no slower in 2 pairs (it yields while it waits).
-inline constexpr auto park_spin = std::chrono::microseconds(500);
 
 /// What a trainer is built from.
 struct trainer_setup {
@@ -74,6 +67,8 @@ struct trainer_setup {
   /// Apply the worker's own update in full at once and skip its own frames (see above);
   /// false: apply it only as its frame, as Deeplearning4j does.
   bool apply_own_update = true;
+  /// How long a parked trainer keeps its thread before it may block (timing.hpp).
+  caf::timespan park_spin = timing{}.park_spin;
 };
 
 /// How far one origin's frames got in the current rounds ("epoch" in frames and markers).

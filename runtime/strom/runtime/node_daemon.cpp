@@ -224,9 +224,9 @@ result<session_end> serve_scheduler(caf::actor_system& system, const worker_node
   const auto where = to_string(options.scheduler);
   const auto& name = identity.name;
   caf::scoped_actor self{system};
-  const auto join_limit = actors::node_agent_setup{}.join_timeout + join_answer_margin;
+  const auto join_limit = options.timeouts.join_timeout + join_answer_margin;
   auto agent = spawn_node(system, scheduler.remote, identity, caf::actor_cast<caf::actor>(self),
-                          options.reconnect_timeout);
+                          options.timeouts);
   self->monitor(agent);
   std::optional<actors::join_reply> answer;
   const auto waited_for_join =
@@ -254,7 +254,7 @@ result<session_end> serve_scheduler(caf::actor_system& system, const worker_node
     if (actors::strom_code_of(*ended) == actors::strom_error::scheduler_lost) {
       log::warning("node '{}': {}; connecting again for up to {:g} s", name,
                    actors::error_text(system, *ended),
-                   std::chrono::duration<double>(options.reconnect_timeout).count());
+                   std::chrono::duration<double>(options.timeouts.reconnect_timeout).count());
       return session_end::scheduler_lost;
     }
     return error{fmt::format("node '{}' (scheduler {}): {}", name, where,
@@ -292,14 +292,14 @@ result<void> run_worker_node(const worker_node_options& options) {
     if (*ended == session_end::stopped)
       return success();
     scheduler = reconnect_to_scheduler(system, options.scheduler, connecting,
-                                       options.reconnect_timeout);
+                                       options.timeouts.reconnect_timeout);
     if (!scheduler && stop_requested())
       return success();
     if (!scheduler)
       return error{fmt::format("node '{}': the scheduler at {} did not come back within {:g} s "
                                "(--reconnect-timeout): {}",
                                identity.name, to_string(options.scheduler),
-                               std::chrono::duration<double>(options.reconnect_timeout).count(),
+                               std::chrono::duration<double>(options.timeouts.reconnect_timeout).count(),
                                scheduler.err().message)};
   }
 }

@@ -38,9 +38,9 @@ struct worker_node_options {
   std::string netmask;       ///< --netmask CIDR
   std::uint32_t workers = 0; ///< trainer slots; 0: one per core
   std::chrono::milliseconds connect_timeout = default_connect_timeout;  ///< --connect-timeout
-  /// --reconnect-timeout: the scheduler silent this long, or gone and not back within it,
-  /// the node gives up.
-  caf::timespan reconnect_timeout = actors::default_reconnect_timeout;
+  /// The node agent's timeouts; --reconnect-timeout sets reconnect_timeout: the scheduler
+  /// silent this long, or gone and not back within it, the node gives up.
+  actors::timing timeouts;
 };
 
 /// Runs a scheduler on `options.listen` until SIGINT or SIGTERM. Once listening it prints
@@ -50,9 +50,9 @@ result<void> run_scheduler_node(const scheduler_node_options& options);
 /// Joins the scheduler and trains its jobs until SIGINT or SIGTERM. A lost scheduler (its
 /// connection broke: it crashed or restarts) ends the node's job; the node connects again,
 /// with back-off, and joins under its name as a new incarnation. Errors when the join is
-/// refused, the scheduler cannot be reached (again within options.reconnect_timeout), says
+/// refused, the scheduler cannot be reached (again within options.timeouts.reconnect_timeout), says
 /// it dropped the node (e.g. after the process was stopped for longer than the heartbeat
-/// timeout), or answers nothing for options.reconnect_timeout.
+/// timeout), or answers nothing for options.timeouts.reconnect_timeout.
 result<void> run_worker_node(const worker_node_options& options);
 
 /// The scheduler published at `where`, reached through `system` (which loads the middleman)

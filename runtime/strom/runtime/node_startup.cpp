@@ -24,7 +24,7 @@ constexpr std::size_t admission_token_words = 4;
 
 caf::actor spawn_node(caf::actor_system& system, const caf::actor& scheduler,
                       const node_identity& identity, const caf::actor& observer,
-                      caf::timespan reconnect_timeout) {
+                      const actors::timing& timeouts) {
   actors::node_agent_setup setup;
   setup.scheduler = scheduler;
   setup.identity.name = identity.name;
@@ -32,7 +32,7 @@ caf::actor spawn_node(caf::actor_system& system, const caf::actor& scheduler,
   setup.identity.cores = std::max(1u, std::thread::hardware_concurrency());
   setup.identity.workers = identity.workers;
   setup.identity.admission_token = identity.admission_token;
-  setup.reconnect_timeout = reconnect_timeout;
+  setup.timeouts = timeouts;
   setup.prepare = prepare_node_job;
   if (!identity.relay_host.empty()) {
     setup.publish_relay = relay_publisher_on(system, identity.relay_host);

@@ -30,11 +30,11 @@ struct node_identity {
 };
 
 /// Spawns a node agent in `system` that joins `scheduler` as `identity`, prepares its jobs
-/// with prepare_node_job, sends the scheduler's join_reply to `observer` and gives up on a
-/// scheduler silent for `reconnect_timeout`.
+/// with prepare_node_job, sends the scheduler's join_reply to `observer` and keeps to
+/// `timeouts` (giving up on a scheduler silent for their reconnect_timeout).
 caf::actor spawn_node(caf::actor_system& system, const caf::actor& scheduler,
                       const node_identity& identity, const caf::actor& observer,
-                      caf::timespan reconnect_timeout = actors::default_reconnect_timeout);
+                      const actors::timing& timeouts = {});
 
 /// A fresh random admission token (std::random_device) for a scheduler that admits only the
 /// nodes it hands it to.
