@@ -1,6 +1,5 @@
 #pragma once
-// Test fixtures written at test time: a fresh temporary folder removed at scope exit,
-// helpers that write IDX files plain or through zlib's gzip writer, and result messages.
+// Test fixtures written at test time: a scratch folder with that write IDX files plain or through zlib's gzip writer, and result messages.
 
 #include <zlib.h>
 
@@ -10,31 +9,17 @@
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
-#include <unistd.h>
 #include <vector>
+
+#include "support/scratch_dir.hpp"
 
 namespace strom::test {
 
-/// A temporary folder unique to this process and instance, removed with its content.
-class scratch_dir {
+/// A scratch folder (support/scratch_dir.hpp) with writers for data files.
+class scratch_dir : public scratch {
 public:
-  scratch_dir() {
-    static int counter = 0;
-    path_ = std::filesystem::temp_directory_path()
-            / ("strom-data-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    std::filesystem::create_directories(path_);
-  }
-  ~scratch_dir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  scratch_dir(const scratch_dir&) = delete;
-  scratch_dir& operator=(const scratch_dir&) = delete;
-
-  /// The folder.
-  const std::filesystem::path& path() const { return path_; }
   /// `name` inside the folder.
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
+  std::string file(const std::string& name) const { return (path() / name).string(); }
 
   /// Writes `bytes` to `name` and returns its path.
   std::string write(const std::string& name, const std::vector<std::uint8_t>& bytes) const {
@@ -63,9 +48,6 @@ public:
       throw std::runtime_error("cannot gzwrite " + target);
     return target;
   }
-
-private:
-  std::filesystem::path path_;
 };
 
 /// Appends `value` big-endian in `bytes` bytes.

@@ -27,16 +27,23 @@ constexpr double restore_limit_s = 1.5;
 /// The 10-epoch jobs that lose a node (about 25 s alone on 2 cores).
 constexpr auto elastic_job_limit = 240'000ms;
 
-/// The elastic core's bar (issue 17): the example MLP's 10 epochs on 3 worker nodes, one of
-/// which `fault` strikes once the third epoch is done, complete at the accuracy bar with nothing
-/// applied twice and at least 99% of the samples; returns the metrics.
-std::string survive_a_fault(local_cluster& cluster, const std::function<void(child&)>& fault) {
-  const auto metrics_path = cluster.dir().path() / "metrics.json";
+/// Submits the example MLP for 10 epochs (metrics to `metrics_path`) and waits until the
+/// third is done; returns the attached submit.
+std::unique_ptr<child> submit_until_epoch_3(local_cluster& cluster, const fs::path& metrics_path) {
   auto submit = cluster.start(
     {"submit", fashion_mlp_job, "--epochs", "10", "--metrics-out", metrics_path.string()},
     "submit");
   BOOST_REQUIRE_MESSAGE(submit->wait_for_log("epoch 3/10 done", elastic_job_limit),
                         submit->transcript());
+  return submit;
+}
+
+/// The elastic core's bar (issue 17): the example MLP's 10 epochs on 3 worker nodes, one of
+/// which `fault` strikes once the third epoch is done, complete at the accuracy bar with nothing
+/// applied twice and at least 99% of the samples; returns the metrics.
+std::string survive_a_fault(local_cluster& cluster, const std::function<void(child&)>& fault) {
+  const auto metrics_path = cluster.dir().path() / "metrics.json";
+  auto submit = submit_until_epoch_3(cluster, metrics_path);
   fault(cluster.worker(1));
   const auto status = submit->wait(elastic_job_limit);
   BOOST_REQUIRE_MESSAGE(status.has_value(), "the job did not end\n"
@@ -127,11 +134,7 @@ BOOST_AUTO_TEST_CASE(a_scheduler_killed_at_epoch_3_and_restarted_resumes_the_job
   scratch state;
   local_cluster cluster{3, {"--state-dir", (state.path() / "scheduler").string()}};
   const auto metrics_path = cluster.dir().path() / "metrics.json";
-  auto submit = cluster.start(
-    {"submit", fashion_mlp_job, "--epochs", "10", "--metrics-out", metrics_path.string()},
-    "submit");
-  BOOST_REQUIRE_MESSAGE(submit->wait_for_log("epoch 3/10 done", elastic_job_limit),
-                        submit->transcript());
+  auto submit = submit_until_epoch_3(cluster, metrics_path);
   cluster.scheduler().signal(SIGKILL);
   BOOST_REQUIRE(cluster.scheduler().wait(refusal_limit).has_value());
   auto& restarted = cluster.restart_scheduler("scheduler_again");

@@ -15,7 +15,7 @@ public:
   scratch() {
     static int counter = 0;
     path_ = std::filesystem::temp_directory_path()
-            / ("strom-process-test-" + std::to_string(::getpid()) + "-"
+            / ("strom-test-" + std::to_string(::getpid()) + "-"
                + std::to_string(counter++));
     std::filesystem::create_directories(path_);
   }
