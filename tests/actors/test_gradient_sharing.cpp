@@ -22,8 +22,8 @@ constexpr std::size_t elements = 64;
 
 using strom::testing::deterministic_system;
 
-/// A frame from origin 7 with `sequence`, carrying +1 at the first 8 elements.
-compute::frame sample_frame(std::uint64_t sequence) {
+/// A frame from `origin` (7 unless told) with `sequence`, carrying +1 at the first 8 elements.
+compute::frame sample_frame(std::uint64_t sequence, std::uint64_t origin = 7) {
   compute::threshold_encoder_options options;
   options.policy = compute::threshold_policy{compute::fixed_threshold_options{1.0f}};
   compute::threshold_encoder encoder{elements, options};
@@ -31,7 +31,7 @@ compute::frame sample_frame(std::uint64_t sequence) {
   std::fill(update.begin(), update.begin() + 8, 1.5f);
   auto encoded = encoder.encode(update);
   BOOST_REQUIRE(encoded);
-  auto built = compute::build_update_frame({7, 0, sequence, 1, 0, 0}, *encoded);
+  auto built = compute::build_update_frame({origin, 0, sequence, 1, 0, 0}, *encoded);
   BOOST_REQUIRE(built);
   return *built;
 }
@@ -70,6 +70,25 @@ BOOST_AUTO_TEST_CASE(relay_forwards_a_frame_seen_twice_only_once) {
   BOOST_TEST(stats.frames_forwarded == 1u);
   BOOST_TEST(stats.duplicates_dropped == 1u);
   BOOST_TEST(stats.frames_rejected == 0u);
+  env.self->send_exit(r, caf::exit_reason::user_shutdown);
+  env.sched.run();
+}
+
+BOOST_AUTO_TEST_CASE(relay_takes_a_restarted_nodes_frames_as_new_and_drops_its_old_ones) {
+  // A node that joins again gets a new node id from the scheduler (its incarnation), so its
+  // sequences start at 0 again without meeting the old incarnation's de-duplication keys;
+  // a frame of the old incarnation that arrives late is still a duplicate.
+  deterministic_system env;
+  auto r = env.sys.spawn(relay);
+  env.self->send(r, subscribe_atom_v, caf::actor_cast<caf::actor>(env.self));
+  env.self->send(r, shared_frame{sample_frame(0, 7)});
+  env.self->send(r, shared_frame{sample_frame(1, 7)});
+  env.self->send(r, shared_frame{sample_frame(0, 9)});  // node 7 restarted as node 9
+  env.self->send(r, shared_frame{sample_frame(1, 7)});  // a late copy of the old one's
+  env.sched.run();
+  const auto stats = stats_of(env, r);
+  BOOST_TEST(stats.frames_forwarded == 3u);
+  BOOST_TEST(stats.duplicates_dropped == 1u);
   env.self->send_exit(r, caf::exit_reason::user_shutdown);
   env.sched.run();
 }
