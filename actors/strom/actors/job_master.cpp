@@ -408,16 +408,13 @@ void lose_member(self_ptr self, const job_master_setup& setup, const member_lost
   auto& st = self->state;
   const auto node = lost.node_id;
   const auto described = describe(st.members.at(node).status);
-  if (st.plan.kind == topology_kind::mesh) {
-    st.members.erase(node);
-    return fail_job(self, setup, mesh_loss_error(described));
-  }
   st.members.erase(node);
   st.nodes.erase(std::find(st.nodes.begin(), st.nodes.end(), node));
   st.lost.push_back(error_text(self->system(), lost.reason));
   auto& r = st.report;
   ++r.nodes_lost;
   r.failure_detection_seconds = std::max(r.failure_detection_seconds, lost.silent_seconds);
+  const auto before = st.plan;
   remap_without(st, node);
   if (st.nodes.empty())
     return fail_job(self, setup,
@@ -437,22 +434,25 @@ void lose_member(self_ptr self, const job_master_setup& setup, const member_lost
   const bool reported = st.epoch_reports.count(node) > 0;
   ++st.forgetting;
   const auto relay = st.prepared.at(node).relay;
+  const auto counted = [self, setup, node, reported](const origin_frames& passed) {
+    auto& st = self->state;
+    --st.forgetting;
+    if (!reported)
+      take_over_share(self, node, passed);
+    end_round_when_done(self, setup);
+  };
+  const auto failed = [self, setup](const caf::error& why) {
+    --self->state.forgetting;
+    fail_job(self, setup, why);
+  };
+  if (st.plan.kind == topology_kind::mesh)
+    return repair_mesh(self, setup.timeouts, node, relay, before, counted, failed);
   self->request(st.hub, setup.timeouts.answer_timeout, forget_atom_v, node, relay)
-    .then(
-      [self, setup, node, reported](const origin_frames& passed) {
-        auto& st = self->state;
-        --st.forgetting;
-        if (!reported)
-          take_over_share(self, node, passed);
-        end_round_when_done(self, setup);
-      },
-      [self, setup](caf::error& err) {
-        --self->state.forgetting;
-        fail_job(self, setup,
-                 make_error(code_for(err, strom_error::node_failed),
-                            "the hub relay did not count a lost node's frames: "
-                              + error_text(self->system(), err)));
-      });
+    .then(counted, [self, failed](caf::error& err) {
+      failed(make_error(code_for(err, strom_error::node_failed),
+                        "the hub relay did not count a lost node's frames: "
+                          + error_text(self->system(), err)));
+    });
 }
 
 /// Live nodes the job needs to train (--min-nodes; at least one).
