@@ -109,7 +109,8 @@ runtime::training_report train_mesh_with(
   BOOST_TEST(halfway.done());
   BOOST_TEST_MESSAGE(nodes << " nodes: accuracy " << run->test_accuracy << ", samples "
                      << run->train_samples << ", redone " << run->samples_redone << ", lost "
-                     << run->nodes_lost << ", restored " << run->nodes_restored
+                     << run->nodes_lost << ", restored " << run->nodes_restored << ", joined "
+                     << run->nodes_joined << ", applied " << run->updates_applied
                      << ", topology version " << run->topology.version);
   return *run;
 }
@@ -128,6 +129,20 @@ BOOST_AUTO_TEST_CASE(a_mesh_goes_on_without_an_interior_node_lost_mid_epoch) {
   BOOST_TEST(report.duplicate_updates_applied == 0u);
   BOOST_TEST(report.frames_rejected == 0u);
   // Every epoch covered the training set; at most the lost node's batch in flight is redone.
+  BOOST_TEST(report.train_samples >= 0.99 * 2 * train_samples);
+  BOOST_TEST(report.test_accuracy >= 0.75);
+}
+
+BOOST_AUTO_TEST_CASE(a_node_that_joins_a_running_mesh_is_wired_in_and_trains) {
+  // Fanout 2 over 3 nodes: the root is full, so the joiner hangs under rank 1.
+  const auto report = train_mesh_with(3, 4, [](runtime::in_process_cluster& cluster) {
+    const auto added = cluster.add_node(1);
+    BOOST_TEST(added.ok(), (added ? "" : added.err().message));
+  });
+  BOOST_TEST(report.nodes_joined == 1u);
+  BOOST_TEST(report.topology.version == 2u);
+  BOOST_TEST(report.duplicate_updates_applied == 0u);
+  BOOST_TEST(report.frames_rejected == 0u);
   BOOST_TEST(report.train_samples >= 0.99 * 2 * train_samples);
   BOOST_TEST(report.test_accuracy >= 0.75);
 }

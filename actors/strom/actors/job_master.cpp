@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <functional>
 #include <memory>
 
 #include <fmt/format.h>
@@ -164,6 +165,7 @@ void start_round(self_ptr self, bool makeup) {
 }
 
 void next_round(self_ptr self, const job_master_setup& setup, bool makeup);
+void remap_without(job_master_state& st, std::uint64_t node);
 
 void start_epoch(self_ptr self, const job_master_setup& setup) {
   auto& st = self->state;
@@ -249,6 +251,8 @@ void drop_joiner(self_ptr self, const job_master_setup& setup, std::uint64_t nod
   st.joining.erase(joiner);
   st.members.erase(node);
   st.prepared.erase(node);
+  if (st.plan.links.count(node) > 0)  // a mesh joiner wired before its snapshot
+    remap_without(st, node);
 }
 
 /// Completes the job once every live node sent its counts.
@@ -401,6 +405,7 @@ void remap_without(job_master_state& st, std::uint64_t node) {
     st.plan.version = version;
   }
   st.report.topology.version = st.plan.version;
+  st.status.topology = status_line_of(st.plan);
 }
 
 /// A node of the running job left the cluster: the job goes on without it (see the header).
@@ -489,12 +494,15 @@ void bring_in(self_ptr self, const job_master_setup& setup, std::uint64_t node) 
   const double took = seconds_between(joiner.joined, self->clock().now());
   r.restore_seconds = std::max(r.restore_seconds, took);
   st.nodes.push_back(node);
-  self->send(st.hub, add_peer_atom_v, st.prepared.at(node).relay);
-  if (auto grown = with_node(st.plan, node))
-    st.plan = std::move(*grown);
+  if (st.plan.kind == topology_kind::plain)
+    self->send(st.hub, add_peer_atom_v, st.prepared.at(node).relay);
+  if (st.plan.links.count(node) == 0)  // a mesh joiner hangs in the plan already
+    if (auto grown = with_node(st.plan, node))
+      st.plan = std::move(*grown);
   r.topology.version = st.plan.version;
-  r.topology.max_links = std::max<std::uint32_t>(r.topology.max_links,
-                                                 static_cast<std::uint32_t>(st.nodes.size()));
+  r.topology.max_links =
+    std::max(r.topology.max_links, summary_of(st.plan, st.nodes.size()).max_links);
+  st.status.topology = status_line_of(st.plan);
   log::info("job_master: job {} {} {} {:.2f} s after it joined; {} nodes train from round {}",
             st.status.job_id, replaces ? "restored" : "grew by", describe(joiner.node.status),
             took, st.nodes.size(), st.round);
@@ -502,15 +510,19 @@ void bring_in(self_ptr self, const job_master_setup& setup, std::uint64_t node) 
   report_status(self, setup);
 }
 
-/// Every ready joiner takes a live node's snapshot (its first trainer's); then the round starts
-/// with them. Nothing trains meanwhile, so no frame is newer than the snapshot.
-void restore_joiners(self_ptr self, const job_master_setup& setup, bool makeup) {
+/// `receivers` (ready joiners) take a live node's snapshot; then the round starts with them.
+void take_snapshots(self_ptr self, const job_master_setup& setup, bool makeup,
+                    std::vector<std::uint64_t> receivers) {
   auto& st = self->state;
   const auto source = st.members.at(st.nodes.front()).agent;
-  std::vector<std::uint64_t> receivers;
-  for (const auto& [id, joiner] : st.joining)
-    if (joiner.ready)
-      receivers.push_back(id);
+  // A joiner let go while it was wired takes none.
+  receivers.erase(std::remove_if(receivers.begin(), receivers.end(),
+                                 [&](std::uint64_t node) { return !st.joining.count(node); }),
+                  receivers.end());
+  if (receivers.empty()) {
+    st.restoring = 0;
+    return start_round(self, makeup);
+  }
   auto failed = std::make_shared<std::set<std::uint64_t>>();
   auto done = [self, setup, makeup, failed, receivers] {
     auto& st = self->state;
@@ -535,6 +547,43 @@ void restore_joiners(self_ptr self, const job_master_setup& setup, bool makeup) 
               failed->insert(node);
               done();
             });
+}
+
+/// Mesh: each joiner hangs under the node nearest the root with room and is wired to it
+/// before its snapshot, so the next round's frames reach it (nothing trains meanwhile, so
+/// nothing is resent); one that cannot be wired is let go.
+void wire_joiners(self_ptr self, const job_master_setup& setup,
+                  const std::vector<std::uint64_t>& joiners, std::function<void()> then) {
+  auto& st = self->state;
+  for (auto node : joiners)
+    if (auto grown = with_node(st.plan, node))
+      st.plan = std::move(*grown);
+  st.report.topology.version = st.plan.version;
+  wire_children(self, setup.timeouts.prepare_timeout, joiners, false, then,
+                [self, setup, joiners, then](const caf::error& why) {
+                  for (auto node : joiners)
+                    drop_joiner(self, setup, node,
+                                "it could not join the mesh: " + error_text(self->system(), why));
+                  then();
+                });
+}
+
+/// Every ready joiner takes a live node's snapshot (its first trainer's), in a mesh once it is
+/// wired; then the round starts with them. Nothing trains meanwhile, so no frame is newer
+/// than the snapshot.
+void restore_joiners(self_ptr self, const job_master_setup& setup, bool makeup) {
+  auto& st = self->state;
+  std::vector<std::uint64_t> receivers;
+  for (const auto& [id, joiner] : st.joining)
+    if (joiner.ready)
+      receivers.push_back(id);
+  st.restoring = static_cast<std::uint32_t>(receivers.size());
+  if (st.plan.kind != topology_kind::mesh)
+    return take_snapshots(self, setup, makeup, std::move(receivers));
+  wire_joiners(self, setup, receivers, [self, setup, makeup, receivers] {
+    if (!self->state.outcome)
+      take_snapshots(self, setup, makeup, receivers);
+  });
 }
 
 /// Pauses the job between rounds until enough nodes joined, failing it after the rejoin
@@ -601,9 +650,7 @@ job_assignment assignment_for(const job_master_state& st, const job_master_setup
 bool take_joiner(self_ptr self, const job_master_setup& setup, const member_joined& joined) {
   auto& st = self->state;
   const auto node = joined.node.node_id;
-  // A mesh cannot wire a node in yet (it also fails on a loss, job_topology.hpp).
   if (st.outcome || st.finishing || st.status.state != "training"
-      || st.plan.kind != topology_kind::plain
       || st.nodes.size() + st.joining.size() >= max_nodes(setup) || st.members.count(node) > 0)
     return false;
   st.members[node] = job_node{joined.node, joined.agent};
