@@ -133,6 +133,17 @@ BOOST_AUTO_TEST_CASE(a_mesh_goes_on_without_an_interior_node_lost_mid_epoch) {
   BOOST_TEST(report.test_accuracy >= 0.75);
 }
 
+BOOST_AUTO_TEST_CASE(a_mesh_goes_on_without_its_root_lost_mid_epoch) {
+  // Rank 1 takes the root's place and adopts rank 2 below it; rank 1 also evaluates now.
+  const auto report = train_mesh_with(4, 4, [](runtime::in_process_cluster& cluster) {
+    cluster.lose(index_of_rank(cluster, 4, 0));
+  });
+  BOOST_TEST(report.nodes_lost == 1u);
+  BOOST_TEST(report.duplicate_updates_applied == 0u);
+  BOOST_TEST(report.train_samples >= 0.99 * 2 * train_samples);
+  BOOST_TEST(report.test_accuracy >= 0.75);
+}
+
 BOOST_AUTO_TEST_CASE(a_node_that_joins_a_running_mesh_is_wired_in_and_trains) {
   // Fanout 2 over 3 nodes: the root is full, so the joiner hangs under rank 1.
   const auto report = train_mesh_with(3, 4, [](runtime::in_process_cluster& cluster) {
