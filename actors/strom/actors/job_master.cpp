@@ -246,7 +246,11 @@ void drop_joiner(self_ptr self, const job_master_setup& setup, std::uint64_t nod
     return;
   log::warning("job_master: job {} lets {} go: {}", st.status.job_id,
                describe(joiner->second.node.status), why);
-  self->send(joiner->second.node.agent, stop_atom_v, st.status.job_id);
+  // Asked, not told: the node answers a stop with its counts, which must not arrive here as
+  // an unexpected message (CAF would answer the node with an error that ends its agent).
+  self->request(joiner->second.node.agent, setup.timeouts.answer_timeout, stop_atom_v,
+                st.status.job_id)
+    .then([](const node_sharing_report&) {}, [](caf::error&) {});
   self->send(setup.scheduler, forget_atom_v, st.status.job_id, node);
   st.joining.erase(joiner);
   st.members.erase(node);
