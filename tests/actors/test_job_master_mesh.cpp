@@ -14,6 +14,7 @@
 #include "strom/actors/node_framer.hpp"
 #include "strom/actors/relay.hpp"
 #include "support/deterministic_system.hpp"
+#include "support/node_epoch_reports.hpp"
 
 // A mesh job's job_master on the deterministic coordinator: three nodes played by scoped
 // actors in a chain (fanout 1: 1 > 2 > 3) with real relays, so the middle node's loss must be
@@ -85,16 +86,6 @@ struct mesh_fixture : strom::testing::deterministic_system {
     return got;
   }
 
-  node_epoch_report round_done(std::uint64_t node_id, std::uint32_t round,
-                               std::uint64_t samples) {
-    node_epoch_report r;
-    r.job_id = job_id;
-    r.node_id = node_id;
-    r.round = round;
-    r.totals = {5.0, samples / 10, samples, 1.0};
-    return r;
-  }
-
   caf::scoped_actor a{sys};
   caf::scoped_actor b{sys};
   caf::scoped_actor c{sys};
@@ -149,8 +140,8 @@ BOOST_AUTO_TEST_CASE(a_lost_middle_node_is_bridged_and_its_frames_any_survivor_p
   BOOST_TEST(bridged->version == 2u);
   BOOST_TEST(bridged->parent_endpoint == "10.0.0.1:4000");
   env.sched.run();
-  env.a->send(env.master, env.round_done(1, 0, 100));
-  env.c->send(env.master, env.round_done(3, 0, 100));
+  env.a->send(env.master, strom::testing::round_done(job_id, 1, 0, 100));
+  env.c->send(env.master, strom::testing::round_done(job_id, 3, 0, 100));
   env.sched.run();
   // The makeup round: node 2's 70 samples no survivor passed a frame for, split between the
   // two survivors.
