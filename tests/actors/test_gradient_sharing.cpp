@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include <caf/all.hpp>
@@ -22,8 +23,10 @@ constexpr std::size_t elements = 64;
 
 using strom::testing::deterministic_system;
 
-/// A frame from `origin` (7 unless told) with `sequence`, carrying +1 at the first 8 elements.
-compute::frame sample_frame(std::uint64_t sequence, std::uint64_t origin = 7) {
+/// A frame from `origin` (7 unless told) with `sequence` in `round`, carrying +1 at the first
+/// 8 elements.
+compute::frame sample_frame(std::uint64_t sequence, std::uint32_t round = 0,
+                            std::uint64_t origin = 7) {
   compute::threshold_encoder_options options;
   options.policy = compute::threshold_policy{compute::fixed_threshold_options{1.0f}};
   compute::threshold_encoder encoder{elements, options};
@@ -31,7 +34,7 @@ compute::frame sample_frame(std::uint64_t sequence, std::uint64_t origin = 7) {
   std::fill(update.begin(), update.begin() + 8, 1.5f);
   auto encoded = encoder.encode(update);
   BOOST_REQUIRE(encoded);
-  auto built = compute::build_update_frame({origin, 0, sequence, 1, 0, 0}, *encoded);
+  auto built = compute::build_update_frame({origin, 0, sequence, 1, round, 0}, *encoded);
   BOOST_REQUIRE(built);
   return *built;
 }
@@ -53,7 +56,94 @@ relay_stats stats_of(deterministic_system& env, const caf::actor& relay_actor) {
   return out;
 }
 
+/// The sequence of a frame `actor` received next ("m" for a drain marker of round r: 1000 + r);
+/// nullopt when nothing waits.
+std::optional<std::uint64_t> next_received(caf::scoped_actor& actor) {
+  std::optional<std::uint64_t> got;
+  compute::frame_workspace workspace;
+  actor->receive(
+    [&](const shared_frame& f) {
+      auto view = compute::read_update_frame(f.value, workspace);
+      BOOST_REQUIRE(view);
+      got = view->header.sequence;
+    },
+    [&](const drain_marker& m) { got = 1000 + m.epoch; },
+    caf::after(std::chrono::seconds(0)) >> [] {});
+  return got;
+}
+
 } // namespace
+
+BOOST_AUTO_TEST_CASE(a_mesh_relay_resends_what_it_kept_of_the_round_in_order_to_a_peer_wired_to_repair) {
+  deterministic_system env;
+  auto r = env.sys.spawn(relay);
+  caf::scoped_actor child{env.sys};     // a mesh neighbour from the first wiring
+  caf::scoped_actor adopted{env.sys};   // re-attached after a loss
+  env.self->send(r, add_peer_atom_v, caf::actor_cast<caf::actor>(child), false);
+  env.sched.run();
+  // Round 0's frame is replaced by round 1's: only the current round is kept.
+  env.self->send(r, shared_frame{sample_frame(0, 0)});
+  env.self->send(r, shared_frame{sample_frame(1, 1)});
+  env.self->send(r, shared_frame{sample_frame(2, 1)});
+  env.self->send(r, drain_marker{7, 1});
+  env.sched.run();
+  env.self->send(r, wire_atom_v, caf::actor_cast<caf::actor>(adopted), true);
+  env.sched.run();
+  BOOST_TEST((next_received(adopted) == std::optional<std::uint64_t>{1}));
+  BOOST_TEST((next_received(adopted) == std::optional<std::uint64_t>{2}));
+  BOOST_TEST((next_received(adopted) == std::optional<std::uint64_t>{1001}));  // after its frames
+  BOOST_TEST(!next_received(adopted));
+  BOOST_TEST(env.take_all<wired_atom>() == 1u);
+  // The first wiring resends nothing.
+  caf::scoped_actor wired_fresh{env.sys};
+  env.self->send(r, wire_atom_v, caf::actor_cast<caf::actor>(wired_fresh), false);
+  env.sched.run();
+  BOOST_TEST(!next_received(wired_fresh));
+  env.self->send_exit(r, caf::exit_reason::user_shutdown);
+  env.sched.run();
+}
+
+BOOST_AUTO_TEST_CASE(a_plain_relay_keeps_nothing_to_resend) {
+  deterministic_system env;
+  auto r = env.sys.spawn(relay);  // the hub: its peers are added without mesh edges
+  env.self->send(r, shared_frame{sample_frame(0)});
+  env.sched.run();
+  caf::scoped_actor peer{env.sys};
+  env.self->send(r, add_peer_atom_v, caf::actor_cast<caf::actor>(peer), true);
+  env.sched.run();
+  BOOST_TEST(!next_received(peer));
+  env.self->send_exit(r, caf::exit_reason::user_shutdown);
+  env.sched.run();
+}
+
+BOOST_AUTO_TEST_CASE(a_forgotten_peers_messages_are_dropped_and_its_origins_frames_from_others_pass) {
+  deterministic_system env;
+  auto r = env.sys.spawn(relay);
+  caf::scoped_actor lost{env.sys};      // origin 7's relay
+  caf::scoped_actor survivor{env.sys};  // another neighbour, which had more of 7's frames
+  env.self->send(r, subscribe_atom_v, env.me());
+  env.self->send(r, add_peer_atom_v, caf::actor_cast<caf::actor>(lost), false);
+  env.self->send(r, add_peer_atom_v, caf::actor_cast<caf::actor>(survivor), false);
+  env.sched.run();
+  lost->send(r, shared_frame{sample_frame(0)});
+  env.sched.run();
+  BOOST_TEST(env.take_all<shared_frame>() == 1u);
+  env.self->send(r, forget_atom_v, std::uint64_t{7}, caf::actor_cast<caf::actor>(lost));
+  env.sched.run();
+  origin_frames counted;
+  env.self->receive([&](const origin_frames& c) { counted = c; });
+  BOOST_TEST((counted.frames == std::vector<std::uint64_t>{1}));
+  lost->send(r, shared_frame{sample_frame(1)});
+  lost->send(r, drain_marker{7, 0});
+  env.sched.run();
+  BOOST_TEST(env.take_all<shared_frame>() == 0u);
+  BOOST_TEST(env.take_all<drain_marker>() == 0u);
+  survivor->send(r, shared_frame{sample_frame(1)});
+  env.sched.run();
+  BOOST_TEST(env.take_all<shared_frame>() == 1u);
+  env.self->send_exit(r, caf::exit_reason::user_shutdown);
+  env.sched.run();
+}
 
 BOOST_AUTO_TEST_CASE(relay_forwards_a_frame_seen_twice_only_once) {
   deterministic_system env;
@@ -81,10 +171,10 @@ BOOST_AUTO_TEST_CASE(relay_takes_a_restarted_nodes_frames_as_new_and_drops_its_o
   deterministic_system env;
   auto r = env.sys.spawn(relay);
   env.self->send(r, subscribe_atom_v, caf::actor_cast<caf::actor>(env.self));
-  env.self->send(r, shared_frame{sample_frame(0, 7)});
-  env.self->send(r, shared_frame{sample_frame(1, 7)});
-  env.self->send(r, shared_frame{sample_frame(0, 9)});  // node 7 restarted as node 9
-  env.self->send(r, shared_frame{sample_frame(1, 7)});  // a late copy of the old one's
+  env.self->send(r, shared_frame{sample_frame(0, 0, 7)});
+  env.self->send(r, shared_frame{sample_frame(1, 0, 7)});
+  env.self->send(r, shared_frame{sample_frame(0, 0, 9)});  // node 7 restarted as node 9
+  env.self->send(r, shared_frame{sample_frame(1, 0, 7)});  // a late copy of the old one's
   env.sched.run();
   const auto stats = stats_of(env, r);
   BOOST_TEST(stats.frames_forwarded == 3u);

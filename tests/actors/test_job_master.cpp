@@ -12,6 +12,7 @@
 #include "strom/actors/node_framer.hpp"
 #include "strom/actors/relay.hpp"
 #include "support/deterministic_system.hpp"
+#include "support/node_epoch_reports.hpp"
 
 using namespace strom::actors;
 using namespace std::chrono_literals;
@@ -103,16 +104,10 @@ struct job_fixture : strom::testing::deterministic_system {
     return stopped;
   }
 
-  node_epoch_report round_done(std::uint64_t node_id, std::uint32_t round,
-                               std::uint64_t samples = 100,
-                               std::vector<std::uint64_t> steps = {}) {
-    node_epoch_report r;
-    r.job_id = job_id;
-    r.node_id = node_id;
-    r.round = round;
-    r.totals = {5.0, samples / 10, samples, 1.0};
-    r.steps = std::move(steps);
-    return r;
+  static node_epoch_report round_done(std::uint64_t node_id, std::uint32_t round,
+                                      std::uint64_t samples = 100,
+                                      std::vector<std::uint64_t> steps = {}) {
+    return strom::testing::round_done(job_id, node_id, round, samples, std::move(steps));
   }
 
   /// Both nodes prepared the job: it trains.

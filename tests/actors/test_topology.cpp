@@ -127,14 +127,32 @@ BOOST_AUTO_TEST_CASE(a_joining_node_hangs_under_the_nearest_node_with_room) {
   BOOST_TEST(!with_node(*after, 9).ok());  // already in
 }
 
-BOOST_AUTO_TEST_CASE(refuses_to_remove_the_root_or_an_unknown_node_naming_it) {
+BOOST_AUTO_TEST_CASE(a_lost_roots_first_child_becomes_the_root_and_adopts_its_siblings) {
+  auto plan = planned(10, topology_kind::mesh, 3);  // 1 > 2 3 4; 2 > 5 6 7; 3 > 8 9 10
+  auto after = without_node(plan, 1);
+  BOOST_REQUIRE(after.ok());
+  BOOST_TEST(after->root == 2u);
+  BOOST_TEST(after->links.at(2).parent == 0u);
+  BOOST_TEST(after->version == 2u);
+  // Inside 2's subtree {2, 5, 6, 7}: 2 is full, its leaves have no children.
+  BOOST_TEST(after->links.at(3).parent == 5u);
+  BOOST_TEST(after->links.at(4).parent == 6u);
+  BOOST_TEST(reachable(*after).size() == 9u);
+  BOOST_TEST(most_children(*after) <= 3u);
+  auto plain = without_node(planned(4, topology_kind::plain), 1);
+  BOOST_REQUIRE(plain.ok());
+  BOOST_TEST((plain->links.at(2).children == std::vector<std::uint64_t>{3, 4}));
+}
+
+BOOST_AUTO_TEST_CASE(refuses_to_remove_the_last_node_or_an_unknown_node_naming_it) {
   const auto plan = planned(3, topology_kind::mesh);
-  const auto root = without_node(plan, 1);
-  BOOST_REQUIRE(!root.ok());
-  BOOST_TEST(root.err().message.find("node 1 is the root") != std::string::npos);
   const auto unknown = without_node(plan, 42);
   BOOST_REQUIRE(!unknown.ok());
   BOOST_TEST(unknown.err().message.find("node 42 is not in plan version 1") != std::string::npos);
+  const auto last = without_node(planned(1, topology_kind::mesh), 1);
+  BOOST_REQUIRE(!last.ok());
+  BOOST_TEST(last.err().message.find("node 1 is the root and the plan's last node")
+             != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(refuses_an_empty_membership_a_repeated_id_and_fanout_zero) {

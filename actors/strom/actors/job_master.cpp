@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <functional>
 #include <memory>
 
 #include <fmt/format.h>
@@ -166,6 +167,7 @@ void start_round(self_ptr self, bool makeup) {
 }
 
 void next_round(self_ptr self, const job_master_setup& setup, bool makeup);
+void remap_without(job_master_state& st, std::uint64_t node);
 
 void start_epoch(self_ptr self, const job_master_setup& setup) {
   auto& st = self->state;
@@ -246,11 +248,17 @@ void drop_joiner(self_ptr self, const job_master_setup& setup, std::uint64_t nod
     return;
   log::warning("job_master: job {} lets {} go: {}", st.status.job_id,
                describe(joiner->second.node.status), why);
-  self->send(joiner->second.node.agent, stop_atom_v, st.status.job_id);
+  // Asked, not told: the node answers a stop with its counts, which must not arrive here as
+  // an unexpected message (CAF would answer the node with an error that ends its agent).
+  self->request(joiner->second.node.agent, setup.timeouts.answer_timeout, stop_atom_v,
+                st.status.job_id)
+    .then([](const node_sharing_report&) {}, [](caf::error&) {});
   self->send(setup.scheduler, forget_atom_v, st.status.job_id, node);
   st.joining.erase(joiner);
   st.members.erase(node);
   st.prepared.erase(node);
+  if (st.plan.links.count(node) > 0)  // a mesh joiner wired before its snapshot
+    remap_without(st, node);
 }
 
 /// Completes the job once every live node sent its counts.
@@ -439,6 +447,7 @@ void remap_without(job_master_state& st, std::uint64_t node) {
     st.plan.version = version;
   }
   st.report.topology.version = st.plan.version;
+  st.status.topology = status_line_of(st.plan);
 }
 
 /// A node of the running job left the cluster: the job goes on without it (see the header).
@@ -446,16 +455,13 @@ void lose_member(self_ptr self, const job_master_setup& setup, const member_lost
   auto& st = self->state;
   const auto node = lost.node_id;
   const auto described = describe(st.members.at(node).status);
-  if (st.plan.kind == topology_kind::mesh) {
-    st.members.erase(node);
-    return fail_job(self, setup, mesh_loss_error(described));
-  }
   st.members.erase(node);
   st.nodes.erase(std::find(st.nodes.begin(), st.nodes.end(), node));
   st.lost.push_back(error_text(self->system(), lost.reason));
   auto& r = st.report;
   ++r.nodes_lost;
   r.failure_detection_seconds = std::max(r.failure_detection_seconds, lost.silent_seconds);
+  const auto before = st.plan;
   remap_without(st, node);
   if (st.nodes.empty())
     return fail_job(self, setup,
@@ -475,22 +481,25 @@ void lose_member(self_ptr self, const job_master_setup& setup, const member_lost
   const bool reported = st.epoch_reports.count(node) > 0;
   ++st.forgetting;
   const auto relay = st.prepared.at(node).relay;
+  const auto counted = [self, setup, node, reported](const origin_frames& passed) {
+    auto& st = self->state;
+    --st.forgetting;
+    if (!reported)
+      take_over_share(self, node, passed);
+    end_round_when_done(self, setup);
+  };
+  const auto failed = [self, setup](const caf::error& why) {
+    --self->state.forgetting;
+    fail_job(self, setup, why);
+  };
+  if (st.plan.kind == topology_kind::mesh)
+    return repair_mesh(self, setup.timeouts, node, relay, before, counted, failed);
   self->request(st.hub, setup.timeouts.answer_timeout, forget_atom_v, node, relay)
-    .then(
-      [self, setup, node, reported](const origin_frames& passed) {
-        auto& st = self->state;
-        --st.forgetting;
-        if (!reported)
-          take_over_share(self, node, passed);
-        end_round_when_done(self, setup);
-      },
-      [self, setup](caf::error& err) {
-        --self->state.forgetting;
-        fail_job(self, setup,
-                 make_error(code_for(err, strom_error::node_failed),
-                            "the hub relay did not count a lost node's frames: "
-                              + error_text(self->system(), err)));
-      });
+    .then(counted, [self, failed](caf::error& err) {
+      failed(make_error(code_for(err, strom_error::node_failed),
+                        "the hub relay did not count a lost node's frames: "
+                          + error_text(self->system(), err)));
+    });
 }
 
 /// Live nodes the job needs to train (--min-nodes; at least one).
@@ -526,12 +535,15 @@ void bring_in(self_ptr self, const job_master_setup& setup, std::uint64_t node) 
   const double took = seconds_between(joiner.joined, self->clock().now());
   r.restore_seconds = std::max(r.restore_seconds, took);
   st.nodes.push_back(node);
-  self->send(st.hub, add_peer_atom_v, st.prepared.at(node).relay);
-  if (auto grown = with_node(st.plan, node))
-    st.plan = std::move(*grown);
+  if (st.plan.kind == topology_kind::plain)
+    self->send(st.hub, add_peer_atom_v, st.prepared.at(node).relay);
+  if (st.plan.links.count(node) == 0)  // a mesh joiner hangs in the plan already
+    if (auto grown = with_node(st.plan, node))
+      st.plan = std::move(*grown);
   r.topology.version = st.plan.version;
-  r.topology.max_links = std::max<std::uint32_t>(r.topology.max_links,
-                                                 static_cast<std::uint32_t>(st.nodes.size()));
+  r.topology.max_links =
+    std::max(r.topology.max_links, summary_of(st.plan, st.nodes.size()).max_links);
+  st.status.topology = status_line_of(st.plan);
   log::info("job_master: job {} {} {} {:.2f} s after it joined; {} nodes train from round {}",
             st.status.job_id, replaces ? "restored" : "grew by", describe(joiner.node.status),
             took, st.nodes.size(), st.round);
@@ -539,15 +551,19 @@ void bring_in(self_ptr self, const job_master_setup& setup, std::uint64_t node) 
   report_status(self, setup);
 }
 
-/// Every ready joiner takes a live node's snapshot (its first trainer's); then the round starts
-/// with them. Nothing trains meanwhile, so no frame is newer than the snapshot.
-void restore_joiners(self_ptr self, const job_master_setup& setup, bool makeup) {
+/// `receivers` (ready joiners) take a live node's snapshot; then the round starts with them.
+void take_snapshots(self_ptr self, const job_master_setup& setup, bool makeup,
+                    std::vector<std::uint64_t> receivers) {
   auto& st = self->state;
   const auto source = st.members.at(st.nodes.front()).agent;
-  std::vector<std::uint64_t> receivers;
-  for (const auto& [id, joiner] : st.joining)
-    if (joiner.ready)
-      receivers.push_back(id);
+  // A joiner let go while it was wired takes none.
+  receivers.erase(std::remove_if(receivers.begin(), receivers.end(),
+                                 [&](std::uint64_t node) { return !st.joining.count(node); }),
+                  receivers.end());
+  if (receivers.empty()) {
+    st.restoring = 0;
+    return start_round(self, makeup);
+  }
   auto failed = std::make_shared<std::set<std::uint64_t>>();
   auto done = [self, setup, makeup, failed, receivers] {
     auto& st = self->state;
@@ -572,6 +588,43 @@ void restore_joiners(self_ptr self, const job_master_setup& setup, bool makeup) 
               failed->insert(node);
               done();
             });
+}
+
+/// Mesh: each joiner hangs under the node nearest the root with room and is wired to it
+/// before its snapshot, so the next round's frames reach it (nothing trains meanwhile, so
+/// nothing is resent); one that cannot be wired is let go.
+void wire_joiners(self_ptr self, const job_master_setup& setup,
+                  const std::vector<std::uint64_t>& joiners, std::function<void()> then) {
+  auto& st = self->state;
+  for (auto node : joiners)
+    if (auto grown = with_node(st.plan, node))
+      st.plan = std::move(*grown);
+  st.report.topology.version = st.plan.version;
+  wire_children(self, setup.timeouts.prepare_timeout, joiners, false, then,
+                [self, setup, joiners, then](const caf::error& why) {
+                  for (auto node : joiners)
+                    drop_joiner(self, setup, node,
+                                "it could not join the mesh: " + error_text(self->system(), why));
+                  then();
+                });
+}
+
+/// Every ready joiner takes a live node's snapshot (its first trainer's), in a mesh once it is
+/// wired; then the round starts with them. Nothing trains meanwhile, so no frame is newer
+/// than the snapshot.
+void restore_joiners(self_ptr self, const job_master_setup& setup, bool makeup) {
+  auto& st = self->state;
+  std::vector<std::uint64_t> receivers;
+  for (const auto& [id, joiner] : st.joining)
+    if (joiner.ready)
+      receivers.push_back(id);
+  st.restoring = static_cast<std::uint32_t>(receivers.size());
+  if (st.plan.kind != topology_kind::mesh)
+    return take_snapshots(self, setup, makeup, std::move(receivers));
+  wire_joiners(self, setup, receivers, [self, setup, makeup, receivers] {
+    if (!self->state.outcome)
+      take_snapshots(self, setup, makeup, receivers);
+  });
 }
 
 /// Pauses the job between rounds until enough nodes joined, failing it after the rejoin
@@ -638,9 +691,7 @@ job_assignment assignment_for(const job_master_state& st, const job_master_setup
 bool take_joiner(self_ptr self, const job_master_setup& setup, const member_joined& joined) {
   auto& st = self->state;
   const auto node = joined.node.node_id;
-  // A mesh cannot wire a node in yet (it also fails on a loss, job_topology.hpp).
   if (st.outcome || st.finishing || st.status.state != "training"
-      || st.plan.kind != topology_kind::plain
       || st.nodes.size() + st.joining.size() >= max_nodes(setup) || st.members.count(node) > 0)
     return false;
   st.members[node] = job_node{joined.node, joined.agent};

@@ -8,7 +8,8 @@
 //
 // A lost node does not end the job. The hub stops passing on the node's frames and says how
 // many of each of its workers' frames it passed in the current round: those every survivor
-// applies. The survivors stop waiting for the node, finish the round, and then train, in a
+// applies. In a mesh every survivor's relay says so, the most is what all apply once the
+// tree is repaired (job_topology.hpp, repair_mesh). The survivors stop waiting for the node, finish the round, and then train, in a
 // makeup round split among them, the samples of the lost workers' remaining batches, so each
 // epoch covers the training set once (a batch the node trained but whose frame never left
 // it is trained again: samples_redone). From the next epoch the data is partitioned among

@@ -8,8 +8,9 @@
 // parent's relay. The child's relay is added by the parent's relay before it answers, and
 // the parent's by the child's agent before it answers the job_master, so once every child
 // has answered every edge carries frames both ways; only then does the first epoch start.
-// A mesh job cannot yet survive a lost node (the hub's frame count that a plain job's loss
-// handling relies on has no counterpart in a tree): it fails with mesh_loss_error.
+// A lost node is survived by repair_mesh: its children are re-attached and wired with a resend
+// of the round, and the lost node's frame count (which a plain job gets from the hub) is the
+// union of the survivors' counts. A node that joins is wired to its parent before its restore.
 
 #include <cstdint>
 #include <functional>
@@ -39,13 +40,36 @@ std::string status_line_of(const topology_plan& plan);
 /// Whether `plan` needs its edges wired before the first epoch (a mesh of two nodes or more).
 bool needs_wiring(const topology_plan& plan);
 
-/// Asks every non-root node of `st.plan` to connect its relay to its parent's; calls `wired`
-/// once all answered, or `failed` (a strom_error naming the node) at the first that did not.
-/// Either is called at most once, and not after the job ended (st.outcome).
+/// Asks each of `children` (non-root nodes of `st.plan`) to connect its relay to its parent's,
+/// the relays first resending what they kept of the round when `resend` (a repair); calls
+/// `wired` once all answered, or `failed` (a strom_error naming the node) at the first that
+/// did not. An edge whose child or parent was lost meanwhile counts as wired (that loss's
+/// repair re-attaches it). Either is called at most once, and not after the job ended.
+void wire_children(caf::stateful_actor<job_master_state>* self, caf::timespan timeout,
+                   const std::vector<std::uint64_t>& children, bool resend,
+                   std::function<void()> wired, std::function<void(const caf::error&)> failed);
+
+/// Wires every non-root node of `st.plan` to its parent (before the first epoch).
 void wire_mesh(caf::stateful_actor<job_master_state>* self, caf::timespan timeout,
                std::function<void()> wired, std::function<void(const caf::error&)> failed);
 
-/// Why a mesh job ends when it loses `lost` (as describe() names it).
-caf::error mesh_loss_error(const std::string& lost);
+/// The nodes of `after` (not its root) whose parent differs from theirs in `before`: a lost
+/// node's re-attached children (after a lost root, also the new root's siblings).
+std::vector<std::uint64_t> reattached(const topology_plan& before, const topology_plan& after);
+
+/// The frames of lost `origin` that every survivor applies once the mesh is repaired: the
+/// newest round among `counts` and, per worker, the most frames a survivor counted in it.
+/// Each survivor holds a prefix of the origin's frames, so the longest is their union.
+origin_frames union_of(std::uint64_t origin, const std::vector<origin_frames>& counts);
+
+/// Repairs the mesh after losing `lost` (its relay `lost_relay`), `st.plan` being the plan
+/// without it and `before` the one with it: every survivor's relay forgets the lost relay
+/// and counts the lost node's frames it passed; then the re-attached children connect to
+/// their new parents, each side resending what it kept of the round (relay.hpp). Calls
+/// `repaired` with the union of the counts, or `failed` at the first request that failed.
+void repair_mesh(caf::stateful_actor<job_master_state>* self, const timing& timeouts,
+                 std::uint64_t lost, const caf::actor& lost_relay, const topology_plan& before,
+                 std::function<void(const origin_frames&)> repaired,
+                 std::function<void(const caf::error&)> failed);
 
 } // namespace strom::actors

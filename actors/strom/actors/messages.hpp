@@ -212,13 +212,17 @@ struct node_ready {
   std::string relay_endpoint{};
 };
 
-/// job_master -> node_agent of a mesh job's non-root node, before the first epoch: connect
-/// your relay to your parent's (both add the other as a peer), then answer wired_atom.
+/// job_master -> node_agent of a mesh job's non-root node, before the first epoch, when the
+/// node joins, or when its parent was lost: connect your relay to your parent's (both add the
+/// other as a peer), then answer wired_atom.
 struct topology_update {
   std::uint64_t job_id = 0;
   std::uint64_t version = 0;         ///< of the job's topology_plan
   std::uint64_t parent = 0;          ///< the parent's node id
   std::string parent_endpoint;       ///< HOST:PORT of the parent's relay (node_ready)
+  /// A repair after a loss: both relays first send each other what they kept of the round
+  /// (relay.hpp).
+  bool resend = false;
 };
 
 /// node_agent -> job_master: the answer to (evaluate_atom, job_id, epoch), what the node did
@@ -493,7 +497,7 @@ typename F::result_type inspect(F& f, node_ready& x) {
 
 template <class F>
 typename F::result_type inspect(F& f, topology_update& x) {
-  return f(caf::meta::type_name("topology_update"), x.job_id, x.version, x.parent,
+  return f(caf::meta::type_name("topology_update"), x.job_id, x.version, x.parent, x.resend,
            x.parent_endpoint);
 }
 

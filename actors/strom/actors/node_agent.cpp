@@ -405,6 +405,7 @@ void wire(self_ptr self, const node_agent_setup& setup, const topology_update& u
     return;
   }
   st.pending_wire = promise;
+  st.wire_resends = update.resend;
   auto slot = std::make_shared<std::optional<result<relay_link>>>();
   st.wiring = slot;
   run_aside(self, [slot, update, connect = setup.connect_relay, relay = st.run->actors.relay,
@@ -412,7 +413,7 @@ void wire(self_ptr self, const node_agent_setup& setup, const topology_update& u
                                                    const caf::actor& agent) {
     auto link = guarded<relay_link>([&] { return connect(update.parent_endpoint); });
     if (link)
-      helper->request(link->remote, timeout, wire_atom_v, relay)
+      helper->request(link->remote, timeout, wire_atom_v, relay, update.resend)
         .receive([](wired_atom) {},
                  [&](caf::error& err) {
                    link = error{"its relay did not add ours: "
@@ -431,7 +432,7 @@ void wired(self_ptr self, std::uint64_t job_id) {
   if (!done)
     return;
   auto& [promise, link] = *done;
-  self->send(st.run->actors.relay, add_peer_atom_v, link.remote);
+  self->send(st.run->actors.relay, add_peer_atom_v, link.remote, st.wire_resends);
   st.run->relay_links.push_back(std::move(link.connection));
   promise.deliver(wired_atom_v);
 }

@@ -104,6 +104,7 @@ struct node_agent_state {
   std::optional<compute::snapshot_assembler> incoming;  ///< a peer's snapshot arriving
   std::shared_ptr<std::optional<result<relay_link>>> wiring;  ///< likewise for a mesh link
   std::optional<caf::response_promise> pending_wire;  ///< the topology_update being wired
+  bool wire_resends = false;  ///< that update repairs the mesh after a loss (relay.hpp)
 
   static inline const char* name = "strom.node_agent";
 };

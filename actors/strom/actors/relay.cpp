@@ -27,6 +27,39 @@ void forward(caf::stateful_actor<relay_state>* self, const Message& message, boo
       self->send(peer, message);
 }
 
+/// Keeps a message of round `round` for a mesh repair: a newer round replaces the kept one,
+/// an older one (a lost node's late frame) is not kept.
+template <class Message>
+void keep(relay_state& st, const Message& message, std::uint32_t round) {
+  if (!st.keeps_round || round < st.kept_round)
+    return;
+  if (round > st.kept_round || st.kept.empty()) {
+    st.kept.clear();
+    st.kept_round = round;
+  }
+  st.kept.emplace_back(message);
+}
+
+/// Adds a peer; a mesh edge makes the relay keep its rounds and, with `resend`, the peer first
+/// gets what was kept of this one.
+void add_peer(caf::stateful_actor<relay_state>* self, const caf::actor& peer, bool mesh_edge,
+              bool resend) {
+  auto& st = self->state;
+  self->monitor(peer);
+  st.peers.push_back(peer);
+  st.keeps_round |= mesh_edge;
+  if (resend)
+    for (const auto& message : st.kept)
+      std::visit([&](const auto& kept) { self->send(peer, kept); }, message);
+}
+
+/// Whether the current message comes from a lost peer.
+bool from_forgotten(caf::stateful_actor<relay_state>* self) {
+  const auto& forgotten = self->state.forgotten;
+  return std::find(forgotten.begin(), forgotten.end(), self->current_sender())
+         != forgotten.end();
+}
+
 /// Counts a new frame in its origin's round (frame headers call rounds epochs).
 void count(relay_state& st, const compute::frame_header& header) {
   auto& counted = st.counted[header.origin_node];
@@ -42,8 +75,8 @@ void count(relay_state& st, const compute::frame_header& header) {
 origin_frames forget_origin(caf::stateful_actor<relay_state>* self, std::uint64_t origin,
                             const caf::actor& peer) {
   auto& st = self->state;
-  st.forgotten.insert(origin);
   if (peer) {
+    st.forgotten.push_back(peer.address());
     self->demonitor(peer);
     forget(st.peers, peer.address());
   }
@@ -60,6 +93,8 @@ origin_frames forget_origin(caf::stateful_actor<relay_state>* self, std::uint64_
 void relay_frame(caf::stateful_actor<relay_state>* self, const shared_frame& incoming,
                  bool local) {
   auto& st = self->state;
+  if (from_forgotten(self))
+    return;
   auto view = compute::read_update_frame(incoming.value, st.workspace);
   if (!view) {
     ++st.stats.frames_rejected;
@@ -68,13 +103,12 @@ void relay_frame(caf::stateful_actor<relay_state>* self, const shared_frame& inc
     return;
   }
   const auto& header = view->header;
-  if (st.forgotten.count(header.origin_node) > 0)
-    return;
   if (!st.seen.insert(header.origin_node, header.sequence)) {
     ++st.stats.duplicates_dropped;
     return;
   }
   count(st, header);
+  keep(st, incoming, header.epoch);
   ++st.stats.frames_forwarded;
   forward(self, incoming, local);
 }
@@ -82,13 +116,14 @@ void relay_frame(caf::stateful_actor<relay_state>* self, const shared_frame& inc
 /// De-duplicates and forwards a drain marker.
 void relay_marker(caf::stateful_actor<relay_state>* self, const drain_marker& marker,
                   bool local) {
-  if (self->state.forgotten.count(marker.origin) > 0)
+  if (from_forgotten(self))
     return;
   // Markers of one origin come in round order: an older one came over another path.
   auto& drained = self->state.drained[marker.origin];
   if (marker.epoch < drained)
     return;
   drained = marker.epoch + 1;
+  keep(self->state, marker, marker.epoch);
   forward(self, marker, local);
 }
 
@@ -108,13 +143,12 @@ caf::behavior relay(caf::stateful_actor<relay_state>* self) {
       self->monitor(subscriber);
       self->state.subscribers.push_back(subscriber);
     },
-    [self](add_peer_atom, const caf::actor& peer) {
-      self->monitor(peer);
-      self->state.peers.push_back(peer);
+    [self](add_peer_atom, const caf::actor& peer) { add_peer(self, peer, false, false); },
+    [self](add_peer_atom, const caf::actor& peer, bool resend) {
+      add_peer(self, peer, true, resend);
     },
-    [self](wire_atom, const caf::actor& peer) {
-      self->monitor(peer);
-      self->state.peers.push_back(peer);
+    [self](wire_atom, const caf::actor& peer, bool resend) {
+      add_peer(self, peer, true, resend);
       return wired_atom_v;
     },
     [self](stats_atom) { return self->state.stats; },

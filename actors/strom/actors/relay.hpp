@@ -7,10 +7,22 @@
 // to the peers only: the trainer gave it to its siblings itself. Drain markers travel the
 // same way (so each stays behind its origin's frames on every path), once per origin and
 // epoch.
+//
+// Mesh repair. A relay with a mesh edge keeps the frames and drain markers it passed in the
+// current round, in the order it passed them (bounded by one round: a newer round's first
+// frame or marker clears them). Along a tree, an origin's frames reach a node in the order
+// they were sent, so every node holds a prefix of each origin's round. When a node is lost,
+// the relays of the edges that replace it send each other what they kept (resend): each
+// side then has what the other side had, including the lost node's frames and the live
+// nodes' frames and markers the lost relay swallowed; de-duplication drops the rest. The
+// kept frames go before anything new on that edge, so markers stay behind their frames.
+// A lost peer is forgotten by sender: what it still sends is dropped, while its origin's
+// frames that reach a relay from survivors pass (they were counted by the survivor that
+// took them from the lost relay before it forgot it).
 
 #include <cstdint>
 #include <unordered_map>
-#include <unordered_set>
+#include <variant>
 #include <vector>
 
 #include <caf/all.hpp>
@@ -28,7 +40,10 @@ struct relay_state {
   seen_updates seen;                    ///< de-duplication keys
   std::unordered_map<std::uint64_t, std::uint32_t> drained;  ///< per origin: rounds marked
   std::unordered_map<std::uint64_t, origin_frames> counted;  ///< per origin: its latest round
-  std::unordered_set<std::uint64_t> forgotten;  ///< lost origins whose frames are dropped
+  std::vector<caf::actor_addr> forgotten;  ///< lost peers whose messages are dropped
+  bool keeps_round = false;  ///< has a mesh edge: keeps the round's frames for repairs
+  std::uint32_t kept_round = 0;  ///< the round `kept` holds
+  std::vector<std::variant<shared_frame, drain_marker>> kept;  ///< passed this round, in order
   compute::frame_workspace workspace;   ///< scratch space for reading LZ4 frames
   relay_stats stats;
 
@@ -38,11 +53,13 @@ struct relay_state {
 /// Handles: shared_frame (validate, de-duplicate, forward to the subscribers and to every
 /// peer but the sender); drain_marker (de-duplicate, forward the same way); (publish_atom,
 /// shared_frame or drain_marker) from a local trainer (the same, to the peers only);
-/// (subscribe_atom, actor) and (add_peer_atom, actor) to connect; (wire_atom, actor) ->
-/// wired_atom: add_peer that answers once the peer is added (a mesh child asks); stats_atom -> relay_stats;
+/// (subscribe_atom, actor) and (add_peer_atom, actor) to connect; (add_peer_atom, actor, resend)
+/// adds a mesh edge (the relay keeps its rounds from then on) and, with resend, first sends the
+/// new peer what it kept of the round; (wire_atom, actor, resend) -> wired_atom: the same,
+/// answered once the peer is added (a mesh child asks its parent); stats_atom -> relay_stats;
 /// (forget_atom, origin, peer) -> origin_frames: the origin's frames counted in its latest
-/// round, after which its frames and markers are dropped and `peer` (its relay, may be null)
-/// is no longer sent to.
+/// round, after which `peer` (its relay, may be null) is no longer sent to and what it still
+/// sends is dropped.
 caf::behavior relay(caf::stateful_actor<relay_state>* self);
 
 } // namespace strom::actors

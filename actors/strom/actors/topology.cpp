@@ -87,15 +87,25 @@ result<topology_plan> plan_topology(const std::vector<std::uint64_t>& nodes,
 }
 
 result<topology_plan> without_node(topology_plan plan, std::uint64_t node) {
-  if (node == plan.root)
-    return error{fmt::format("topology: node {} is the root and cannot be removed", node)};
   const auto lost = plan.links.find(node);
   if (lost == plan.links.end())
     return error{fmt::format("topology: node {} is not in plan version {}", node, plan.version)};
-  const auto orphans = lost->second.children;
-  const auto excluded = subtree_of(plan, node);
-  auto& siblings = plan.links.at(lost->second.parent).children;
-  siblings.erase(std::find(siblings.begin(), siblings.end(), node));
+  auto orphans = lost->second.children;
+  auto excluded = subtree_of(plan, node);
+  if (node == plan.root) {
+    if (orphans.empty())
+      return error{fmt::format("topology: node {} is the root and the plan's last node", node)};
+    // The root's first child takes its place (it keeps its own subtree); its siblings are
+    // re-attached like any orphans, inside the new root's subtree.
+    plan.root = orphans.front();
+    plan.links.at(plan.root).parent = 0;
+    orphans.erase(orphans.begin());
+    for (auto kept : subtree_of(plan, plan.root))
+      excluded.erase(kept);
+  } else {
+    auto& siblings = plan.links.at(lost->second.parent).children;
+    siblings.erase(std::find(siblings.begin(), siblings.end(), node));
+  }
   for (auto orphan : orphans) {
     // The fewest children first, then the lowest id (std::map iterates ids in order).
     std::uint64_t adopter = 0;
@@ -105,7 +115,8 @@ result<topology_plan> without_node(topology_plan plan, std::uint64_t node) {
         adopter = id;
         fewest = links.children.size();
       }
-    // The root lost a child, so it has room: an adopter always exists.
+    // A parent that lost a child has room, and a new root's subtree has a leaf: an adopter
+    // always exists.
     attach(plan, orphan, adopter);
   }
   plan.links.erase(node);

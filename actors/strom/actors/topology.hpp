@@ -5,7 +5,7 @@
 //   mesh:  Deeplearning4j's MeshOrganizer: a tree under the root with at most `fanout` children
 //          a node, filled breadth first; a lost node's children are re-attached each to the
 //          online node with the fewest children (ties: lowest id) that has room and is not in
-//          the lost subtree.
+//          the lost subtree; a lost root's first child takes its place.
 //   auto:  plain below mesh_threshold nodes, mesh from there (Deeplearning4j's advice: one hub
 //          carries a small cluster; past that its links are the bottleneck).
 // Every change bumps the plan's version, so nodes can tell a newer plan from an older one.
@@ -64,7 +64,8 @@ result<topology_plan> plan_topology(const std::vector<std::uint64_t>& nodes,
                                     const topology_options& options);
 
 /// `plan` without `node` (lost or left): its children are re-attached (mesh) or nothing else
-/// changes (plain). The root cannot be removed.
+/// changes (plain). A lost root's first child becomes the root and its other children are
+/// re-attached below it; the plan's last node cannot be removed.
 result<topology_plan> without_node(topology_plan plan, std::uint64_t node);
 
 /// `plan` with `node` joined: under the root (plain), or under the node nearest the root that

@@ -8,17 +8,12 @@
 #include <cstdint>
 
 #include "strom/compute/result.hpp"
+#include "strom/runtime/in_process_cluster.hpp"
 #include "strom/runtime/job_spec.hpp"
 #include "strom/runtime/local_training.hpp"
 #include "strom/runtime/metrics_report.hpp"
 
 namespace strom::runtime {
-
-/// The size of an in-process cluster.
-struct cluster_shape {
-  std::uint32_t nodes = 1;
-  std::uint32_t workers = 1;  ///< trainers per node
-};
 
 /// Trains `job` (applying the overrides) on a fresh in-process cluster of `shape`.
 result<training_report> train_on_cluster(job_spec& job, const local_training_options& options,

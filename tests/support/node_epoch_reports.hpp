@@ -1,0 +1,26 @@
+#pragma once
+// What a node tells a job_master when it finished a round, as job_master tests play nodes.
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "strom/actors/messages.hpp"
+
+namespace strom::testing {
+
+/// Node `node_id` of job `job_id` finished `round`, having trained `samples` in batches of 10
+/// (`steps`: its workers' steps, empty when it finished its work).
+inline actors::node_epoch_report round_done(std::uint64_t job_id, std::uint64_t node_id,
+                                            std::uint32_t round, std::uint64_t samples,
+                                            std::vector<std::uint64_t> steps = {}) {
+  actors::node_epoch_report r;
+  r.job_id = job_id;
+  r.node_id = node_id;
+  r.round = round;
+  r.totals = {5.0, samples / 10, samples, 1.0};
+  r.steps = std::move(steps);
+  return r;
+}
+
+} // namespace strom::testing
