@@ -303,6 +303,28 @@ BOOST_AUTO_TEST_CASE(a_node_lost_while_the_epoch_is_evaluated_does_not_end_the_r
   BOOST_TEST(next->workers[0].ranks == 2u);
 }
 
+BOOST_AUTO_TEST_CASE(a_lost_evaluator_hands_the_evaluation_to_the_next_node_at_once) {
+  // A request to a node that dies is never answered; waiting for its timeout (minutes) would
+  // hold the whole job.
+  job_fixture env;
+  env.prepare_both();
+  BOOST_TEST(env.started(env.a, 0));
+  BOOST_TEST(env.started(env.b, 0));
+  env.a->send(env.master, env.round_done(1, 0));
+  env.b->send(env.master, env.round_done(2, 0));
+  env.sched.run();  // a, the first node, is asked to evaluate and does not answer
+  env.self->send(env.master, member_lost{1, 5, make_error(strom_error::node_lost, "a lost")});
+  env.sched.run();
+  BOOST_TEST(env.evaluate(env.b, 0));  // no time passed
+  env.sched.run();
+  const auto next = env.plan(env.b);
+  BOOST_REQUIRE(next);
+  BOOST_TEST(next->round == 1u);
+  BOOST_TEST(env.evaluate(env.a, 0));  // the lost node's late answer ends nothing again
+  env.sched.run();
+  BOOST_TEST(!env.plan(env.b).has_value());
+}
+
 BOOST_AUTO_TEST_CASE(losing_every_node_fails_the_job_naming_them) {
   job_fixture env;
   env.prepare_both();

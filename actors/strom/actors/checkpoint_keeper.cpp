@@ -20,36 +20,47 @@ constexpr unsigned served_job_shift = 16;
 caf::result<snapshot_sent> take(self_ptr self, const checkpoint_keeper_setup& setup,
                                 const caf::actor& agent) {
   auto& st = self->state;
-  if (st.incoming)
+  if (st.taking)
     return make_error(strom_error::snapshot_failed,
                       fmt::format("job {}: a checkpoint is being taken already", setup.job_id));
   // The node is a member the job_master chose, and the keeper has no model to bound the
   // size by; the assembler still checks every chunk against the first one's totals.
-  st.incoming.emplace(compute::max_frame_bytes);
-  auto promise = self->make_response_promise<snapshot_sent>();
+  auto promise = self->make_response_promise();
+  st.taking.emplace(snapshot_receipt{compute::snapshot_assembler{compute::max_frame_bytes},
+                                     promise, agent.address()});
+  // A request to a node that dies is never answered: its down message ends the wait.
+  self->monitor(agent);
   self->request(agent, setup.snapshot_timeout, snapshot_atom_v, setup.job_id,
                 caf::actor_cast<caf::actor>(self))
     .then(
-      [self, setup, promise](const snapshot_sent& sent) mutable {
+      [self, setup, agent](const snapshot_sent& sent) {
         auto& st = self->state;
-        auto encoded = compute::take_assembled(std::move(*st.incoming));
-        st.incoming.reset();
+        if (!st.taking || st.taking->source != agent.address())
+          return;  // given up at the node's loss
+        self->demonitor(agent);
+        auto taking = std::move(*st.taking);
+        st.taking.reset();
+        auto encoded = compute::take_assembled(std::move(taking.incoming));
         if (!encoded) {
-          promise.deliver(make_error(strom_error::snapshot_failed,
-                                     fmt::format("job {}: checkpoint refused: {}", setup.job_id,
-                                                 encoded.err().message)));
+          taking.promise.deliver(make_error(strom_error::snapshot_failed,
+                                            fmt::format("job {}: checkpoint refused: {}",
+                                                        setup.job_id, encoded.err().message)));
         } else if (auto saved = setup.store->save_checkpoint(setup.job_id, *encoded); !saved) {
-          promise.deliver(make_error(strom_error::state_failed, saved.err().message));
+          taking.promise.deliver(make_error(strom_error::state_failed, saved.err().message));
         } else {
           st.latest = std::move(*encoded);
-          promise.deliver(sent);
+          taking.promise.deliver(sent);
         }
       },
-      [self, promise](caf::error& err) mutable {
-        self->state.incoming.reset();
-        promise.deliver(std::move(err));
+      [self, agent](caf::error& err) {
+        auto& st = self->state;
+        if (!st.taking || st.taking->source != agent.address())
+          return;
+        self->demonitor(agent);
+        st.taking->promise.deliver(std::move(err));
+        st.taking.reset();
       });
-  return promise;
+  return caf::delegated<snapshot_sent>{};
 }
 
 /// Sends the latest checkpoint to `receiver` as chunks.
@@ -80,6 +91,12 @@ caf::error foreign(const checkpoint_keeper_setup& setup, std::uint64_t job_id) {
 caf::behavior checkpoint_keeper(caf::stateful_actor<checkpoint_keeper_state>* self,
                                 checkpoint_keeper_setup setup) {
   self->state.latest = setup.latest;
+  self->set_down_handler([self, setup](const caf::down_msg& down) {
+    give_up_if_from(self->state.taking, down,
+                    make_error(strom_error::snapshot_failed,
+                               fmt::format("job {}: the node sending the checkpoint went away",
+                                           setup.job_id)));
+  });
   return {
     [self, setup](checkpoint_atom, std::uint64_t job_id, const caf::actor& agent)
       -> caf::result<snapshot_sent> {
@@ -89,8 +106,8 @@ caf::behavior checkpoint_keeper(caf::stateful_actor<checkpoint_keeper_state>* se
     },
     [self](const snapshot_chunk& chunk) {
       // The assembler remembers a refused chunk and refuses the rest; take says so.
-      if (self->state.incoming)
-        static_cast<void>(self->state.incoming->add(chunk.value));
+      if (self->state.taking)
+        static_cast<void>(self->state.taking->incoming.add(chunk.value));
     },
     [self, setup](snapshot_atom, std::uint64_t job_id, const caf::actor& receiver)
       -> caf::result<snapshot_sent> {

@@ -15,6 +15,7 @@
 
 #include "strom/actors/messages.hpp"
 #include "strom/actors/scheduler_store.hpp"
+#include "strom/actors/snapshot_transfer.hpp"
 #include "strom/compute/snapshots/snapshot_chunks.hpp"
 
 namespace strom::actors {
@@ -30,15 +31,16 @@ struct checkpoint_keeper_setup {
 
 /// A checkpoint keeper's state.
 struct checkpoint_keeper_state {
-  std::optional<compute::frame> latest;                 ///< the encoded snapshot saved last
-  std::optional<compute::snapshot_assembler> incoming;  ///< a checkpoint being taken
-  std::uint32_t served = 0;                             ///< snapshots sent, for their ids
+  std::optional<compute::frame> latest;     ///< the encoded snapshot saved last
+  std::optional<snapshot_receipt> taking;   ///< a checkpoint being taken
+  std::uint32_t served = 0;                 ///< snapshots sent, for their ids
 
   static inline const char* name = "strom.checkpoint_keeper";
 };
 
 /// Handles: (checkpoint_atom, job_id, agent) -> snapshot_sent once the node agent's snapshot
-/// arrived whole and was saved (snapshot_failed or state_failed errors say why not);
+/// arrived whole and was saved (snapshot_failed or state_failed errors say why not, also at
+/// once when the agent's node goes away meanwhile);
 /// snapshot_chunk (of the checkpoint being taken); (snapshot_atom, job_id, receiver) ->
 /// snapshot_sent: the latest checkpoint as chunks to `receiver` (snapshot_failed without one).
 caf::behavior checkpoint_keeper(caf::stateful_actor<checkpoint_keeper_state>* self,

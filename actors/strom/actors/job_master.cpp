@@ -370,19 +370,26 @@ void evaluate(self_ptr self, const job_master_setup& setup) {
   auto& st = self->state;
   const auto evaluator = st.nodes.front();
   const auto epoch = st.status.epoch;
+  st.evaluator = evaluator;
+  // Only the answer of the node asked last counts: a lost evaluator's request is given up
+  // at its loss (lose_member asks the next node), not at its timeout, which is minutes.
+  const auto asked = [self, evaluator, epoch] {
+    auto& st = self->state;
+    return !st.outcome && st.status.epoch == epoch && st.evaluator == evaluator;
+  };
   self->request(st.members.at(evaluator).agent, setup.timeouts.prepare_timeout, evaluate_atom_v,
                 st.status.job_id, epoch)
     .then(
-      [self, setup, epoch](const epoch_check& check) {
-        if (!self->state.outcome && self->state.status.epoch == epoch)
-          end_epoch(self, setup, check);
-      },
-      [self, setup, evaluator, epoch](caf::error& err) {
-        auto& st = self->state;
-        if (st.outcome || st.status.epoch != epoch)
+      [self, setup, asked](const epoch_check& check) {
+        if (!asked())
           return;
-        if (!in_job(st, evaluator))
-          return evaluate(self, setup);
+        self->state.evaluator.reset();
+        end_epoch(self, setup, check);
+      },
+      [self, setup, evaluator, epoch, asked](caf::error& err) {
+        if (!asked())
+          return;
+        self->state.evaluator.reset();
         fail_job(self, setup,
                  make_error(code_for(err, strom_error::node_failed),
                             fmt::format("node {} could not evaluate epoch {}: {}", evaluator,
@@ -475,6 +482,8 @@ void lose_member(self_ptr self, const job_master_setup& setup, const member_lost
   report_status(self, setup);
   if (st.finishing)
     return complete_when_counted(self, setup);
+  if (st.evaluator == node)  // its answer will never come: the next live node evaluates
+    evaluate(self, setup);
   for (auto id : st.nodes)
     self->send(st.members.at(id).agent, forget_atom_v, st.status.job_id, node);
   // A node that reported the round before it was lost completed it; its totals counted.
@@ -552,10 +561,12 @@ void bring_in(self_ptr self, const job_master_setup& setup, std::uint64_t node) 
 }
 
 /// `receivers` (ready joiners) take a live node's snapshot; then the round starts with them.
+/// Those whose source was lost meanwhile take the next live node's.
 void take_snapshots(self_ptr self, const job_master_setup& setup, bool makeup,
                     std::vector<std::uint64_t> receivers) {
   auto& st = self->state;
-  const auto source = st.members.at(st.nodes.front()).agent;
+  const auto source_node = st.nodes.front();
+  const auto source = st.members.at(source_node).agent;
   // A joiner let go while it was wired takes none.
   receivers.erase(std::remove_if(receivers.begin(), receivers.end(),
                                  [&](std::uint64_t node) { return !st.joining.count(node); }),
@@ -565,15 +576,21 @@ void take_snapshots(self_ptr self, const job_master_setup& setup, bool makeup,
     return start_round(self, makeup);
   }
   auto failed = std::make_shared<std::set<std::uint64_t>>();
-  auto done = [self, setup, makeup, failed, receivers] {
+  auto again = std::make_shared<std::vector<std::uint64_t>>();
+  auto done = [self, setup, makeup, failed, again, receivers] {
     auto& st = self->state;
     if (--st.restoring > 0 || st.outcome)
       return;
     for (auto node : receivers) {
       if (failed->count(node) > 0)
         drop_joiner(self, setup, node, "it could not take a snapshot");
-      else if (st.joining.count(node) > 0)  // not lost meanwhile
-        bring_in(self, setup, node);
+      else if (st.joining.count(node) > 0
+               && std::find(again->begin(), again->end(), node) == again->end())
+        bring_in(self, setup, node);  // restored, and not lost meanwhile
+    }
+    if (!again->empty() && !st.nodes.empty()) {
+      st.restoring = static_cast<std::uint32_t>(again->size());
+      return take_snapshots(self, setup, makeup, *again);
     }
     start_round(self, makeup);
   };
@@ -582,10 +599,15 @@ void take_snapshots(self_ptr self, const job_master_setup& setup, bool makeup,
     self->request(st.members.at(node).agent, setup.timeouts.restore_timeout, restore_atom_v,
                   st.status.job_id, source)
       .then([done](const snapshot_sent&) { done(); },
-            [self, done, failed, node](caf::error& err) {
-              log::warning("job_master: node {} took no snapshot: {}", node,
+            [self, done, failed, again, node, source_node](caf::error& err) {
+              const bool source_lost = !in_job(self->state, source_node);
+              log::warning("job_master: node {} took no snapshot{}: {}", node,
+                           source_lost ? " (its source was lost; it takes another)" : "",
                            error_text(self->system(), err));
-              failed->insert(node);
+              if (source_lost)
+                again->push_back(node);
+              else
+                failed->insert(node);
               done();
             });
 }

@@ -6,6 +6,7 @@
 
 #include "strom/actors/error_text.hpp"
 #include "strom/actors/errors.hpp"
+#include "strom/actors/snapshot_transfer.hpp"
 #include "strom/compute/snapshots/snapshot_encoding.hpp"
 #include "strom/log.hpp"
 
@@ -159,24 +160,32 @@ caf::result<snapshot_sent> send_snapshot(self_ptr self, const node_agent_setup& 
 void restore(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id,
              const caf::actor& source) {
   auto& st = self->state;
-  auto promise = self->make_response_promise<snapshot_sent>();
+  auto promise = self->make_response_promise();
   if (!st.run || st.run->job_id != job_id || st.incoming) {
     promise.deliver(make_error(strom_error::snapshot_failed,
                                fmt::format("node {} cannot take a snapshot of job {} now",
                                            st.node_id, job_id)));
     return;
   }
-  st.incoming.emplace(
-    compute::snapshot_bytes_bound(*st.run->job->node.replicas.front(), max_snapshot_origins));
+  st.incoming.emplace(snapshot_receipt{
+    compute::snapshot_assembler{
+      compute::snapshot_bytes_bound(*st.run->job->node.replicas.front(), max_snapshot_origins)},
+    promise, source.address()});
+  self->monitor(source);  // a source lost meanwhile never answers (the down handler)
   // The chunks come before this answer: the source trainer sent them before it answered its
   // agent, and messages between two nodes keep their order.
   self->request(source, setup.timeouts.snapshot_timeout, snapshot_atom_v, job_id,
                 caf::actor_cast<caf::actor>(self))
     .then(
-      [self, setup, promise, job_id](const snapshot_sent& sent) mutable {
+      [self, setup, source, job_id](const snapshot_sent& sent) {
         auto& st = self->state;
-        auto snapshot = compute::take_assembled(std::move(*st.incoming));
+        if (!st.incoming || st.incoming->source != source.address())
+          return;  // given up at the source's loss
+        self->demonitor(source);
+        auto receipt = std::move(*st.incoming);
         st.incoming.reset();
+        auto snapshot = compute::take_assembled(std::move(receipt.incoming));
+        auto promise = receipt.promise;
         if (!snapshot || !st.run || st.run->job_id != job_id) {
           promise.deliver(make_error(
             strom_error::snapshot_failed,
@@ -200,9 +209,13 @@ void restore(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id,
                 promise.deliver(std::move(err));
               });
       },
-      [self, promise](caf::error& err) mutable {
-        self->state.incoming.reset();
-        promise.deliver(std::move(err));
+      [self, source](caf::error& err) {
+        auto& st = self->state;
+        if (!st.incoming || st.incoming->source != source.address())
+          return;
+        self->demonitor(source);
+        st.incoming->promise.deliver(std::move(err));
+        st.incoming.reset();
       });
 }
 
@@ -452,6 +465,11 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
                             "lost the scheduler: " + error_text(self->system(), down.reason)));
       return;
     }
+    if (give_up_if_from(st.incoming, down,
+                        make_error(strom_error::snapshot_failed,
+                                   fmt::format("node {}: the snapshot's source went away",
+                                               st.node_id))))
+      return;
     if (!st.run)
       return;
     const auto failure = node_failure{st.run->job_id, st.node_id,
@@ -506,7 +524,7 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
     [self](const snapshot_chunk& chunk) {
       // The assembler remembers a refused chunk and refuses the rest; restore says so.
       if (self->state.incoming)
-        static_cast<void>(self->state.incoming->add(chunk.value));
+        static_cast<void>(self->state.incoming->incoming.add(chunk.value));
     },
     [self](cut_atom, std::uint64_t job_id, std::uint32_t round) {
       tell_trainers(self, job_id, cut_atom_v, round);

@@ -19,9 +19,9 @@
 
 #include "strom/actors/local_node.hpp"
 #include "strom/actors/messages.hpp"
+#include "strom/actors/snapshot_transfer.hpp"
 #include "strom/actors/timing.hpp"
 #include "strom/compute/result.hpp"
-#include "strom/compute/snapshots/snapshot_chunks.hpp"
 
 namespace strom::actors {
 
@@ -101,7 +101,7 @@ struct node_agent_state {
   std::shared_ptr<std::optional<result<node_job>>> prepared;
   std::shared_ptr<std::optional<result<epoch_check>>> checked;  ///< likewise for end_epoch
   std::optional<caf::response_promise> pending_check;  ///< the evaluation being run
-  std::optional<compute::snapshot_assembler> incoming;  ///< a peer's snapshot arriving
+  std::optional<snapshot_receipt> incoming;  ///< a peer's snapshot arriving
   std::shared_ptr<std::optional<result<relay_link>>> wiring;  ///< likewise for a mesh link
   std::optional<caf::response_promise> pending_wire;  ///< the topology_update being wired
   bool wire_resends = false;  ///< that update repairs the mesh after a loss (relay.hpp)

@@ -18,4 +18,13 @@ caf::result<snapshot_sent> send_in_chunks(const caf::actor& receiver,
   return snapshot_sent{id, static_cast<std::uint32_t>(chunks->size()), encoded.size_bytes()};
 }
 
+bool give_up_if_from(std::optional<snapshot_receipt>& receipt, const caf::down_msg& down,
+                     caf::error why) {
+  if (!receipt || receipt->source != down.source)
+    return false;
+  receipt->promise.deliver(std::move(why));
+  receipt.reset();
+  return true;
+}
+
 } // namespace strom::actors
