@@ -19,6 +19,10 @@
 // job's actors, then tells the scheduler the outcome (which frees the nodes) and the
 // clients, and ends itself once the nodes answered. Membership stays the scheduler's: it
 // tells a job_master when one of its nodes is lost.
+//
+// Its steps live in three files (job_master_steps.hpp): job_master.cpp (the job's life),
+// job_membership.cpp (losses, joiners, the pause) and job_checkpoints.cpp (checkpoints and the
+// resume after a scheduler restart).
 
 #include <cstdint>
 #include <map>
