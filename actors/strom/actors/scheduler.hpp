@@ -7,6 +7,9 @@
 // goes on without it); a job's nodes are free again once its job_master
 // told the outcome (it asked them to stop the job before). Clients talk to the scheduler only: it passes their requests about a running job
 // and the nodes' reports on to the job's job_master.
+//
+// With a store (--state-dir) it keeps its record there and takes it up after a restart
+// (scheduler_restart.cpp; both files share scheduler_steps.hpp).
 
 #include <cstdint>
 #include <map>
