@@ -232,6 +232,27 @@ void report_steps(caf::stateful_actor<trainer_state>* self, const trainer_setup&
   st.unreported = step_report{setup.worker, st.epoch};
 }
 
+/// Whether the trainer is the round's only worker: no sibling on its node, no other node.
+/// It then trains as a worker alone does (train_step), with no frame and no residual; a
+/// round that has others (a node joined) frames every update again.
+bool alone(const trainer_state& st) { return st.siblings.empty() && !st.other_nodes; }
+
+/// Counts a step taken (its loss and samples), reports progress now and then, and queues the
+/// next step behind any frames that arrived meanwhile (they are applied first).
+void count_step(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup, float loss,
+                std::size_t samples) {
+  auto& st = self->state;
+  st.loss_sum += loss;
+  ++st.batches;
+  st.samples += samples;
+  ++st.unreported.batches;
+  st.unreported.loss_sum += loss;
+  st.unreported.samples += samples;
+  if (self->clock().now() - st.reported_at >= step_report_interval)
+    report_steps(self, setup);
+  self->send(self, step_atom_v);
+}
+
 } // namespace
 
 caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup setup) {
@@ -304,6 +325,14 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
         }
         return;
       }
+      if (alone(st)) {  // nobody to share with: the step a worker alone takes, no frame
+        const float loss = replica.train_step(batch->features, batch->labels, batch->size);
+        auto& own = origin_entry(st, setup.framer->node_id());
+        own.clock_epoch = st.epoch;  // its replica holds its update: its clock moves on
+        own.clock = st.batches + 1;
+        count_step(self, setup, loss, batch->size);
+        return;
+      }
       const float loss = replica.compute_gradients(batch->features, batch->labels, batch->size);
       std::optional<compute::encoded_update> sent;
       auto own = frame_update(st, setup, replica, sent);
@@ -318,16 +347,7 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
       if (const auto momentum = replica.momentum();
           sent && setup.momentum_masking && !momentum.empty())
         compute::clear_sent_elements(*sent, momentum);
-      st.loss_sum += loss;
-      ++st.batches;
-      st.samples += batch->size;
-      ++st.unreported.batches;
-      st.unreported.loss_sum += loss;
-      st.unreported.samples += batch->size;
-      if (self->clock().now() - st.reported_at >= step_report_interval)
-        report_steps(self, setup);
-      // Queued behind any frames that arrived during this step: they are applied first.
-      self->send(self, step_atom_v);
+      count_step(self, setup, loss, batch->size);
     },
     [self, setup](const shared_frame& incoming) {
       take(self, setup, incoming);
