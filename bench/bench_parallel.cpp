@@ -1,7 +1,8 @@
-// Data-parallel speed-up on this machine: the same job trained by one worker (train_locally)
-// and by two workers sharing threshold-encoded updates (train_on_cluster, one node), alternated
-// ROUNDS times in one run so that both see the same machine load. The whole job by default:
-// early epochs send denser updates than late ones, so one epoch understates the speed-up.
+// Data-parallel speed-up on this machine: the same job trained by one worker (a one-node
+// cluster's lone trainer) and by two workers sharing threshold-encoded updates (one node),
+// alternated ROUNDS times in one run so that both see the same machine load. The whole job by
+// default: early epochs send denser updates than late ones, so one epoch understates the
+// speed-up.
 // Prints one JSON object per run and a summary with the median samples/s of each and their
 // ratio. Usage: bench_parallel [--rounds N] [--epochs E] [JOB] (default
 // examples/fashion_mlp.job, its own epochs).
@@ -29,7 +30,7 @@ double median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
 }
 
-/// Trains a fresh copy of the job with `workers` (1: train_locally) and prints the run.
+/// Trains a fresh copy of the job with `workers` on one node and prints the run.
 strom::result<strom::runtime::training_report> run_once(const std::string& path,
                                                         std::optional<std::uint32_t> epochs,
                                                         std::uint32_t workers) {
@@ -39,8 +40,7 @@ strom::result<strom::runtime::training_report> run_once(const std::string& path,
     return job.err();
   runtime::local_training_options options;
   options.epochs = epochs;
-  auto report = workers == 1 ? runtime::train_locally(*job, options)
-                             : runtime::train_on_cluster(*job, options, {1, workers});
+  auto report = runtime::train_on_cluster(*job, options, {1, workers});
   if (!report)
     return report.err();
   fmt::print("{{\"bench\":\"parallel_run\",\"job\":\"{}\",\"workers\":{},\"epochs\":{},"

@@ -112,9 +112,7 @@ int run_train(int argc, char** argv) {
   const std::uint32_t default_workers =
     shape.nodes > 1 ? 1 : std::max(1u, std::thread::hardware_concurrency());
   shape.workers = static_cast<std::uint32_t>(workers.value().value_or(default_workers));
-  auto report = shape.nodes == 1 && shape.workers == 1
-                  ? runtime::train_locally(*job, options)
-                  : runtime::train_on_cluster(*job, options, shape);
+  auto report = runtime::train_on_cluster(*job, options, shape);
   if (!report && runtime::stop_requested())
     return report_interrupted(
       runtime::checkpoint_path(options.checkpoint_dir, job->reader().getName().cStr()),

@@ -23,7 +23,7 @@ runtime::job_spec mlp_job() {
 
 BOOST_AUTO_TEST_CASE(four_nodes_match_one_worker_on_fashion_mlp) {
   auto alone_job = mlp_job();
-  auto alone = runtime::train_locally(alone_job, {});
+  auto alone = runtime::train_on_cluster(alone_job, {}, {1, 1});
   BOOST_REQUIRE_MESSAGE(alone, (alone ? "" : alone.err().message));
   auto cluster_job = mlp_job();
   auto cluster = runtime::train_on_cluster(cluster_job, {}, {4, 1});

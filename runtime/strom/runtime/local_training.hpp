@@ -1,6 +1,7 @@
 #pragma once
-// Training on one worker in this process: load data, build the replica, run the epochs,
-// evaluate, checkpoint. The actor runtime's trainers reuse the same replica and data pieces.
+// What a training run in this process is told (strom train, the embedding API): overrides of
+// the job and where its outputs go. Every run, one worker or many, one node or several, trains
+// on an in-process cluster of the same actors (cluster_training.hpp).
 
 #include <cstdint>
 #include <optional>
@@ -23,9 +24,5 @@ struct local_training_options {
   std::string checkpoint_dir;           ///< empty: no checkpoint
   training_observer* observer = nullptr;
 };
-
-/// Trains `job` to the end (applying the overrides to it) and reports the outcome; a stop
-/// signal (stop_signals.hpp) ends it with an error after the current batch.
-result<training_report> train_locally(job_spec& job, const local_training_options& options);
 
 } // namespace strom::runtime

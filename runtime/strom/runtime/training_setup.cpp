@@ -74,22 +74,4 @@ result<actors::test_result> check_epoch(compute::replica& trained, const compute
   return tested;
 }
 
-result<void> end_epoch(training_report& report, std::uint32_t epoch, const epoch_totals& totals,
-                       compute::replica& trained, const compute::dataset& test,
-                       training_observer& observer, const job_spec& job,
-                       const std::string& checkpoint) {
-  auto tested = check_epoch(trained, test, job, checkpoint, epoch,
-                            report.train_samples + totals.samples);
-  if (!tested)
-    return tested.err();
-  observer.on_epoch(actors::record_epoch(report, epoch, totals, *tested));
-  return success();
-}
-
-void end_run(training_report& report, training_clock::time_point run_start,
-             const std::string& checkpoint) {
-  report.checkpoint = checkpoint;
-  actors::record_run(report, seconds_since(run_start));
-}
-
 } // namespace strom::runtime

@@ -1,6 +1,6 @@
 #pragma once
-// The set-up every training run shares, whatever runs the steps (one worker in a loop, or
-// trainer actors): overrides, compute threads, data that fits the model, where to checkpoint.
+// The set-up every node's training shares: overrides, compute threads, data that fits the
+// model, where to checkpoint, and the evaluation (and checkpoint) after an epoch.
 
 #include <chrono>
 #include <string>
@@ -37,17 +37,5 @@ using actors::epoch_totals;
 result<actors::test_result> check_epoch(compute::replica& trained, const compute::dataset& test,
                                         const job_spec& job, const std::string& checkpoint,
                                         std::uint32_t epoch, std::uint64_t train_samples);
-
-/// Ends epoch `epoch` (0-based) of report.epochs: adds its totals to the report, evaluates
-/// `trained` on `test` (unless empty), tells the observer and, when `checkpoint` is set,
-/// saves `trained` there.
-result<void> end_epoch(training_report& report, std::uint32_t epoch, const epoch_totals& totals,
-                       compute::replica& trained, const compute::dataset& test,
-                       training_observer& observer, const job_spec& job,
-                       const std::string& checkpoint);
-
-/// Fills the run-wide figures once the last epoch has ended.
-void end_run(training_report& report, training_clock::time_point run_start,
-             const std::string& checkpoint);
 
 } // namespace strom::runtime
