@@ -114,6 +114,7 @@ BOOST_AUTO_TEST_CASE(a_trainer_sends_its_snapshot_in_chunks_that_restore_an_iden
 BOOST_AUTO_TEST_CASE(a_restored_trainer_takes_the_others_view_without_the_sources_residual) {
   deterministic_system env;
   auto setup = small_setup(env);
+  setup.origins = {own_node, own_node + 1};  // not alone: it encodes and keeps a residual
   auto source = env.sys.spawn(trainer, setup);
   env.self->send(source, start_atom_v, std::uint32_t{0});
   env.sched.run();

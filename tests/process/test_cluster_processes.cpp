@@ -346,9 +346,9 @@ BOOST_AUTO_TEST_CASE(ctrl_c_on_train_before_its_first_epoch_says_no_checkpoint_w
   child train{{"train", fashion_mlp_job, "--workers", "1", "--epochs", "30", "--checkpoint-dir",
                dir.path().string()},
               dir.path(), "train"};
-  // It logs the data it loaded just before the first step.
+  // Its job_master logs the start just before the first round.
   BOOST_REQUIRE_MESSAGE(
-    eventually([&] { return contains(train.err(), "training and"); }, short_job_limit),
+    eventually([&] { return contains(train.err(), ") starts on 1 nodes"); }, short_job_limit),
     train.transcript());
   train.signal(SIGINT);
   auto status = train.wait(interrupt_limit);
