@@ -33,7 +33,7 @@ struct job_fixture : strom::testing::deterministic_system {
                    {{2, "b", "10.0.0.2", 4, 1, 1}, caf::actor_cast<caf::actor>(b)}};
     setup.scheduler = me();
     setup.clients = {me()};
-    setup.timeouts = {10s, 10s, 24h};
+    setup.timeouts = strom::testing::job_test_timeouts();
     master = sys.spawn(job_master, setup);
     self->monitor(master);
     sched.run();
@@ -486,7 +486,7 @@ BOOST_AUTO_TEST_CASE(a_job_below_its_minimum_pauses_and_fails_naming_the_lost_af
   setup.nodes = {{{1, "a", "10.0.0.1", 4, 1, 1}, caf::actor_cast<caf::actor>(a)},
                  {{2, "b", "10.0.0.2", 4, 1, 1}, caf::actor_cast<caf::actor>(b)}};
   setup.scheduler = env.me();
-  setup.timeouts = {10s, 10s, 24h};
+  setup.timeouts = strom::testing::job_test_timeouts();
   setup.timeouts.rejoin_timeout = 30s;
   const auto master = env.sys.spawn(job_master, setup);
   env.sched.run();

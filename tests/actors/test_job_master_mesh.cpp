@@ -37,7 +37,7 @@ struct mesh_fixture : strom::testing::deterministic_system {
                    {{3, "c", "10.0.0.3", 4, 1, 1}, caf::actor_cast<caf::actor>(c)}};
     setup.scheduler = me();
     setup.clients = {me()};
-    setup.timeouts = {10s, 10s, 24h};
+    setup.timeouts = strom::testing::job_test_timeouts();
     master = sys.spawn(job_master, setup);
     sched.run();
   }
