@@ -35,30 +35,24 @@ caf::result<snapshot_sent> take(self_ptr self, const checkpoint_keeper_setup& se
     .then(
       [self, setup, agent](const snapshot_sent& sent) {
         auto& st = self->state;
-        if (!st.taking || st.taking->source != agent.address())
+        auto taking = settle(self, st.taking, agent);
+        if (!taking)
           return;  // given up at the node's loss
-        self->demonitor(agent);
-        auto taking = std::move(*st.taking);
-        st.taking.reset();
-        auto encoded = compute::take_assembled(std::move(taking.incoming));
+        auto encoded = compute::take_assembled(std::move(taking->incoming));
         if (!encoded) {
-          taking.promise.deliver(make_error(strom_error::snapshot_failed,
-                                            fmt::format("job {}: checkpoint refused: {}",
-                                                        setup.job_id, encoded.err().message)));
+          taking->promise.deliver(make_error(strom_error::snapshot_failed,
+                                             fmt::format("job {}: checkpoint refused: {}",
+                                                         setup.job_id, encoded.err().message)));
         } else if (auto saved = setup.store->save_checkpoint(setup.job_id, *encoded); !saved) {
-          taking.promise.deliver(make_error(strom_error::state_failed, saved.err().message));
+          taking->promise.deliver(make_error(strom_error::state_failed, saved.err().message));
         } else {
           st.latest = std::move(*encoded);
-          taking.promise.deliver(sent);
+          taking->promise.deliver(sent);
         }
       },
       [self, agent](caf::error& err) {
-        auto& st = self->state;
-        if (!st.taking || st.taking->source != agent.address())
-          return;
-        self->demonitor(agent);
-        st.taking->promise.deliver(std::move(err));
-        st.taking.reset();
+        if (auto taking = settle(self, self->state.taking, agent))
+          taking->promise.deliver(std::move(err));
       });
   return caf::delegated<snapshot_sent>{};
 }

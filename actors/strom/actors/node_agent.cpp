@@ -179,13 +179,11 @@ void restore(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id,
     .then(
       [self, setup, source, job_id](const snapshot_sent& sent) {
         auto& st = self->state;
-        if (!st.incoming || st.incoming->source != source.address())
+        auto receipt = settle(self, st.incoming, source);
+        if (!receipt)
           return;  // given up at the source's loss
-        self->demonitor(source);
-        auto receipt = std::move(*st.incoming);
-        st.incoming.reset();
-        auto snapshot = compute::take_assembled(std::move(receipt.incoming));
-        auto promise = receipt.promise;
+        auto snapshot = compute::take_assembled(std::move(receipt->incoming));
+        auto promise = receipt->promise;
         if (!snapshot || !st.run || st.run->job_id != job_id) {
           promise.deliver(make_error(
             strom_error::snapshot_failed,
@@ -210,12 +208,8 @@ void restore(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id,
               });
       },
       [self, source](caf::error& err) {
-        auto& st = self->state;
-        if (!st.incoming || st.incoming->source != source.address())
-          return;
-        self->demonitor(source);
-        st.incoming->promise.deliver(std::move(err));
-        st.incoming.reset();
+        if (auto receipt = settle(self, self->state.incoming, source))
+          receipt->promise.deliver(std::move(err));
       });
 }
 

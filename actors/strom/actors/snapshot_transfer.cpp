@@ -18,6 +18,17 @@ caf::result<snapshot_sent> send_in_chunks(const caf::actor& receiver,
   return snapshot_sent{id, static_cast<std::uint32_t>(chunks->size()), encoded.size_bytes()};
 }
 
+std::optional<snapshot_receipt> settle(caf::local_actor* self,
+                                       std::optional<snapshot_receipt>& receipt,
+                                       const caf::actor& source) {
+  if (!receipt || receipt->source != source.address())
+    return std::nullopt;
+  self->demonitor(source);
+  auto settled = std::move(receipt);
+  receipt.reset();
+  return settled;
+}
+
 bool give_up_if_from(std::optional<snapshot_receipt>& receipt, const caf::down_msg& down,
                      caf::error why) {
   if (!receipt || receipt->source != down.source)

@@ -32,6 +32,12 @@ struct snapshot_receipt {
   caf::actor_addr source;
 };
 
+/// The receipt awaited from `source`, taken out of `receipt` and `source` no longer monitored
+/// by `self`; nothing when it was given up meanwhile (its source went away) or replaced.
+std::optional<snapshot_receipt> settle(caf::local_actor* self,
+                                       std::optional<snapshot_receipt>& receipt,
+                                       const caf::actor& source);
+
 /// Answers `receipt`'s request with `why` and drops it when `down` is its source's; true then.
 bool give_up_if_from(std::optional<snapshot_receipt>& receipt, const caf::down_msg& down,
                      caf::error why);
