@@ -19,6 +19,24 @@ constexpr std::uint64_t max_connect_timeout_ms = 3'600'000;
 constexpr auto min_reconnect_timeout = std::chrono::milliseconds(100);
 constexpr auto max_reconnect_timeout = std::chrono::hours(24);
 
+/// How a client connects: within `args`' --connect-timeout, giving up on a stop signal.
+result<runtime::connect_options> connect_options_of(const arguments& args) {
+  auto timeout = connect_timeout_of(args);
+  if (!timeout)
+    return timeout.err();
+  runtime::connect_options connecting;
+  connecting.timeout = *timeout;
+  connecting.interrupted = [] { return runtime::stop_requested(); };
+  return connecting;
+}
+
+/// `link` holds `connection` from now on (a former one closes); returns its scheduler.
+caf::actor hold(scheduler_link& link, runtime::guarded_connection connection) {
+  link.connection = std::move(connection);
+  link.scheduler = link.connection.remote;
+  return link.scheduler;
+}
+
 } // namespace
 
 option_spec connect_timeout_option() {
@@ -43,27 +61,22 @@ option_spec reconnect_timeout_option() {
 
 result<runtime::scheduler_reconnector> reconnector_for(const arguments& args, scheduler_link& link,
                                                        const runtime::endpoint& to) {
-  auto timeout = connect_timeout_of(args);
-  if (!timeout)
-    return timeout.err();
-  caf::timespan limit = actors::timing{}.reconnect_timeout;
+  auto connecting = connect_options_of(args);
+  if (!connecting)
+    return connecting.err();
   auto reconnect = args.get_duration(reconnect_timeout_option().name, min_reconnect_timeout,
                                      max_reconnect_timeout);
   if (!reconnect)
     return reconnect.err();
-  if (auto given = reconnect.value())
-    limit = *given;
-  runtime::connect_options connecting;
-  connecting.timeout = *timeout;
-  connecting.interrupted = [] { return runtime::stop_requested(); };
-  return runtime::scheduler_reconnector{[&link, to, connecting, limit]() -> result<caf::actor> {
-    auto connection = runtime::reconnect_to_scheduler(link.system, to, connecting, limit);
-    if (!connection)
-      return connection.err();
-    link.connection = std::move(*connection);
-    link.scheduler = link.connection.remote;
-    return link.scheduler;
-  }};
+  const caf::timespan limit = reconnect.value() ? caf::timespan{*reconnect.value()}
+                                                : actors::timing{}.reconnect_timeout;
+  return runtime::scheduler_reconnector{
+    [&link, to, connecting = *connecting, limit]() -> result<caf::actor> {
+      auto connection = runtime::reconnect_to_scheduler(link.system, to, connecting, limit);
+      if (!connection)
+        return connection.err();
+      return hold(link, std::move(*connection));
+    }};
 }
 
 std::unique_ptr<scheduler_link> connect_scheduler(const arguments& args,
@@ -77,18 +90,14 @@ std::unique_ptr<scheduler_link> connect_scheduler(const arguments& args,
       fmt::print(stderr, "{}: {}: {}\n", command, context, why);
     return nullptr;
   };
-  auto timeout = connect_timeout_of(args);
-  if (!timeout)
-    return fail(timeout.err().message);
+  auto connecting = connect_options_of(args);
+  if (!connecting)
+    return fail(connecting.err().message);
   auto link = std::make_unique<scheduler_link>();
-  runtime::connect_options connecting;
-  connecting.timeout = *timeout;
-  connecting.interrupted = [] { return runtime::stop_requested(); };
-  auto connection = runtime::connect_to_scheduler(link->system, to, connecting);
+  auto connection = runtime::connect_to_scheduler(link->system, to, *connecting);
   if (!connection)
     return fail(connection.err().message);
-  link->connection = std::move(*connection);
-  link->scheduler = link->connection.remote;
+  hold(*link, std::move(*connection));
   return link;
 }
 
