@@ -193,7 +193,8 @@ result<guarded_connection> reconnect_to_scheduler(caf::actor_system& system,
   auto pause = first_reconnect_pause;
   for (;;) {
     auto attempt = options;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
+    const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
     attempt.timeout = std::max(std::min(options.timeout, left), min_connect_attempt);
     auto connection = connect_to_scheduler(system, where, attempt);
     if (connection || clock::now() >= deadline
@@ -295,12 +296,13 @@ result<void> run_worker_node(const worker_node_options& options) {
                                        options.timeouts.reconnect_timeout);
     if (!scheduler && stop_requested())
       return success();
-    if (!scheduler)
+    if (!scheduler) {
+      const std::chrono::duration<double> waited = options.timeouts.reconnect_timeout;
       return error{fmt::format("node '{}': the scheduler at {} did not come back within {:g} s "
                                "(--reconnect-timeout): {}",
-                               identity.name, to_string(options.scheduler),
-                               std::chrono::duration<double>(options.timeouts.reconnect_timeout).count(),
+                               identity.name, to_string(options.scheduler), waited.count(),
                                scheduler.err().message)};
+    }
   }
 }
 
