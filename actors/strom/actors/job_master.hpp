@@ -110,7 +110,8 @@ struct job_master_state {
   caf::actor_clock::time_point epoch_started;
   caf::actor_clock::time_point round_started;
   caf::actor_clock::time_point last_heard;  ///< the latest message from any of its nodes
-  std::optional<std::uint64_t> evaluator;  ///< the node asked to evaluate the epoch, until it answers
+  /// The node asked to evaluate the epoch, until it answers.
+  std::optional<std::uint64_t> evaluator;
   bool finishing = false;                   ///< the last epoch ended: counts are collected
   std::optional<job_finished> outcome;      ///< set once the job ended
   std::set<std::uint64_t> stopping;         ///< nodes whose stop answer is awaited at the end

@@ -257,7 +257,8 @@ void leave_dropped(self_ptr self, const std::string& reason) {
 /// Asks the scheduler whether this node is still a member; ends the agent when the
 /// scheduler has not answered for the reconnect timeout.
 void send_keepalive(self_ptr self, const node_agent_setup& setup) {
-  self->request(setup.scheduler, setup.timeouts.reconnect_timeout, keepalive_atom_v, self->state.node_id)
+  self->request(setup.scheduler, setup.timeouts.reconnect_timeout, keepalive_atom_v,
+                self->state.node_id)
     .then(
       [self](const keepalive_reply& reply) {
         self->state.last_answer = self->clock().now();

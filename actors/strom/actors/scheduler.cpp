@@ -211,7 +211,8 @@ join_reply join(self_ptr self, const scheduler_setup& setup, const join_request&
   member.heartbeat = self->spawn<caf::linked>(
     heartbeat_monitor,
     heartbeat_setup{member.status.node_id, agent, caf::actor_cast<caf::actor>(self),
-                    std::min(setup.timeouts.heartbeat_interval, setup.timeouts.heartbeat_timeout / 4),
+                    std::min(setup.timeouts.heartbeat_interval,
+                             setup.timeouts.heartbeat_timeout / 4),
                     setup.timeouts.heartbeat_timeout});
   st.children.insert(member.heartbeat.address());
   ++st.membership_epoch;

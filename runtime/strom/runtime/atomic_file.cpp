@@ -18,7 +18,8 @@ result<void> write_file_atomically(const std::string& path, std::span<const std:
   if (!parent.empty())
     std::filesystem::create_directories(parent, ec);
   if (ec)
-    return error{fmt::format("{}: cannot create folder {}: {}", path, parent.string(), ec.message())};
+    return error{
+      fmt::format("{}: cannot create folder {}: {}", path, parent.string(), ec.message())};
   const std::string temp = path + ".partial";
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
@@ -40,7 +41,8 @@ result<void> write_file_atomically(const std::string& path, std::span<const std:
   const int sync_err = errno;
   ::close(fd);
   if (!synced)
-    return error{fmt::format("{}: cannot flush {} to disk: {}", temp, what, std::strerror(sync_err))};
+    return error{
+      fmt::format("{}: cannot flush {} to disk: {}", temp, what, std::strerror(sync_err))};
   std::filesystem::rename(temp, path, ec);
   if (ec)
     return error{fmt::format("{}: cannot move {} into place: {}", path, what, ec.message())};
