@@ -224,6 +224,20 @@ struct Distributed {
   # MeshOrganizer), auto plain below 32 nodes and mesh from there.
   topology @3 :Topology = plain;
   fanout @4 :UInt32 = 8;  # children a mesh node passes frames to, 1..1024 (DL4J's default)
+  # What the workers exchange: `shared`, threshold-encoded updates every step (Deeplearning4j
+  # gradient sharing, above); `averaging`, their parameters every `averagingFrequency` steps,
+  # which every worker then replaces by the workers' average (Deeplearning4j parameter
+  # averaging, ParallelWrapper's AVERAGING mode); `kvstore`, parameter servers (MXNet), not
+  # built yet: a job that asks for it is refused.
+  mode @5 :TrainingMode = shared;
+  averagingFrequency @6 :UInt32 = 5;  # steps between averages (Deeplearning4j: 5 to 10)
+  averageUpdaters @7 :Bool = true;    # average the updater state too (ParallelWrapper's default)
+}
+
+enum TrainingMode {
+  shared @0;
+  averaging @1;
+  kvstore @2;
 }
 
 enum Topology {

@@ -3,7 +3,7 @@
 #include <filesystem>
 
 #include "arguments.hpp"
-#include "topology_flags.hpp"
+#include "distribution_flags.hpp"
 #include "commands.hpp"
 #include "scheduler_link.hpp"
 #include "training_summary.hpp"
@@ -18,7 +18,7 @@ namespace strom::cli {
 
 namespace {
 
-const command_spec submit_spec = with_topology_options({
+const command_spec submit_spec = with_distribution_options({
   "strom submit JOB --to HOST:PORT [options]",
   "Checks the job file JOB here, submits it to the scheduler at HOST:PORT and follows it to\n"
   "its end with the same summary as 'strom train' (or, with --detach, prints its job id).\n"
@@ -104,7 +104,7 @@ int run_submit(int argc, char** argv) {
   if (auto e = epochs.value())
     overrides.epochs = static_cast<std::uint32_t>(*e);
   overrides.seed = seed.value();
-  if (auto ok = read_topology_flags(*args, overrides); !ok) {
+  if (auto ok = read_distribution_flags(*args, overrides); !ok) {
     fmt::print(stderr, "strom submit: {}\n", ok.err().message);
     return exit_usage;
   }

@@ -4,7 +4,7 @@
 #include <thread>
 
 #include "arguments.hpp"
-#include "topology_flags.hpp"
+#include "distribution_flags.hpp"
 #include "commands.hpp"
 #include "training_summary.hpp"
 #include "strom/log.hpp"
@@ -19,7 +19,7 @@ namespace strom::cli {
 
 namespace {
 
-const command_spec train_spec = with_topology_options({
+const command_spec train_spec = with_distribution_options({
   "strom train JOB [options]",
   "Trains the job file JOB, evaluates it on the test set after every epoch and saves a\n"
   "checkpoint of parameters, updater state and progress. Ctrl-C (or SIGTERM) stops it and\n"
@@ -96,7 +96,7 @@ int run_train(int argc, char** argv) {
   if (auto e = epochs.value())
     options.epochs = static_cast<std::uint32_t>(*e);
   options.seed = seed.value();
-  if (auto ok = read_topology_flags(*args, options); !ok) {
+  if (auto ok = read_distribution_flags(*args, options); !ok) {
     fmt::print(stderr, "strom train: {}\n", ok.err().message);
     return exit_usage;
   }

@@ -260,3 +260,23 @@ BOOST_AUTO_TEST_CASE(fanout_past_1024_is_refused) {
 BOOST_AUTO_TEST_CASE(an_unknown_topology_is_a_parse_error_naming_it) {
   BOOST_TEST(contains(parse_error(job_with("distributed = (topology = star)")), "star"));
 }
+
+BOOST_AUTO_TEST_CASE(the_kvstore_mode_is_refused_until_it_is_built) {
+  BOOST_TEST(contains(check_error(job_with("distributed = (mode = kvstore)")),
+                      "bad.job: distributed.mode: kvstore (parameter servers) is not built yet"));
+  BOOST_TEST(check_job(*parse_job_text(job_with("distributed = (mode = averaging)"), "j.job",
+                                       "/data"))
+               .ok());
+}
+
+BOOST_AUTO_TEST_CASE(an_averaging_frequency_of_zero_is_refused_naming_the_field) {
+  BOOST_TEST(contains(check_error(job_with("distributed = (mode = averaging, averagingFrequency = 0)")),
+                      "bad.job: distributed.averagingFrequency: 0 is outside [1, 1000000]"));
+}
+
+BOOST_AUTO_TEST_CASE(training_modes_are_named_as_in_job_files_and_flags) {
+  for (const auto* name : {"shared", "averaging", "kvstore"})
+    BOOST_TEST(to_string(parse_training_mode(name).value()) == std::string{name});
+  BOOST_TEST(contains(parse_training_mode("allreduce").err().message,
+                      "mode 'allreduce' is not shared, averaging or kvstore"));
+}

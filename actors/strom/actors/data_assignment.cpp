@@ -11,9 +11,11 @@ std::map<std::uint64_t, std::vector<round_work>> plan_round(
   const data_plan& data, const std::vector<std::uint32_t>* makeup) {
   std::uint32_t ranks = 0;
   std::vector<std::uint64_t> origins;
+  std::vector<std::uint32_t> origin_workers;
   for (const auto& node : nodes) {
     ranks += node.workers;
     origins.push_back(node.node);
+    origin_workers.push_back(node.workers);
   }
   const auto samples = makeup ? makeup->size() : data.train_samples;
   std::map<std::uint64_t, std::vector<round_work>> plan;
@@ -21,7 +23,7 @@ std::map<std::uint64_t, std::vector<round_work>> plan_round(
   for (const auto& node : nodes) {
     auto& works = plan[node.node];
     for (std::uint32_t w = 0; w < node.workers; ++w, ++rank) {
-      round_work work{round, epoch, rank, ranks, {}, origins};
+      round_work work{round, epoch, rank, ranks, {}, origins, origin_workers};
       if (makeup) {
         const auto share = compute::partition(samples, rank, ranks);
         work.ranks = 0;
@@ -31,6 +33,14 @@ std::map<std::uint64_t, std::vector<round_work>> plan_round(
       works.push_back(std::move(work));
     }
   }
+  if (ranks == 0)
+    return plan;
+  // Shares differ by at most a sample, so the fewest batches are those of the last rank.
+  const auto fewest = (compute::partition(samples, ranks - 1, ranks).size() + data.batch_size - 1)
+                      / data.batch_size;
+  for (auto& [node, works] : plan)
+    for (auto& work : works)
+      work.common_steps = fewest;
   return plan;
 }
 

@@ -201,15 +201,20 @@ void complete_job(self_ptr self, const job_master_setup& setup) {
   auto& r = st.report;
   std::uint64_t updates = 0;
   double density_sum = 0.0;
+  std::uint64_t averaging_frames = 0;
   for (const auto& [id, node] : st.sharing) {
     r.bytes_sent += node.sent.bytes_sent;
     r.dense_bytes_equivalent += node.sent.dense_bytes_equivalent;
+    averaging_frames += node.sent.averaging_frames;
+    r.averaging_bytes += node.sent.averaging_bytes;
     updates += node.sent.updates;
     density_sum += node.sent.density_sum;
     r.duplicate_updates_dropped += node.relayed.duplicates_dropped;
     r.frames_rejected += node.relayed.frames_rejected;
   }
   r.mean_density = updates ? density_sum / updates : 0.0;
+  // Every worker contributes once to each average.
+  r.averaging_rounds = r.workers ? averaging_frames / r.workers : 0;
   r.final_threshold = st.sharing[st.nodes.front()].sent.threshold;
   self->request(st.hub, setup.timeouts.answer_timeout, stats_atom_v)
     .then(
@@ -406,6 +411,8 @@ void node_prepared(self_ptr self, const job_master_setup& setup, const node_read
   if (node_id == st.nodes.front()) {
     st.status.name = st.report.job = ready.job_name;
     st.status.epochs = st.report.epochs = ready.epochs;
+    st.report.mode = ready.averaging_frequency > 0 ? "averaging" : "shared";
+    st.report.averaging_frequency = ready.averaging_frequency;
     st.data = data_plan{ready.train_samples, std::max<std::uint32_t>(ready.batch_size, 1),
                         ready.seed, ready.shuffle};
   }

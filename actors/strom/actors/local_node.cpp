@@ -19,8 +19,15 @@ local_node spawn_local_node(caf::actor_system& system, const local_node_setup& s
     setup.origins.empty() ? std::vector<std::uint64_t>{setup.node_id} : setup.origins;
   local_node node;
   node.relay = system.spawn(relay);
-  node.framer = std::make_shared<node_framer>(
-    setup.node_id, workers, setup.replicas.front()->net().parameters().size(), setup.frames);
+  const auto& first = *setup.replicas.front();
+  const auto contributions =
+    setup.averaging.frequency == 0
+      ? 0
+      : contribution_elements(first.net().parameters().size(), first.updater_state().size(),
+                              setup.averaging);
+  node.framer = std::make_shared<node_framer>(setup.node_id, workers,
+                                              first.net().parameters().size(), setup.frames,
+                                              contributions);
   for (std::uint32_t w = 0; w < workers; ++w) {
     trainer_setup one{w,
                       setup.replicas[w],
@@ -38,7 +45,8 @@ local_node spawn_local_node(caf::actor_system& system, const local_node_setup& s
                       node.relay,
                       setup.supervisor,
                       setup.apply_own_update,
-                      setup.park_spin};
+                      setup.park_spin,
+                      setup.averaging};
     node.trainers.push_back(system.spawn<caf::detached>(trainer, std::move(one)));
     caf::anon_send(node.relay, subscribe_atom_v, node.trainers.back());
   }

@@ -11,6 +11,7 @@
 #include <caf/all.hpp>
 
 #include "strom/actors/node_framer.hpp"
+#include "strom/actors/parameter_averaging.hpp"
 #include "strom/actors/timing.hpp"
 #include "strom/compute/codecs/threshold_encoder.hpp"
 #include "strom/compute/data/dataset.hpp"
@@ -38,6 +39,7 @@ struct local_node_setup {
   compute::frame_options frames;
   caf::actor supervisor;  ///< receives the trainers' reports
   caf::timespan park_spin = timing{}.park_spin;  ///< the trainers' (timing.hpp)
+  averaging_options averaging;  ///< parameter averaging instead of sharing, with a frequency
 };
 
 /// Handles of a node's actors; keeping them keeps the actors alive.

@@ -55,6 +55,10 @@ struct round_work {
   std::uint32_t ranks = 1;   ///< 0: a makeup pass over `indices` instead
   std::vector<std::uint32_t> indices;  ///< a makeup pass: these samples, in this order
   std::vector<std::uint64_t> origins;  ///< the nodes whose frames and drains the round waits for
+  std::vector<std::uint32_t> origin_workers;  ///< workers of each of `origins`, in that order
+  /// Steps every worker of the round takes (the fewest of any): parameter averaging averages
+  /// up to there, so every worker contributes to the same averages.
+  std::uint64_t common_steps = 0;
 };
 
 /// job_master -> node_agent: the node's trainers' work for the next round, by worker slot.
@@ -119,6 +123,8 @@ struct framing_stats {
   std::uint64_t dense_bytes_equivalent = 0;  ///< 4 bytes per element per update
   double density_sum = 0.0;          ///< sum of each update's values sent / elements
   float threshold = 0.0f;            ///< the threshold of the latest update
+  std::uint64_t averaging_frames = 0;  ///< of the updates, parameters sent to be averaged
+  std::uint64_t averaging_bytes = 0;   ///< their frame bytes (part of bytes_sent)
 };
 
 /// What a relay saw so far.
@@ -210,6 +216,7 @@ struct node_ready {
   /// HOST:PORT where the node's relay is published for its mesh neighbours (the node's
   /// advertised address); empty where the node publishes none (a lone in-process node).
   std::string relay_endpoint{};
+  std::uint32_t averaging_frequency = 0;  ///< parameter averaging's; 0: updates are shared
 };
 
 /// job_master -> node_agent of a mesh job's non-root node, before the first epoch, when the
@@ -412,7 +419,7 @@ typename F::result_type inspect(F& f, snapshot_sent& x) {
 template <class F>
 typename F::result_type inspect(F& f, round_work& x) {
   return f(caf::meta::type_name("round_work"), x.round, x.epoch, x.rank, x.ranks, x.indices,
-           x.origins);
+           x.origins, x.origin_workers, x.common_steps);
 }
 
 template <class F>
@@ -451,7 +458,8 @@ typename F::result_type inspect(F& f, drain_marker& x) {
 template <class F>
 typename F::result_type inspect(F& f, framing_stats& x) {
   return f(caf::meta::type_name("framing_stats"), x.updates, x.frames_sent, x.bytes_sent,
-           x.dense_bytes_equivalent, x.density_sum, x.threshold);
+           x.dense_bytes_equivalent, x.density_sum, x.threshold, x.averaging_frames,
+           x.averaging_bytes);
 }
 
 template <class F>
@@ -492,7 +500,7 @@ template <class F>
 typename F::result_type inspect(F& f, node_ready& x) {
   return f(caf::meta::type_name("node_ready"), x.job_id, x.node_id, x.relay, x.job_name,
            x.epochs, x.batches_per_epoch, x.samples_per_epoch, x.train_samples, x.batch_size,
-           x.workers, x.seed, x.shuffle, x.relay_endpoint);
+           x.workers, x.seed, x.shuffle, x.relay_endpoint, x.averaging_frequency);
 }
 
 template <class F>

@@ -343,6 +343,7 @@ void prepared(self_ptr self, const node_agent_setup& setup, const job_assignment
   ready.workers = static_cast<std::uint32_t>(run.actors.trainers.size());
   ready.seed = job->node.seed;
   ready.shuffle = job->node.shuffle;
+  ready.averaging_frequency = job->node.averaging.frequency;
   // Opening a listening port does not block (the port's guard thread accepts). Only a mesh
   // needs it: without it a plain job still runs, and a mesh job fails naming this node.
   if (setup.publish_relay) {

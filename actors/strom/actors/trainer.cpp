@@ -7,12 +7,28 @@
 #include <stdexcept>
 #include <thread>
 
+#include "strom/compute/codecs/dense_codec.hpp"
 #include "strom/compute/codecs/sent_elements.hpp"
 #include "strom/log.hpp"
 
 namespace strom::actors {
 
 namespace {
+
+/// The update of a step that sends nothing: a header-only frame, which still moves the clock.
+compute::encoded_update empty_update(std::size_t elements, float threshold) {
+  return compute::encoded_update{compute::encoding::threshold, threshold, elements, 0, {}};
+}
+
+/// Frames `update` of this worker; its own frame always fits its own node, so a refusal is a
+/// broken invariant.
+framed_update frame_own(trainer_state& st, const trainer_setup& setup,
+                        const compute::encoded_update& update) {
+  auto framed = setup.framer->frame(setup.worker, st.epoch, update);
+  if (!framed)
+    throw std::logic_error(framed.err().message);
+  return std::move(*framed);
+}
 
 /// This step's update as the change to add (its negation), encoded against the worker's
 /// residual and framed by the node; a header-only frame when nothing reached the threshold.
@@ -27,15 +43,7 @@ framed_update frame_update(trainer_state& st, const trainer_setup& setup,
   sent = st.encoder->encode_with(
     [&replica](const compute::threshold_scan_args& scan) { return replica.scan_update(scan); },
     -1.0f, setup.apply_own_update ? parameters : std::span<float>{});
-  const auto framed = setup.framer->frame(
-    setup.worker, st.epoch,
-    sent ? *sent
-         : compute::encoded_update{compute::encoding::threshold, threshold, parameters.size(), 0,
-                                   {}});
-  // The trainer's own update always fits its own node: failing here is a broken invariant.
-  if (!framed)
-    throw std::logic_error(framed.err().message);
-  return std::move(*framed);
+  return frame_own(st, setup, sent ? *sent : empty_update(parameters.size(), threshold));
 }
 
 /// Whether the frame carries this worker's own update, which its replica already holds.
@@ -83,6 +91,16 @@ bool may_step(const trainer_state& st, std::uint32_t staleness) {
   return true;
 }
 
+/// Whether the average the next step waits for (if any) is complete.
+bool average_ready(const trainer_state& st) {
+  return !st.awaiting || st.averages->complete(*st.awaiting);
+}
+
+/// Whether the next step may run: the staleness bound and the average it waits for allow it.
+bool ready(const trainer_state& st, const trainer_setup& setup) {
+  return may_step(st, setup.staleness) && average_ready(st);
+}
+
 /// Waits up to the setup's park_spin, yielding, for a message to a parked trainer, which then
 /// handles it without its thread having blocked; called last in a handler.
 void linger_if_parked(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup) {
@@ -97,7 +115,7 @@ void linger_if_parked(caf::stateful_actor<trainer_state>* self, const trainer_se
 /// behind frames that are already queued.
 void resume_if_allowed(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup) {
   auto& st = self->state;
-  if (st.waiting && may_step(st, setup.staleness)) {
+  if (st.waiting && ready(st, setup)) {
     st.waiting = false;
     self->send(self, step_atom_v);
   }
@@ -123,6 +141,15 @@ void note_applied(caf::stateful_actor<trainer_state>* self, const trainer_setup&
   resume_if_allowed(self, setup);
 }
 
+/// Adds a contribution to parameter averaging's sums (a late one of an earlier round is
+/// dropped there).
+result<void> add_contribution(trainer_state& st, const compute::update_frame_view& view) {
+  auto added = st.averages->add(view);
+  if (!added)
+    return added.err();
+  return success();
+}
+
 /// Applies a frame of another worker of this node or of another node's relay (or this
 /// worker's own, when it applies itself only through its frames).
 void take(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
@@ -131,7 +158,9 @@ void take(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
   auto view = compute::read_update_frame(incoming.value, st.workspace);
   auto applied = !view                      ? view.err()
                  : is_own(view->header, setup) ? success()
-                 : compute::apply_update_frame(*view, setup.replica->net().parameters());
+                 : st.averages && view->enc == compute::encoding::dense_fp32
+                   ? add_contribution(st, *view)
+                   : compute::apply_update_frame(*view, setup.replica->net().parameters());
   if (!applied) {
     ++st.frames_rejected;
     log::warning("trainer {}: dropped a frame: {}", setup.worker, applied.err().message);
@@ -176,6 +205,8 @@ void forget(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup
             std::uint64_t origin) {
   auto& st = self->state;
   origin_entry(st, origin).member = false;
+  if (st.averages)
+    st.averages->forget(origin);
   resume_if_allowed(self, setup);
   if (origin_entry(st, setup.framer->node_id()).drained > st.epoch)
     report_drain_when_done(self, setup);
@@ -253,6 +284,48 @@ void count_step(caf::stateful_actor<trainer_state>* self, const trainer_setup& s
   self->send(self, step_atom_v);
 }
 
+/// Continues from the average the step waited for, if it came; a round cut short ends
+/// without it.
+void take_average(trainer_state& st, const trainer_setup& setup) {
+  if (!st.awaiting)
+    return;
+  if (st.averages->complete(*st.awaiting))
+    st.averages->take(*st.awaiting, setup.replica->net().parameters(),
+                      setup.averaging.updaters ? setup.replica->updater_state()
+                                               : std::span<float>{});
+  st.awaiting.reset();
+}
+
+/// A step of parameter averaging: the worker trains alone and frames an empty update, or at
+/// an averaging step its contribution, which it also adds to its own sums.
+void averaging_step(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
+                    const compute::batch& batch) {
+  auto& st = self->state;
+  auto& replica = *setup.replica;
+  const float loss = replica.train_step(batch.features, batch.labels, batch.size);
+  const auto parameters = replica.net().parameters();
+  if (!contributes_at(st.batches + 1, st.common_steps, setup.averaging)) {
+    auto own = frame_own(st, setup, empty_update(parameters.size(), st.encoder->threshold()));
+    send_to_others(self, setup, shared_frame{std::move(own.frame)});
+    note_applied(self, setup, own.header);
+    return count_step(self, setup, loss, batch.size);
+  }
+  auto& values = st.contribution;
+  values.resize(st.averages->elements());
+  values.front() = 1.0f;  // the weight: a sum of contributions carries its count
+  auto rest = std::copy(parameters.begin(), parameters.end(), values.begin() + 1);
+  if (setup.averaging.updaters)
+    std::copy(replica.updater_state().begin(), replica.updater_state().end(), rest);
+  auto own = frame_own(st, setup, compute::dense_fp32_update(values));
+  send_to_others(self, setup, shared_frame{std::move(own.frame)});
+  auto index = st.averages->add(setup.framer->node_id(), setup.worker, st.epoch, values);
+  if (!index || !*index)  // its own contribution to its own round: a broken invariant
+    throw std::logic_error("trainer: its own contribution was refused");
+  st.awaiting = **index;
+  note_applied(self, setup, own.header);
+  count_step(self, setup, loss, batch.size);
+}
+
 } // namespace
 
 caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup setup) {
@@ -269,11 +342,20 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
     self->state.other_nodes |= origin != setup.framer->node_id();
   }
   self->state.encoder.emplace(setup.replica->net().parameters().size(), setup.encoding);
+  if (setup.averaging.frequency > 0)
+    self->state.averages.emplace(contribution_elements(setup.replica->net().parameters().size(),
+                                                       setup.replica->updater_state().size(),
+                                                       setup.averaging));
   return {
     [self](siblings_atom, const caf::actor& sibling) {
       self->state.siblings.push_back(sibling);
     },
     [self, setup](start_atom, std::uint32_t epoch) {
+      if (self->state.averages) {  // the averages need every worker's rounds alike
+        self->quit(caf::make_error(caf::sec::invalid_argument,
+                                   "trainer: parameter averaging needs rounds a job_master plans"));
+        return;
+      }
       start_round(self, setup, epoch,
                   compute::epoch_order(setup.share, setup.seed, epoch, setup.shuffle), nullptr);
     },
@@ -283,6 +365,11 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
                      : compute::epoch_order(
                          compute::partition(setup.train->size(), work.rank, work.ranks),
                          setup.seed, work.epoch, setup.shuffle);
+      if (auto& st = self->state; st.averages) {
+        st.averages->start_round(work.round, work.origins, work.origin_workers);
+        st.common_steps = work.common_steps;
+        st.awaiting.reset();
+      }
       start_round(self, setup, work.round, std::move(order), &work.origins);
     },
     [self, setup](forget_atom, std::uint64_t origin) {
@@ -306,11 +393,13 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
     },
     [self, setup](step_atom) {
       auto& st = self->state;
-      if (!may_step(st, setup.staleness)) {
+      if (!may_step(st, setup.staleness) || (!st.cut && !average_ready(st))) {
         st.waiting = true;
         linger_if_parked(self, setup);
         return;
       }
+      if (st.averages)
+        take_average(st, setup);
       auto& replica = *setup.replica;
       const auto* batch = st.cut ? nullptr : st.loader->next();
       if (!batch) {
@@ -333,6 +422,8 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
         count_step(self, setup, loss, batch->size);
         return;
       }
+      if (st.averages)
+        return averaging_step(self, setup, *batch);
       const float loss = replica.compute_gradients(batch->features, batch->labels, batch->size);
       std::optional<compute::encoded_update> sent;
       auto own = frame_update(st, setup, replica, sent);

@@ -30,6 +30,7 @@
 
 #include "strom/actors/messages.hpp"
 #include "strom/actors/node_framer.hpp"
+#include "strom/actors/parameter_averaging.hpp"
 #include "strom/actors/seen_updates.hpp"
 #include "strom/actors/timing.hpp"
 #include "strom/compute/codecs/threshold_encoder.hpp"
@@ -69,6 +70,10 @@ struct trainer_setup {
   bool apply_own_update = true;
   /// How long a parked trainer keeps its thread before it may block (timing.hpp).
   caf::timespan park_spin = timing{}.park_spin;
+  /// With a frequency, the worker averages parameters instead of sharing updates
+  /// (parameter_averaging.hpp): it trains alone, frames an empty update each step and a
+  /// contribution every frequency-th.
+  averaging_options averaging;
 };
 
 /// How far one origin's frames got in the current rounds ("epoch" in frames and markers).
@@ -105,6 +110,10 @@ struct trainer_state {
   std::uint64_t frames_rejected = 0;
   std::uint32_t snapshots_sent = 0;  ///< numbers the next snapshot (trainer_snapshot.hpp)
   bool cut = false;  ///< the round was cut short: the next step ends it
+  std::optional<averaging_sums> averages;  ///< parameter averaging's sums of contributions
+  std::optional<std::uint64_t> awaiting;   ///< the average the next step waits for
+  std::uint64_t common_steps = 0;          ///< of the round (round_work)
+  std::vector<float> contribution;         ///< this worker's, framed from here
 
   static inline const char* name = "strom.trainer";
 };

@@ -42,6 +42,11 @@ struct training_report {
   std::uint64_t frames_rejected = 0;            ///< unreadable frames dropped
   double mean_density = 0.0;                    ///< values sent per element, per worker update
   double final_threshold = 0.0;                 ///< the encoder's threshold at the end
+  // -- parameter averaging (mode "averaging") ------------------------------------------------
+  std::string mode = "shared";              ///< shared (updates) or averaging (parameters)
+  std::uint32_t averaging_frequency = 0;    ///< steps between averages (averaging)
+  std::uint64_t averaging_rounds = 0;       ///< averages every worker took part in
+  std::uint64_t averaging_bytes = 0;        ///< contribution frame bytes (part of bytes_sent)
   // -- membership (a cluster job) ------------------------------------------------------------
   std::uint32_t nodes_lost = 0;      ///< nodes lost while the job ran
   std::uint32_t nodes_restored = 0;  ///< nodes brought back in while the job ran
@@ -75,7 +80,8 @@ typename F::result_type inspect(F& f, training_report& x) {
            x.dense_bytes_equivalent, x.updates_applied, x.duplicate_updates_dropped,
            x.duplicate_updates_applied, x.frames_rejected, x.mean_density, x.final_threshold,
            x.nodes_lost, x.nodes_restored, x.nodes_joined, x.failure_detection_seconds,
-           x.restore_seconds, x.scheduler_restarts, x.samples_redone, x.topology);
+           x.restore_seconds, x.scheduler_restarts, x.samples_redone, x.topology, x.mode,
+           x.averaging_frequency, x.averaging_rounds, x.averaging_bytes);
 }
 
 template <class F>

@@ -365,6 +365,14 @@ result<void> check_job(const job_spec& job) {
   if (fanout < 1 || fanout > actors::max_fanout)
     return error{fmt::format("{}: distributed.fanout: {} is outside [1, {}]", job.source(),
                              fanout, actors::max_fanout)};
+  if (distributed.getMode() == schema::TrainingMode::KVSTORE)
+    return error{fmt::format("{}: distributed.mode: kvstore (parameter servers) is not built yet; "
+                             "use shared or averaging",
+                             job.source())};
+  const auto frequency = distributed.getAveragingFrequency();
+  if (frequency < 1 || frequency > max_averaging_frequency)
+    return error{fmt::format("{}: distributed.averagingFrequency: {} is outside [1, {}]",
+                             job.source(), frequency, max_averaging_frequency)};
   return success();
 }
 
@@ -387,6 +395,23 @@ schema::Topology to_schema(actors::topology_kind kind) {
     case actors::topology_kind::plain: break;
   }
   return schema::Topology::PLAIN;
+}
+
+const char* to_string(schema::TrainingMode mode) {
+  switch (mode) {
+    case schema::TrainingMode::AVERAGING: return "averaging";
+    case schema::TrainingMode::KVSTORE: return "kvstore";
+    case schema::TrainingMode::SHARED: break;
+  }
+  return "shared";
+}
+
+result<schema::TrainingMode> parse_training_mode(std::string_view text) {
+  for (auto mode : {schema::TrainingMode::SHARED, schema::TrainingMode::AVERAGING,
+                    schema::TrainingMode::KVSTORE})
+    if (text == to_string(mode))
+      return mode;
+  return error{fmt::format("mode '{}' is not shared, averaging or kvstore", text)};
 }
 
 result<job_spec> load_job_file(const std::string& path) {

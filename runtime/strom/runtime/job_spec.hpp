@@ -57,6 +57,16 @@ actors::topology_options topology_of(const job_spec& job);
 /// `kind` as the job file's enum (distributed.topology).
 schema::Topology to_schema(actors::topology_kind kind);
 
+/// Steps between averages a job may ask for (distributed.averagingFrequency): beyond a
+/// million the replicas effectively never meet.
+inline constexpr std::uint32_t max_averaging_frequency = 1'000'000;
+
+/// The training mode named `text` (shared, averaging, kvstore: distributed.mode).
+result<schema::TrainingMode> parse_training_mode(std::string_view text);
+
+/// The mode's name in job files and metrics ("shared", "averaging", "kvstore").
+const char* to_string(schema::TrainingMode mode);
+
 /// Reads, parses and checks a job file; relative data paths resolve against the file's folder.
 result<job_spec> load_job_file(const std::string& path);
 

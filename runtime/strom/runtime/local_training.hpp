@@ -21,6 +21,8 @@ struct local_training_options {
   std::optional<std::uint64_t> seed;    ///< overrides training.seed
   std::optional<actors::topology_kind> topology;  ///< overrides distributed.topology
   std::optional<std::uint32_t> fanout;            ///< overrides distributed.fanout
+  std::optional<schema::TrainingMode> mode;       ///< overrides distributed.mode
+  std::optional<std::uint32_t> averaging_frequency;  ///< overrides distributed.averagingFrequency
   std::string checkpoint_dir;           ///< empty: no checkpoint
   training_observer* observer = nullptr;
 };

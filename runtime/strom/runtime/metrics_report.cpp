@@ -46,7 +46,8 @@ std::string to_json(const training_report& r) {
     "\"final_threshold\":{},\"nodes_lost\":{},\"nodes_restored\":{},\"nodes_joined\":{},"
     "\"failure_detection_seconds\":{},\"restore_seconds\":{},\"scheduler_restarts\":{},"
     "\"samples_redone\":{},\"topology\":{{\"kind\":{},\"fanout\":{},\"version\":{},"
-    "\"max_links\":{}}}}}",
+    "\"max_links\":{}}},\"mode\":{},\"averaging_frequency\":{},\"averaging_rounds\":{},"
+    "\"averaging_bytes\":{}}}",
     json_string(r.job), r.test_accuracy < 0 ? "null" : json_number(r.test_accuracy),
     r.test_accuracy < 0 ? "null" : json_number(r.test_loss),
     json_number(r.final_loss), r.epochs, r.workers, r.nodes, json_number(r.wall_seconds),
@@ -56,7 +57,8 @@ std::string to_json(const training_report& r) {
     json_number(r.mean_density), json_number(r.final_threshold), r.nodes_lost, r.nodes_restored,
     r.nodes_joined, json_number(r.failure_detection_seconds), json_number(r.restore_seconds),
     r.scheduler_restarts, r.samples_redone, json_string(r.topology.kind), r.topology.fanout,
-    r.topology.version, r.topology.max_links);
+    r.topology.version, r.topology.max_links, json_string(r.mode), r.averaging_frequency,
+    r.averaging_rounds, r.averaging_bytes);
 }
 
 result<void> write_metrics(const std::string& path, const training_report& report) {

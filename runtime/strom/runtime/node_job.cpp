@@ -66,6 +66,9 @@ result<actors::node_job> prepare_node_job(const actors::job_assignment& assignme
   node.encoding = std::move(*encoding);
   node.momentum_masking = spec.getDistributed().getSharing().getMomentumMasking();
   node.apply_own_update = spec.getDistributed().getSharing().getApplyOwnUpdate();
+  if (spec.getDistributed().getMode() == schema::TrainingMode::AVERAGING)
+    node.averaging = {spec.getDistributed().getAveragingFrequency(),
+                      spec.getDistributed().getAverageUpdaters()};
   for (std::uint32_t w = 0; w < assignment.workers; ++w) {
     const auto share =
       compute::partition(node.train->size(), assignment.first_worker + w, assignment.total_workers)

@@ -26,6 +26,10 @@ result<void> prepare_run(job_spec& job, const local_training_options& options) {
     distributed.setTopology(to_schema(*options.topology));
   if (options.fanout)
     distributed.setFanout(*options.fanout);
+  if (options.mode)
+    distributed.setMode(*options.mode);
+  if (options.averaging_frequency)
+    distributed.setAveragingFrequency(*options.averaging_frequency);
   // Every path to training passes here (after the overrides): a job built in a host
   // program, or received by a node, is checked as thoroughly as a loaded job file.
   if (auto ok = check_job(job); !ok)
