@@ -80,6 +80,31 @@ struct mesh_fixture : strom::testing::deterministic_system {
     return got;
   }
 
+  /// `agent` takes its topology_update and ends without answering it (CAF 0.17 answers a
+  /// request to a crashed node only at the request's timeout, never when the node is gone);
+  /// false if none came.
+  static bool take_update_and_die(caf::scoped_actor& agent) {
+    bool took = false;
+    agent->receive(
+      [&](const topology_update&) {
+        took = true;
+        static_cast<void>(agent->make_response_promise());  // dropped: never answered
+      },
+      caf::after(0s) >> [] {});
+    return took;
+  }
+
+  /// Prepares the chain 1 > 2 > 3 and starts its first round.
+  void start_training() {
+    prepare(a, 1, relay_a);
+    prepare(b, 2, relay_b);
+    prepare(c, 3, relay_c);
+    sched.run();
+    BOOST_REQUIRE(wire(b) && wire(c));
+    sched.run();
+    BOOST_REQUIRE(plan(a) && plan(b) && plan(c));
+  }
+
   static std::optional<round_plan> plan(caf::scoped_actor& agent) {
     std::optional<round_plan> got;
     agent->receive([&](const round_plan& p) { got = p; }, caf::after(0s) >> [] {});
@@ -158,4 +183,25 @@ BOOST_AUTO_TEST_CASE(a_lost_middle_node_is_bridged_and_its_frames_any_survivor_p
   BOOST_TEST(left.front() == 130u);
   BOOST_TEST(left.back() == 199u);
   BOOST_TEST((makeup_a->workers[0].origins == std::vector<std::uint64_t>{1, 3}));
+}
+
+BOOST_AUTO_TEST_CASE(a_node_lost_while_it_is_rewired_holds_up_no_round) {
+  mesh_fixture env;
+  env.start_training();
+  env.self->send(env.master, member_lost{2, 5, make_error(strom_error::node_lost, "gone"), 0.1});
+  env.sched.run();
+  // Node 3 is lost while it re-attaches to node 1: the repair's request to it stays open.
+  BOOST_REQUIRE(env.take_update_and_die(env.c));
+  env.self->send(env.master,
+                 member_lost{3, 6, make_error(strom_error::node_lost, "crashed"), 0.0});
+  env.sched.run();
+  env.a->send(env.master, strom::testing::round_done(job_id, 1, 0, 100));
+  env.sched.run();
+  // No virtual time passed (the request's timeout is 24 h): the round ended at the loss, and
+  // node 1 trains the 200 samples of the lost nodes.
+  const auto makeup = env.plan(env.a);
+  BOOST_REQUIRE(makeup);
+  BOOST_TEST(makeup->round == 1u);
+  BOOST_REQUIRE(makeup->workers.size() == 1u);
+  BOOST_TEST(makeup->workers[0].indices.size() == 200u);
 }

@@ -4,13 +4,16 @@
 #include <chrono>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <caf/all.hpp>
 
 #include "strom/actors/error_text.hpp"
 #include "strom/actors/node_agent.hpp"
+#include "strom/actors/relay.hpp"
 #include "strom/compute/replica_from_spec.hpp"
 #include "strom/runtime/job_spec.hpp"
 #include "support/deterministic_system.hpp"
@@ -40,9 +43,10 @@ struct threaded_system {
 };
 
 /// A node agent whose scheduler is `scheduler` (a scoped actor playing it); `prepare` builds
-/// its jobs (by default it refuses).
+/// its jobs (by default it refuses), `connect` its mesh links (by default it has none).
 template <class Env>
-caf::actor spawn_agent(Env& env, const caf::actor& scheduler, node_job_factory prepare = nullptr) {
+caf::actor spawn_agent(Env& env, const caf::actor& scheduler, node_job_factory prepare = nullptr,
+                       relay_connector connect = nullptr) {
   node_agent_setup setup;
   setup.scheduler = scheduler;
   setup.identity = {protocol_version, "n1", "127.0.0.1", 2, 2, {}};
@@ -53,6 +57,7 @@ caf::actor spawn_agent(Env& env, const caf::actor& scheduler, node_job_factory p
                           : [](const job_assignment&) -> strom::result<node_job> {
     return strom::error{"tests never prepare a job"};
   };
+  setup.connect_relay = std::move(connect);
   auto agent = env.sys.spawn(node_agent, setup);
   env.self->monitor(agent);
   return agent;
@@ -164,6 +169,79 @@ job_assignment one_worker_job(std::uint64_t job_id, const caf::actor& hub) {
   assignment.hub = hub;
   return assignment;
 }
+
+/// The mesh links a node agent made: the endpoints it connected to, in order; each connection
+/// waits until the test lets connections go on.
+struct mesh_links {
+  std::mutex lock;
+  std::vector<std::string> endpoints;
+  std::promise<void> go_on;
+  std::shared_future<void> going_on = go_on.get_future().share();
+
+  std::vector<std::string> made() {
+    std::lock_guard<std::mutex> held{lock};
+    return endpoints;
+  }
+};
+
+/// Connects every endpoint to `parent` (a relay), recording it in `links`.
+relay_connector connecting_to(const caf::actor& parent, std::shared_ptr<mesh_links> links) {
+  return [parent, links](const std::string& endpoint) -> strom::result<relay_link> {
+    {
+      std::lock_guard<std::mutex> held{links->lock};
+      links->endpoints.push_back(endpoint);
+    }
+    links->going_on.wait();
+    return relay_link{parent, nullptr};
+  };
+}
+
+/// Version `version` of job 1's topology: node 4 hangs under the relay at `endpoint`.
+topology_update update_to(std::uint64_t version, const std::string& endpoint) {
+  return {1, version, 1, endpoint, false};
+}
+
+/// What a topology_update request got: "wired" or the error's text.
+template <class Request>
+std::string answer_of(threaded_system& env, Request&& request) {
+  std::string answer = "no answer";
+  request.receive([&](wired_atom) { answer = "wired"; },
+                  [&](caf::error& err) { answer = error_text(env.sys, err); });
+  return answer;
+}
+
+/// A joined agent (node 4) running job 1 whose mesh links all go to one parent relay,
+/// connecting only once the test let them go on.
+struct meshed_node {
+  meshed_node() {
+    agent = spawn_agent(env, caf::actor_cast<caf::actor>(scheduler), tiny_job,
+                        connecting_to(parent, links));
+    answer_join(scheduler, {true, 4, {}}, real_wait);
+    scheduler->send(agent, one_worker_job(1, caf::actor_cast<caf::actor>(hub)));
+    BOOST_REQUIRE(await_ready(env, scheduler));
+  }
+
+  ~meshed_node() {
+    let_links_go();  // a connection still waiting would keep the system from shutting down
+    for (const auto& a : {agent, parent})
+      env.self->send_exit(a, caf::exit_reason::user_shutdown);
+  }
+
+  void let_links_go() {
+    if (!links_going) {
+      links_going = true;
+      links->go_on.set_value();
+    }
+  }
+
+  threaded_system env;
+  caf::scoped_actor scheduler{env.sys};
+  caf::scoped_actor hub{env.sys};
+  caf::actor parent = env.sys.spawn(relay);
+  std::shared_ptr<mesh_links> links = std::make_shared<mesh_links>();
+  bool links_going = false;
+  caf::actor agent;
+};
 
 } // namespace
 
@@ -372,4 +450,28 @@ BOOST_AUTO_TEST_CASE(a_job_stopped_while_it_is_prepared_never_starts) {
   BOOST_REQUIRE(next);
   BOOST_TEST(next->job_id == 2u);
   env.self->send_exit(agent, caf::exit_reason::user_shutdown);
+}
+
+BOOST_AUTO_TEST_CASE(updates_that_come_while_it_wires_are_answered_and_only_the_newest_wired) {
+  meshed_node node;
+  // Two remaps in a row: versions 2 and 3 come while version 1's link is still connecting.
+  auto first = node.scheduler->request(node.agent, real_wait, update_to(1, "p1:1"));
+  auto second = node.scheduler->request(node.agent, real_wait, update_to(2, "p2:1"));
+  auto third = node.scheduler->request(node.agent, real_wait, update_to(3, "p3:1"));
+  node.let_links_go();
+  BOOST_TEST(answer_of(node.env, first) == "wired");
+  BOOST_TEST(answer_of(node.env, second) == "wired");  // superseded by version 3
+  BOOST_TEST(answer_of(node.env, third) == "wired");
+  BOOST_TEST((node.links->made() == std::vector<std::string>{"p1:1", "p3:1"}));
+}
+
+BOOST_AUTO_TEST_CASE(an_update_older_than_the_one_wired_is_answered_but_never_wired) {
+  meshed_node node;
+  node.let_links_go();
+  const auto wire = [&](const topology_update& update) {
+    return answer_of(node.env, node.scheduler->request(node.agent, real_wait, update));
+  };
+  BOOST_TEST(wire(update_to(3, "p3:1")) == "wired");
+  BOOST_TEST(wire(update_to(2, "p2:1")) == "wired");
+  BOOST_TEST((node.links->made() == std::vector<std::string>{"p3:1"}));
 }

@@ -27,6 +27,7 @@ enum class strom_error : std::uint8_t {
   node_busy,        ///< a node asked to prepare a job while it runs or prepares another
   snapshot_failed,  ///< a trainer could not encode or chunk its snapshot
   state_failed,     ///< the scheduler could not keep its state or a checkpoint
+  peer_lost,        ///< a request's target was lost before it answered (request_while_alive)
 };
 
 /// The category every strom error carries.

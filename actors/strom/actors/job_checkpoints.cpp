@@ -59,8 +59,8 @@ void resume_training(self_ptr self, const job_master_setup& setup) {
     return begin_training(self, setup);
   auto pending = std::make_shared<std::size_t>(st.nodes.size());
   for (auto id : st.nodes)
-    self->request(st.members.at(id).agent, setup.timeouts.restore_timeout, restore_atom_v,
-                  st.status.job_id, st.keeper)
+    request_while_alive(self, st.awaiting, id, st.members.at(id).agent,
+                        setup.timeouts.restore_timeout, restore_atom_v, st.status.job_id, st.keeper)
       .then(
         [self, setup, pending](const snapshot_sent&) {
           if (--*pending == 0 && !self->state.outcome)

@@ -78,7 +78,8 @@ void stop_on_nodes(self_ptr self, const job_master_setup& setup) {
   for (const auto& [id, node] : st.members) {
     st.stopping.insert(id);
     const auto node_id = id;
-    self->request(node.agent, setup.timeouts.answer_timeout, stop_atom_v, job_id)
+    request_while_alive(self, st.awaiting, id, node.agent, setup.timeouts.answer_timeout,
+                        stop_atom_v, job_id)
       .then(
         [self, node_id](const node_sharing_report&) {
           self->state.stopping.erase(node_id);
@@ -255,7 +256,8 @@ void finish_job(self_ptr self, const job_master_setup& setup) {
   while (!st.joining.empty())
     drop_joiner(self, setup, st.joining.begin()->first, "the job ended before it was brought in");
   for (auto id : st.nodes) {
-    self->request(st.members.at(id).agent, setup.timeouts.answer_timeout, stop_atom_v, job_id)
+    request_while_alive(self, st.awaiting, id, st.members.at(id).agent,
+                        setup.timeouts.answer_timeout, stop_atom_v, job_id)
       .then(
         [self, setup](const node_sharing_report& counts) {
           auto& st = self->state;
@@ -315,14 +317,14 @@ void evaluate(self_ptr self, const job_master_setup& setup) {
   const auto evaluator = st.nodes.front();
   const auto epoch = st.status.epoch;
   st.evaluator = evaluator;
-  // Only the answer of the node asked last counts: a lost evaluator's request is given up
-  // at its loss (lose_member asks the next node), not at its timeout, which is minutes.
+  // Only the answer of the node asked last counts: a lost evaluator's request is given up at
+  // its loss (request_while_alive), after lose_member asked the next node.
   const auto asked = [self, evaluator, epoch] {
     auto& st = self->state;
     return !st.outcome && st.status.epoch == epoch && st.evaluator == evaluator;
   };
-  self->request(st.members.at(evaluator).agent, setup.timeouts.prepare_timeout, evaluate_atom_v,
-                st.status.job_id, epoch)
+  request_while_alive(self, st.awaiting, evaluator, st.members.at(evaluator).agent,
+                      setup.timeouts.prepare_timeout, evaluate_atom_v, st.status.job_id, epoch)
     .then(
       [self, setup, asked](const epoch_check& check) {
         if (!asked())
@@ -440,7 +442,8 @@ void assign(self_ptr self, const job_master_setup& setup) {
     auto a = assignment_for(st, setup, rank, node.status.workers, first_worker, total_workers);
     first_worker += node.status.workers;
     const auto node_id = node.status.node_id;
-    self->request(node.agent, setup.timeouts.prepare_timeout, std::move(a))
+    request_while_alive(self, st.awaiting, node_id, node.agent, setup.timeouts.prepare_timeout,
+                        std::move(a))
       .then(
         [self, setup, job_id, node_id](const node_ready& ready) {
           if (current(self->state, job_id, node_id))
@@ -482,6 +485,28 @@ submit_reply cancel(self_ptr self, const job_master_setup& setup, std::uint64_t 
             fmt::format("job {} has already ended ({})", job_id, state_of(*st.outcome))};
   fail_job(self, setup, make_error(strom_error::job_cancelled, "cancelled by a client"));
   return {true, job_id, {}};
+}
+
+/// The scheduler lost one of the job's nodes: a joiner, a node of the running job (which goes
+/// on without it), or one of a job that is preparing (which fails) or has ended.
+void handle_loss(self_ptr self, const job_master_setup& setup, const member_lost& lost) {
+  auto& st = self->state;
+  if (st.stopping.erase(lost.node_id) > 0)
+    quit_when_stopped(self);
+  if (st.joining.erase(lost.node_id) > 0) {
+    st.members.erase(lost.node_id);
+    st.prepared.erase(lost.node_id);
+    return;
+  }
+  if (st.outcome || !in_job(st, lost.node_id)) {
+    st.members.erase(lost.node_id);
+    return;
+  }
+  if (st.status.state == "preparing") {
+    st.members.erase(lost.node_id);
+    return fail_job(self, setup, lost.reason);
+  }
+  lose_member(self, setup, lost);
 }
 
 } // namespace job_steps
@@ -576,23 +601,9 @@ caf::behavior job_master(caf::stateful_actor<job_master_state>* self, job_master
                                       fmt::join(st.lost, ", "))));
     },
     [self, setup](const member_lost& lost) {
-      auto& st = self->state;
-      if (st.stopping.erase(lost.node_id) > 0)
-        quit_when_stopped(self);
-      if (st.joining.erase(lost.node_id) > 0) {
-        st.members.erase(lost.node_id);
-        st.prepared.erase(lost.node_id);
-        return;
-      }
-      if (st.outcome || !in_job(st, lost.node_id)) {
-        st.members.erase(lost.node_id);
-        return;
-      }
-      if (st.status.state == "preparing") {
-        st.members.erase(lost.node_id);
-        return fail_job(self, setup, lost.reason);
-      }
-      lose_member(self, setup, lost);
+      handle_loss(self, setup, lost);
+      // Its requests' error handlers run next, once the state no longer counts the node.
+      self->state.awaiting.give_up(self, lost.node_id, error_text(self->system(), lost.reason));
     },
     [self](attach_atom, std::uint64_t job_id) { return attach(self, job_id); },
     [self, setup](cancel_atom, std::uint64_t job_id) { return cancel(self, setup, job_id); },

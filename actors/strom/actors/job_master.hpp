@@ -35,6 +35,7 @@
 
 #include "strom/actors/data_assignment.hpp"
 #include "strom/actors/messages.hpp"
+#include "strom/actors/request_while_alive.hpp"
 #include "strom/actors/scheduler_store.hpp"
 #include "strom/actors/timing.hpp"
 #include "strom/actors/topology.hpp"
@@ -115,6 +116,8 @@ struct job_master_state {
   bool finishing = false;                   ///< the last epoch ended: counts are collected
   std::optional<job_finished> outcome;      ///< set once the job ended
   std::set<std::uint64_t> stopping;         ///< nodes whose stop answer is awaited at the end
+  /// Requests to the nodes' actors, given up when the node is lost (request_while_alive.hpp).
+  pending_requests awaiting;
 
   static inline const char* name = "strom.job_master";
 };

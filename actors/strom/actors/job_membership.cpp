@@ -62,8 +62,8 @@ void drop_joiner(self_ptr self, const job_master_setup& setup, std::uint64_t nod
                describe(joiner->second.node.status), why);
   // Asked, not told: the node answers a stop with its counts, which must not arrive here as
   // an unexpected message (CAF would answer the node with an error that ends its agent).
-  self->request(joiner->second.node.agent, setup.timeouts.answer_timeout, stop_atom_v,
-                st.status.job_id)
+  request_while_alive(self, st.awaiting, node, joiner->second.node.agent,
+                      setup.timeouts.answer_timeout, stop_atom_v, st.status.job_id)
     .then([](const node_sharing_report&) {}, [](caf::error&) {});
   self->send(setup.scheduler, forget_atom_v, st.status.job_id, node);
   st.joining.erase(joiner);
@@ -212,8 +212,8 @@ void take_snapshots(self_ptr self, const job_master_setup& setup, bool makeup,
   };
   st.restoring = static_cast<std::uint32_t>(receivers.size());
   for (auto node : receivers)
-    self->request(st.members.at(node).agent, setup.timeouts.restore_timeout, restore_atom_v,
-                  st.status.job_id, source)
+    request_while_alive(self, st.awaiting, node, st.members.at(node).agent,
+                        setup.timeouts.restore_timeout, restore_atom_v, st.status.job_id, source)
       .then([done](const snapshot_sent&) { done(); },
             [self, done, failed, again, node, source_node](caf::error& err) {
               const bool source_lost = !in_job(self->state, source_node);
@@ -320,7 +320,8 @@ bool take_joiner(self_ptr self, const job_master_setup& setup, const member_join
                           joined.node.workers, 0, joined.node.workers);
   a.origins.push_back(node);
   const auto job_id = st.status.job_id;
-  self->request(joined.agent, setup.timeouts.prepare_timeout, std::move(a))
+  request_while_alive(self, st.awaiting, node, joined.agent, setup.timeouts.prepare_timeout,
+                      std::move(a))
     .then(
       [self, setup, job_id, node](const node_ready& ready) {
         if (!self->state.outcome && self->state.joining.count(node) > 0)

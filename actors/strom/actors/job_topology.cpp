@@ -79,7 +79,7 @@ void wire_children(caf::stateful_actor<job_master_state>* self, caf::timespan ti
   for (std::size_t i = 0; i < updates.size(); ++i) {
     const auto child = children[i];
     const auto update = updates[i];
-    self->request(st.members.at(child).agent, timeout, update)
+    request_while_alive(self, st.awaiting, child, st.members.at(child).agent, timeout, update)
       .then([wired_one](wired_atom) { wired_one(); },
             [self, fail_once, wired_one, child, update](caf::error& err) {
               // A node lost meanwhile: the repair after its loss re-attaches what hung on it.
@@ -170,8 +170,8 @@ void repair_mesh(caf::stateful_actor<job_master_state>* self, const timing& time
       rewire();
   };
   for (auto survivor : st.nodes)
-    self->request(st.prepared.at(survivor).relay, timeouts.answer_timeout, forget_atom_v, lost,
-                  lost_relay)
+    request_while_alive(self, st.awaiting, survivor, st.prepared.at(survivor).relay,
+                        timeouts.answer_timeout, forget_atom_v, lost, lost_relay)
       .then(
         [answers, answered](const origin_frames& counted) {
           answers->counts.push_back(counted);

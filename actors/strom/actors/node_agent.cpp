@@ -403,18 +403,23 @@ void stop(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id) {
 
 /// Connects the job's relay to its mesh parent's on a thread aside (connecting blocks): the
 /// parent's relay adds ours before it answers, so its first frame finds us; the answer to
-/// the job_master goes out when the helper's wired_atom arrives.
-void wire(self_ptr self, const node_agent_setup& setup, const topology_update& update) {
+/// the job_master goes out when the helper's wired_atom arrives. An update not newer than the
+/// one wired is answered at once, unapplied: an older plan never undoes a newer one.
+void wire(self_ptr self, const node_agent_setup& setup, const topology_update& update,
+          caf::response_promise promise) {
   auto& st = self->state;
-  auto promise = self->make_response_promise();
-  if (!st.run || st.run->job_id != update.job_id || !setup.connect_relay || st.pending_wire) {
+  if (!st.run || st.run->job_id != update.job_id || !setup.connect_relay) {
     promise.deliver(make_error(strom_error::bad_job,
                                fmt::format("node {} cannot join job {}'s mesh now", st.node_id,
                                            update.job_id)));
     return;
   }
+  if (update.version <= st.run->topology_version) {
+    promise.deliver(wired_atom_v);
+    return;
+  }
   st.pending_wire = promise;
-  st.wire_resends = update.resend;
+  st.wiring_update = update;
   auto slot = std::make_shared<std::optional<result<relay_link>>>();
   st.wiring = slot;
   run_aside(self, [slot, update, connect = setup.connect_relay, relay = st.run->actors.relay,
@@ -433,17 +438,58 @@ void wire(self_ptr self, const node_agent_setup& setup, const topology_update& u
   });
 }
 
-/// The helper of wire() is done: the parent's relay becomes ours' peer and the job_master
-/// hears that this edge is wired (or why not).
-void wired(self_ptr self, std::uint64_t job_id) {
+/// Whether `update` comes after `than`: a later job's, or a newer plan of the same job.
+bool newer(const topology_update& update, const topology_update& than) {
+  return update.job_id != than.job_id || update.version > than.version;
+}
+
+/// A topology_update arrived. A job_master that remaps twice quickly (two losses in a row, a
+/// loss during a join) sends the next one while the node still wires the last: only the
+/// newest waits to be wired next, and every request is answered.
+void take_update(self_ptr self, const node_agent_setup& setup, const topology_update& update) {
   auto& st = self->state;
-  auto done = take_aside_outcome(self, st.pending_wire, st.wiring, job_id);
-  if (!done)
+  auto promise = self->make_response_promise();
+  if (!st.pending_wire)
+    return wire(self, setup, update, std::move(promise));
+  if (!newer(update, st.wiring_update)
+      || (st.next_wire && !newer(update, st.next_wire->update))) {
+    st.superseded_wires.push_back(std::move(promise));
     return;
-  auto& [promise, link] = *done;
-  self->send(st.run->actors.relay, add_peer_atom_v, link.remote, st.wire_resends);
-  st.run->relay_links.push_back(std::move(link.connection));
-  promise.deliver(wired_atom_v);
+  }
+  if (st.next_wire)
+    st.superseded_wires.push_back(std::move(st.next_wire->promise));
+  st.next_wire = queued_update{update, std::move(promise)};
+}
+
+/// The wiring in progress ended: the queued update is wired next; once none waits, the ones
+/// it replaced are answered, their node's edge now as the newest plan wants it.
+void wire_next(self_ptr self, const node_agent_setup& setup) {
+  auto& st = self->state;
+  if (st.next_wire) {
+    auto next = std::move(*st.next_wire);
+    st.next_wire.reset();
+    wire(self, setup, next.update, std::move(next.promise));
+    if (st.pending_wire)
+      return;  // being wired; else it was answered at once
+  }
+  for (auto& promise : st.superseded_wires)
+    promise.deliver(wired_atom_v);
+  st.superseded_wires.clear();
+}
+
+/// The helper of wire() is done: the parent's relay becomes ours' peer and the job_master
+/// hears that this edge is wired (or why not); then the next update, if one came meanwhile.
+void wired(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id) {
+  auto& st = self->state;
+  if (auto done = take_aside_outcome(self, st.pending_wire, st.wiring, job_id)) {
+    auto& [promise, link] = *done;
+    self->send(st.run->actors.relay, add_peer_atom_v, link.remote, st.wiring_update.resend);
+    st.run->relay_links.push_back(std::move(link.connection));
+    st.run->topology_version = st.wiring_update.version;
+    promise.deliver(wired_atom_v);
+  }
+  if (!st.pending_wire)
+    wire_next(self, setup);
 }
 
 } // namespace
@@ -505,8 +551,8 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
     [self, setup](prepared_atom, const job_assignment& assignment) {
       prepared(self, setup, assignment);
     },
-    [self, setup](const topology_update& update) { wire(self, setup, update); },
-    [self](wired_atom, std::uint64_t job_id) { wired(self, job_id); },
+    [self, setup](const topology_update& update) { take_update(self, setup, update); },
+    [self, setup](wired_atom, std::uint64_t job_id) { wired(self, setup, job_id); },
     [self, setup](round_plan& plan) { start_round(self, setup, plan); },
     [self](forget_atom, std::uint64_t job_id, std::uint64_t origin) {
       tell_trainers(self, job_id, forget_atom_v, origin);

@@ -88,6 +88,13 @@ struct node_job_run {
   caf::actor_clock::time_point progress_sent;
   std::shared_ptr<void> relay_port;  ///< keeps the relay published for mesh neighbours
   std::vector<std::shared_ptr<void>> relay_links;  ///< connections to mesh neighbours
+  std::uint64_t topology_version = 0;  ///< of the newest topology_update wired
+};
+
+/// A topology_update that came while another was wired, with the promise that answers it.
+struct queued_update {
+  topology_update update;
+  caf::response_promise promise;
 };
 
 /// A node agent's state.
@@ -104,7 +111,11 @@ struct node_agent_state {
   std::optional<snapshot_receipt> incoming;  ///< a peer's snapshot arriving
   std::shared_ptr<std::optional<result<relay_link>>> wiring;  ///< likewise for a mesh link
   std::optional<caf::response_promise> pending_wire;  ///< the topology_update being wired
-  bool wire_resends = false;  ///< that update repairs the mesh after a loss (relay.hpp)
+  topology_update wiring_update;  ///< that update (its resend, its version)
+  /// The newest update that came meanwhile, wired next; an older one is never wired.
+  std::optional<queued_update> next_wire;
+  /// Updates a newer one replaced: answered as wired once no update waits to be wired.
+  std::vector<caf::response_promise> superseded_wires;
 
   static inline const char* name = "strom.node_agent";
 };
@@ -119,7 +130,10 @@ struct node_agent_state {
 /// chunks arriving as snapshot_chunk); step_report, epoch_report, drain_report from
 /// its trainers; (stop_atom, job_id) -> node_sharing_report (also for a job still being
 /// prepared, which is then dropped); topology_update -> wired_atom once the node's relay
-/// and its mesh parent's are peers of each other; (dropped_atom, reason) from the scheduler.
+/// and its mesh parent's are peers of each other (one update at a time: of those that come
+/// meanwhile only the newest version is wired next, the others, and any not newer than the
+/// one wired, are answered wired_atom unapplied, once no update waits to be wired);
+/// (dropped_atom, reason) from the scheduler.
 /// Sends
 /// (keepalive_atom, node_id) every keepalive_interval once joined. Quits with an error when
 /// the join is refused or unanswered, the scheduler goes down, says the node was dropped, or
