@@ -10,6 +10,7 @@
 
 #include "strom/actors/messages.hpp"
 #include "strom/actors/relay.hpp"
+#include "strom/compute/codecs/dense_codec.hpp"
 #include "strom/compute/codecs/threshold_encoder.hpp"
 #include "strom/compute/frames/update_frame.hpp"
 #include "support/deterministic_system.hpp"
@@ -35,6 +36,16 @@ compute::frame sample_frame(std::uint64_t sequence, std::uint32_t round = 0,
   auto encoded = encoder.encode(update);
   BOOST_REQUIRE(encoded);
   auto built = compute::build_update_frame({origin, 0, sequence, 1, round, 0}, *encoded);
+  BOOST_REQUIRE(built);
+  return *built;
+}
+
+/// A parameter-averaging contribution (a dense fp32 frame) of `origin`'s `worker`.
+compute::frame contribution_frame(std::uint64_t sequence, std::uint64_t origin,
+                                  std::uint32_t worker) {
+  const std::vector<float> values(elements, 0.5f);
+  auto built = compute::build_update_frame({origin, worker, sequence, 1, 0, 0},
+                                           compute::dense_fp32_update(values));
   BOOST_REQUIRE(built);
   return *built;
 }
@@ -99,6 +110,31 @@ BOOST_AUTO_TEST_CASE(a_mesh_relay_resends_what_it_kept_of_the_round_in_order_to_
   env.self->send(r, wire_atom_v, caf::actor_cast<caf::actor>(wired_fresh), false);
   env.sched.run();
   BOOST_TEST(!next_received(wired_fresh));
+  env.self->send_exit(r, caf::exit_reason::user_shutdown);
+  env.sched.run();
+}
+
+BOOST_AUTO_TEST_CASE(a_mesh_relay_keeps_only_each_workers_last_two_contributions_to_resend) {
+  deterministic_system env;
+  auto r = env.sys.spawn(relay);
+  caf::scoped_actor child{env.sys};
+  caf::scoped_actor adopted{env.sys};
+  env.self->send(r, add_peer_atom_v, caf::actor_cast<caf::actor>(child), false);
+  env.sched.run();
+  // Worker 0 of node 7 sends three contributions (sequences 0, 2, 4), worker 1 one (1), and
+  // an ordinary frame (3) passes in between: the first contribution of worker 0 is let go.
+  env.self->send(r, shared_frame{contribution_frame(0, 7, 0)});
+  env.self->send(r, shared_frame{contribution_frame(1, 7, 1)});
+  env.self->send(r, shared_frame{contribution_frame(2, 7, 0)});
+  env.self->send(r, shared_frame{sample_frame(3)});
+  env.self->send(r, shared_frame{contribution_frame(4, 7, 0)});
+  env.sched.run();
+  env.self->send(r, wire_atom_v, caf::actor_cast<caf::actor>(adopted), true);
+  env.sched.run();
+  for (const std::uint64_t sequence : {1, 2, 3, 4})
+    BOOST_TEST((next_received(adopted) == std::optional<std::uint64_t>{sequence}));
+  BOOST_TEST(!next_received(adopted));
+  BOOST_TEST(env.take_all<wired_atom>() == 1u);
   env.self->send_exit(r, caf::exit_reason::user_shutdown);
   env.sched.run();
 }

@@ -8,6 +8,9 @@ namespace strom::actors {
 
 namespace {
 
+/// Contributions of one worker a relay keeps for a mesh repair: the open average's and the next.
+constexpr std::size_t max_kept_contributions = 2;
+
 void forget(std::vector<caf::actor>& handles, const caf::actor_addr& gone) {
   handles.erase(std::remove_if(handles.begin(), handles.end(),
                                [&](const caf::actor& h) { return h.address() == gone; }),
@@ -29,15 +32,33 @@ void forward(caf::stateful_actor<relay_state>* self, const Message& message, boo
 
 /// Keeps a message of round `round` for a mesh repair: a newer round replaces the kept one,
 /// an older one (a lost node's late frame) is not kept.
-template <class Message>
-void keep(relay_state& st, const Message& message, std::uint32_t round) {
+void keep(relay_state& st, kept_message message, std::uint32_t round) {
   if (!st.keeps_round || round < st.kept_round)
     return;
   if (round > st.kept_round || st.kept.empty()) {
     st.kept.clear();
     st.kept_round = round;
   }
-  st.kept.emplace_back(message);
+  st.kept.push_back(std::move(message));
+}
+
+/// Keeps a parameter-averaging contribution for a mesh repair, with at most the one before it
+/// of the same worker: a worker sends its next contribution only once every worker's previous
+/// one has come to it, so no node waits for older ones, and a round's worth of whole models
+/// would not fit in memory.
+void keep_contribution(relay_state& st, const shared_frame& frame,
+                       const compute::frame_header& header) {
+  if (!st.keeps_round || header.epoch < st.kept_round)
+    return;
+  std::size_t same = 0;
+  for (auto kept = st.kept.rbegin(); kept != st.kept.rend(); ++kept)
+    if (header.epoch == st.kept_round && kept->contribution
+        && kept->origin == header.origin_node && kept->worker == header.worker
+        && ++same == max_kept_contributions) {
+      st.kept.erase(std::next(kept).base());
+      break;
+    }
+  keep(st, kept_message{frame, header.origin_node, header.worker, true}, header.epoch);
 }
 
 /// Adds a peer; a mesh edge makes the relay keep its rounds and, with `resend`, the peer first
@@ -50,7 +71,7 @@ void add_peer(caf::stateful_actor<relay_state>* self, const caf::actor& peer, bo
   st.keeps_round |= mesh_edge;
   if (resend)
     for (const auto& message : st.kept)
-      std::visit([&](const auto& kept) { self->send(peer, kept); }, message);
+      std::visit([&](const auto& kept) { self->send(peer, kept); }, message.message);
 }
 
 /// Whether the current message comes from a lost peer.
@@ -108,7 +129,10 @@ void relay_frame(caf::stateful_actor<relay_state>* self, const shared_frame& inc
     return;
   }
   count(st, header);
-  keep(st, incoming, header.epoch);
+  if (view->enc == compute::encoding::dense_fp32)
+    keep_contribution(st, incoming, header);
+  else
+    keep(st, kept_message{incoming}, header.epoch);
   ++st.stats.frames_forwarded;
   forward(self, incoming, local);
 }
@@ -123,7 +147,7 @@ void relay_marker(caf::stateful_actor<relay_state>* self, const drain_marker& ma
   if (marker.epoch < drained)
     return;
   drained = marker.epoch + 1;
-  keep(self->state, marker, marker.epoch);
+  keep(self->state, kept_message{marker}, marker.epoch);
   forward(self, marker, local);
 }
 

@@ -16,6 +16,10 @@
 // side then has what the other side had, including the lost node's frames and the live
 // nodes' frames and markers the lost relay swallowed; de-duplication drops the rest. The
 // kept frames go before anything new on that edge, so markers stay behind their frames.
+// Of parameter-averaging contributions (whole models) a relay keeps the last two of each
+// worker only: no node waits for older ones (keep_contribution), and a round of them would not
+// fit in memory. A lost node's older contributions are then missing from the survivors' count
+// of its frames, and the batches they stand for are trained again.
 // A lost peer is forgotten by sender: what it still sends is dropped, while its origin's
 // frames that reach a relay from survivors pass (they were counted by the survivor that
 // took them from the lost relay before it forgot it).
@@ -33,6 +37,14 @@
 
 namespace strom::actors {
 
+/// A frame or drain marker a relay passed in the current round, kept for a mesh repair.
+struct kept_message {
+  std::variant<shared_frame, drain_marker> message;
+  std::uint64_t origin = 0;   ///< of a parameter-averaging contribution
+  std::uint32_t worker = 0;   ///< of a parameter-averaging contribution
+  bool contribution = false;  ///< a parameter-averaging contribution (parameter_averaging.hpp)
+};
+
 /// A relay's state.
 struct relay_state {
   std::vector<caf::actor> subscribers;  ///< local trainers
@@ -43,7 +55,7 @@ struct relay_state {
   std::vector<caf::actor_addr> forgotten;  ///< lost peers whose messages are dropped
   bool keeps_round = false;  ///< has a mesh edge: keeps the round's frames for repairs
   std::uint32_t kept_round = 0;  ///< the round `kept` holds
-  std::vector<std::variant<shared_frame, drain_marker>> kept;  ///< passed this round, in order
+  std::vector<kept_message> kept;  ///< passed this round, in order (contributions bounded)
   compute::frame_workspace workspace;   ///< scratch space for reading LZ4 frames
   relay_stats stats;
 
