@@ -16,7 +16,9 @@
 // frames that arrive during a step are applied before the next one, without locks. Staleness
 // is bounded (stale-synchronous parallel, Ho et al. 2013): a trainer does not run more than
 // `staleness` updates ahead of the slowest worker of any origin, counted in the frames it has
-// applied.
+// applied. With parameter averaging (trainer_setup::averaging) it trains alone instead, frames
+// an empty update each step (its clock) and, every K-th, its contribution, and waits before
+// its next step for the average (parameter_averaging.hpp).
 // Spawn it detached: a step is long and must not block CAF's scheduler threads.
 
 #include <chrono>
