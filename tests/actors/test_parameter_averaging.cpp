@@ -146,3 +146,28 @@ BOOST_AUTO_TEST_CASE(a_faster_nodes_next_round_is_kept_and_a_late_earlier_round_
   sums.take(0, p, u);
   BOOST_TEST(p == (std::vector<float>{4, 4, 4}));
 }
+
+BOOST_AUTO_TEST_CASE(the_trainers_own_contribution_is_counted_and_taken_from_its_replica) {
+  auto sums = round_of_three();
+  BOOST_TEST(index_of(sums.add_own(1, 0, 0)) == 0);
+  BOOST_TEST(sums.add(1, 1, 0, contribution(2, 20)).ok());
+  BOOST_TEST(!sums.complete(0));
+  BOOST_TEST(sums.add(2, 0, 0, contribution(4, 40)).ok());
+  BOOST_TEST(sums.complete(0));
+  std::vector<float> p(parameters, 6.0f), u(updater_state, 60.0f);  // its own: 6 and 60
+  sums.take(0, p, u);
+  BOOST_TEST(p == (std::vector<float>{4, 4, 4}));
+  BOOST_TEST(u == (std::vector<float>{40, 40}));
+}
+
+BOOST_AUTO_TEST_CASE(a_trainer_whose_peers_were_all_lost_keeps_its_own_replica) {
+  auto sums = round_of_three();
+  BOOST_TEST(index_of(sums.add_own(1, 0, 0)) == 0);
+  sums.forget(2);
+  BOOST_TEST(!sums.complete(0));  // its sibling is still a member
+  sums.forget(1);
+  BOOST_TEST(sums.complete(0));
+  std::vector<float> p(parameters, 6.0f), u(updater_state, 60.0f);
+  sums.take(0, p, u);
+  BOOST_TEST(p == (std::vector<float>{6, 6, 6}));
+}

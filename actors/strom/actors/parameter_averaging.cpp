@@ -54,6 +54,12 @@ result<std::optional<std::uint64_t>> averaging_sums::add(const compute::update_f
   });
 }
 
+result<std::optional<std::uint64_t>> averaging_sums::add_own(std::uint64_t origin,
+                                                             std::uint32_t worker,
+                                                             std::uint32_t round) {
+  return add_with(origin, worker, round, {});
+}
+
 result<std::optional<std::uint64_t>> averaging_sums::add_with(
   std::uint64_t origin, std::uint32_t worker, std::uint32_t round,
   const std::function<result<void>(std::span<float>)>& add_into) {
@@ -77,11 +83,20 @@ result<std::optional<std::uint64_t>> averaging_sums::add_with(
                              "but average {} is still open",
                              worker, origin, next, round, sums.taken)};
   auto& open = sums.open[next];
-  if (open.sum.empty())
-    open.sum.assign(elements_, 0.0f);
-  // The payload is checked before anything is added: a refused one leaves the sum as it was.
-  if (auto added = add_into(open.sum); !added)
-    return added.err();
+  if (!add_into) {
+    open.own = true;
+  } else {
+    if (open.sum.empty()) {
+      if (!spare_.empty()) {
+        open.sum = std::move(spare_.back());
+        spare_.pop_back();
+      }
+      open.sum.assign(elements_, 0.0f);
+    }
+    // The payload is checked before anything is added: a refused one leaves the sum as it was.
+    if (auto added = add_into(open.sum); !added)
+      return added.err();
+  }
   ++open.came[origin];
   return std::optional<std::uint64_t>{next++};
 }
@@ -110,12 +125,20 @@ void averaging_sums::take(std::uint64_t index, std::span<float> parameters,
   auto& sums = rounds_.at(round_);
   auto open = sums.open.find(index);
   const auto& sum = open->second.sum;
-  const float scale = 1.0f / sum.front();
-  std::transform(sum.begin() + 1, sum.begin() + 1 + static_cast<std::ptrdiff_t>(parameters.size()),
-                 parameters.begin(), [scale](float total) { return total * scale; });
-  if (sum.size() > 1 + parameters.size())
-    std::transform(sum.begin() + 1 + static_cast<std::ptrdiff_t>(parameters.size()), sum.end(),
-                   updater_state.begin(), [scale](float total) { return total * scale; });
+  if (!sum.empty()) {  // else only the trainer's own came: its replica is the average
+    const bool own = open->second.own;
+    const float scale = 1.0f / (sum.front() + (own ? 1.0f : 0.0f));
+    const auto average = [own, scale](std::span<const float> totals, std::span<float> out) {
+      for (std::size_t i = 0; i < out.size(); ++i)
+        out[i] = (totals[i] + (own ? out[i] : 0.0f)) * scale;
+    };
+    const std::span<const float> totals{sum};
+    average(totals.subspan(1, parameters.size()), parameters);
+    if (sum.size() > 1 + parameters.size())
+      average(totals.subspan(1 + parameters.size()), updater_state);
+  }
+  if (!sum.empty())
+    spare_.push_back(std::move(open->second.sum));
   sums.open.erase(open);
   sums.taken = index + 1;
 }

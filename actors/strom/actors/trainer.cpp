@@ -318,7 +318,7 @@ void averaging_step(caf::stateful_actor<trainer_state>* self, const trainer_setu
     std::copy(replica.updater_state().begin(), replica.updater_state().end(), rest);
   auto own = frame_own(st, setup, compute::dense_fp32_update(values));
   send_to_others(self, setup, shared_frame{std::move(own.frame)});
-  auto index = st.averages->add(setup.framer->node_id(), setup.worker, st.epoch, values);
+  auto index = st.averages->add_own(setup.framer->node_id(), setup.worker, st.epoch);
   if (!index || !*index)  // its own contribution to its own round: a broken invariant
     throw std::logic_error("trainer: its own contribution was refused");
   st.awaiting = **index;
