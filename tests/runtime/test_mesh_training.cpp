@@ -97,15 +97,17 @@ std::size_t index_of_rank(const runtime::in_process_cluster& cluster, std::size_
   return by_id.at(rank).second;
 }
 
-/// `epochs` of the small job on a mesh of `nodes` one-worker nodes of fanout 2 (may grow to
-/// `max_nodes`), with `during` called on the cluster once `fraction` of the first epoch is
-/// done.
+/// `epochs` of the small job in `mode` on a mesh of `nodes` one-worker nodes of fanout 2 (may
+/// grow to `max_nodes`), with `during` called on the cluster once `fraction` of the first
+/// epoch is done.
 runtime::training_report train_mesh_with(
   std::uint32_t nodes, std::uint32_t max_nodes, std::uint32_t epochs, double fraction,
-  const std::function<void(runtime::in_process_cluster&)>& during) {
+  const std::function<void(runtime::in_process_cluster&)>& during,
+  schema::TrainingMode mode = schema::TrainingMode::SHARED) {
   auto job = testing::small_fashion_job();
   runtime::local_training_options options;
   options.epochs = epochs;
+  options.mode = mode;
   options.topology = actors::topology_kind::mesh;
   options.fanout = 2;
   auto submission = runtime::make_submission(job, options, nodes);
@@ -134,13 +136,16 @@ void check_nothing_lost_or_applied_twice(const runtime::training_report& report)
   BOOST_TEST(report.test_accuracy >= 0.75);
 }
 
-/// Two epochs on `nodes` nodes that lose the node of rank `rank` in the first: one remap,
-/// and the run holds what an elastic run must.
-void check_goes_on_without_rank(std::uint32_t nodes, std::size_t rank) {
-  const auto report =
-    train_mesh_with(nodes, nodes, 2, 0.4, [nodes, rank](runtime::in_process_cluster& cluster) {
+/// Two epochs in `mode` on `nodes` nodes that lose the node of rank `rank` in the first: one
+/// remap, and the run holds what an elastic run must.
+void check_goes_on_without_rank(std::uint32_t nodes, std::size_t rank,
+                                schema::TrainingMode mode = schema::TrainingMode::SHARED) {
+  const auto report = train_mesh_with(
+    nodes, nodes, 2, 0.4,
+    [nodes, rank](runtime::in_process_cluster& cluster) {
       cluster.lose(index_of_rank(cluster, nodes, rank));
-    });
+    },
+    mode);
   BOOST_TEST(report.nodes_lost == 1u);
   BOOST_TEST(report.topology.version == 2u);
   check_nothing_lost_or_applied_twice(report);
@@ -153,6 +158,12 @@ BOOST_AUTO_TEST_CASE(a_mesh_goes_on_without_an_interior_node_lost_mid_epoch) {
   // every frame between them and the rest: they are re-attached and the round's frames the
   // lost relay swallowed are sent again.
   check_goes_on_without_rank(6, 1);
+}
+
+BOOST_AUTO_TEST_CASE(parameter_averaging_on_a_mesh_goes_on_without_an_interior_node) {
+  // The contributions the lost relay swallowed reach the re-attached nodes from what their
+  // new neighbours kept; an average no longer waits for the lost node's worker.
+  check_goes_on_without_rank(6, 1, schema::TrainingMode::AVERAGING);
 }
 
 BOOST_AUTO_TEST_CASE(a_mesh_goes_on_without_its_root_lost_mid_epoch) {
