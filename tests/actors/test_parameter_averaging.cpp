@@ -36,7 +36,7 @@ std::int64_t index_of(const result<std::optional<std::uint64_t>>& added) {
 
 } // namespace
 
-BOOST_AUTO_TEST_CASE(a_contribution_holds_a_weight_the_parameters_and_the_updater_state_if_averaged) {
+BOOST_AUTO_TEST_CASE(a_contribution_holds_a_weight_the_parameters_and_maybe_the_updater_state) {
   BOOST_TEST(contribution_elements(10, 20, {5, true}) == 31u);
   BOOST_TEST(contribution_elements(10, 20, {5, false}) == 11u);
 }

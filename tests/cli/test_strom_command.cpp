@@ -118,6 +118,27 @@ BOOST_AUTO_TEST_CASE(usage_errors_exit_with_status_2) {
   BOOST_TEST(run("train x.job --epochs many").status == 2);
 }
 
+BOOST_AUTO_TEST_CASE(mode_and_averaging_frequency_are_checked_naming_the_flag_or_field) {
+  const std::string job = std::string{STROM_SOURCE_DIR} + "/examples/fashion_mlp.job";
+  auto unknown = run("train " + job + " --mode allreduce");
+  BOOST_TEST(unknown.status == 2);
+  BOOST_TEST(
+    contains(unknown.output, "--mode: mode 'allreduce' is not shared, averaging or kvstore"),
+    unknown.output);
+  auto zero = run("train " + job + " --mode averaging --averaging-frequency 0");
+  BOOST_TEST(zero.status == 2);
+  BOOST_TEST(contains(zero.output, "--averaging-frequency: 0 is outside [1, 1000000]"),
+             zero.output);
+  auto kvstore = run("train " + job + " --mode kvstore");
+  BOOST_TEST(kvstore.status == 1);
+  BOOST_TEST(
+    contains(kvstore.output, "distributed.mode: kvstore (parameter servers) is not built yet"),
+    kvstore.output);
+  auto help = run("submit --help");
+  for (const char* word : {"--mode", "--averaging-frequency", "--topology", "--fanout"})
+    BOOST_TEST(contains(help.output, word), word);
+}
+
 BOOST_AUTO_TEST_CASE(reconnect_timeout_takes_a_duration_within_bounds) {
   auto word = run("node --join 127.0.0.1:1 --reconnect-timeout soon");
   BOOST_TEST(word.status == 2);

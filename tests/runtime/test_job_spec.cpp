@@ -270,7 +270,8 @@ BOOST_AUTO_TEST_CASE(the_kvstore_mode_is_refused_until_it_is_built) {
 }
 
 BOOST_AUTO_TEST_CASE(an_averaging_frequency_of_zero_is_refused_naming_the_field) {
-  BOOST_TEST(contains(check_error(job_with("distributed = (mode = averaging, averagingFrequency = 0)")),
+  const auto zero = job_with("distributed = (mode = averaging, averagingFrequency = 0)");
+  BOOST_TEST(contains(check_error(zero),
                       "bad.job: distributed.averagingFrequency: 0 is outside [1, 1000000]"));
 }
 

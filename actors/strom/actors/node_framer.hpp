@@ -37,9 +37,9 @@ public:
               compute::frame_options options, std::size_t contribution_elements = 0);
 
   /// Frames `worker`'s update of `epoch` (an empty payload when nothing passed the
-  /// threshold; a dense contribution with parameter averaging), stamped with the next sequence number and the node's clock, and counts it.
-  /// Refuses, counting nothing, a worker slot, size, encoding or payload the node does not
-  /// have.
+  /// threshold; a dense contribution with parameter averaging), stamped with the next
+  /// sequence number and the node's clock, and counts it. Refuses, counting nothing, a worker
+  /// slot, size, encoding or payload the node does not have.
   result<framed_update> frame(std::uint32_t worker, std::uint32_t epoch,
                               const compute::encoded_update& update);
 
