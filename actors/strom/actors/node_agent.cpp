@@ -1,4 +1,5 @@
 #include "strom/actors/node_agent.hpp"
+#include "strom/actors/node_agent_steps.hpp"
 
 #include <utility>
 
@@ -12,26 +13,20 @@
 
 namespace strom::actors {
 
-namespace {
-
-using self_ptr = caf::stateful_actor<node_agent_state>*;
-
-/// Runs `work` on a thread of its own (a detached blocking actor), so that the agent keeps
-/// answering heartbeats; `work` tells the agent when it is done.
-void run_aside(self_ptr self, std::function<void(caf::blocking_actor*, const caf::actor&)> work) {
+void agent_steps::run_aside(self_ptr self,
+                            std::function<void(caf::blocking_actor*, const caf::actor&)> work) {
   self->spawn([work = std::move(work), agent = caf::actor_cast<caf::actor>(self)](
                 caf::blocking_actor* helper) { work(helper, agent); });
 }
 
-/// Calls `fn`, turning an escaped exception into an error.
-template <class T, class Fn>
-result<T> guarded(Fn&& fn) {
-  try {
-    return fn();
-  } catch (const std::exception& e) {
-    return error{e.what()};
-  }
-}
+namespace {
+
+using agent_steps::guarded;
+using agent_steps::run_aside;
+using agent_steps::self_ptr;
+using agent_steps::take_aside_outcome;
+using agent_steps::take_update;
+using agent_steps::wired;
 
 /// Ends one of the job's actors; demonitored first, as its end is no failure.
 void end_actor(self_ptr self, const caf::actor& member) {
@@ -213,32 +208,6 @@ void restore(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id,
       });
 }
 
-/// What work aside for job `job_id` left in `slot`, with the `pending` promise it answers,
-/// both taken; nothing when none waits, or when the job was stopped or the work failed (the
-/// promise is answered with why then).
-template <class T>
-std::optional<std::pair<caf::response_promise, T>>
-take_aside_outcome(self_ptr self, std::optional<caf::response_promise>& pending,
-                   std::shared_ptr<std::optional<result<T>>>& slot, std::uint64_t job_id) {
-  auto& st = self->state;
-  if (!pending || !slot || !slot->has_value())
-    return std::nullopt;
-  auto promise = std::move(*pending);
-  pending.reset();
-  auto outcome = std::move(**slot);
-  slot.reset();
-  if (!st.run || st.run->job_id != job_id) {
-    promise.deliver(make_error(strom_error::job_cancelled,
-                               fmt::format("job {} was stopped", job_id)));
-    return std::nullopt;
-  }
-  if (!outcome) {
-    promise.deliver(make_error(strom_error::node_failed, outcome.err().message));
-    return std::nullopt;
-  }
-  return std::make_pair(std::move(promise), std::move(*outcome));
-}
-
 void checked(self_ptr self, std::uint64_t job_id) {
   auto& st = self->state;
   if (auto done = take_aside_outcome(self, st.pending_check, st.checked, job_id))
@@ -399,97 +368,6 @@ void stop(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id) {
         promise.deliver(err);
         end_actor(self, relay);
       });
-}
-
-/// Connects the job's relay to its mesh parent's on a thread aside (connecting blocks): the
-/// parent's relay adds ours before it answers, so its first frame finds us; the answer to
-/// the job_master goes out when the helper's wired_atom arrives. An update not newer than the
-/// one wired is answered at once, unapplied: an older plan never undoes a newer one.
-void wire(self_ptr self, const node_agent_setup& setup, const topology_update& update,
-          caf::response_promise promise) {
-  auto& st = self->state;
-  if (!st.run || st.run->job_id != update.job_id || !setup.connect_relay) {
-    promise.deliver(make_error(strom_error::bad_job,
-                               fmt::format("node {} cannot join job {}'s mesh now", st.node_id,
-                                           update.job_id)));
-    return;
-  }
-  if (update.version <= st.run->topology_version) {
-    promise.deliver(wired_atom_v);
-    return;
-  }
-  st.pending_wire = promise;
-  st.wiring_update = update;
-  auto slot = std::make_shared<std::optional<result<relay_link>>>();
-  st.wiring = slot;
-  run_aside(self, [slot, update, connect = setup.connect_relay, relay = st.run->actors.relay,
-                   timeout = setup.timeouts.answer_timeout](caf::blocking_actor* helper,
-                                                   const caf::actor& agent) {
-    auto link = guarded<relay_link>([&] { return connect(update.parent_endpoint); });
-    if (link)
-      helper->request(link->remote, timeout, wire_atom_v, relay, update.resend)
-        .receive([](wired_atom) {},
-                 [&](caf::error& err) {
-                   link = error{"its relay did not add ours: "
-                                + error_text(helper->system(), err)};
-                 });
-    slot->emplace(std::move(link));
-    helper->send(agent, wired_atom_v, update.job_id);
-  });
-}
-
-/// Whether `update` comes after `than`: a later job's, or a newer plan of the same job.
-bool newer(const topology_update& update, const topology_update& than) {
-  return update.job_id != than.job_id || update.version > than.version;
-}
-
-/// A topology_update arrived. A job_master that remaps twice quickly (two losses in a row, a
-/// loss during a join) sends the next one while the node still wires the last: only the
-/// newest waits to be wired next, and every request is answered.
-void take_update(self_ptr self, const node_agent_setup& setup, const topology_update& update) {
-  auto& st = self->state;
-  auto promise = self->make_response_promise();
-  if (!st.pending_wire)
-    return wire(self, setup, update, std::move(promise));
-  if (!newer(update, st.wiring_update)
-      || (st.next_wire && !newer(update, st.next_wire->update))) {
-    st.superseded_wires.push_back(std::move(promise));
-    return;
-  }
-  if (st.next_wire)
-    st.superseded_wires.push_back(std::move(st.next_wire->promise));
-  st.next_wire = queued_update{update, std::move(promise)};
-}
-
-/// The wiring in progress ended: the queued update is wired next; once none waits, the ones
-/// it replaced are answered, their node's edge now as the newest plan wants it.
-void wire_next(self_ptr self, const node_agent_setup& setup) {
-  auto& st = self->state;
-  if (st.next_wire) {
-    auto next = std::move(*st.next_wire);
-    st.next_wire.reset();
-    wire(self, setup, next.update, std::move(next.promise));
-    if (st.pending_wire)
-      return;  // being wired; else it was answered at once
-  }
-  for (auto& promise : st.superseded_wires)
-    promise.deliver(wired_atom_v);
-  st.superseded_wires.clear();
-}
-
-/// The helper of wire() is done: the parent's relay becomes ours' peer and the job_master
-/// hears that this edge is wired (or why not); then the next update, if one came meanwhile.
-void wired(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id) {
-  auto& st = self->state;
-  if (auto done = take_aside_outcome(self, st.pending_wire, st.wiring, job_id)) {
-    auto& [promise, link] = *done;
-    self->send(st.run->actors.relay, add_peer_atom_v, link.remote, st.wiring_update.resend);
-    st.run->relay_links.push_back(std::move(link.connection));
-    st.run->topology_version = st.wiring_update.version;
-    promise.deliver(wired_atom_v);
-  }
-  if (!st.pending_wire)
-    wire_next(self, setup);
 }
 
 } // namespace

@@ -5,7 +5,8 @@
 // heartbeats, and for each job it is given spawns the node's trainers and relay, starts their
 // epochs, sums their reports for the scheduler and hands back the sharing counts at the end.
 // Work that takes long (loading a job's data, evaluating after an epoch) runs on a thread of
-// its own so heartbeats are answered meanwhile.
+// its own so heartbeats are answered meanwhile. A mesh job's relay edges are wired in
+// node_wiring.cpp (both files share node_agent_steps.hpp).
 
 #include <chrono>
 #include <cstdint>

@@ -1,0 +1,97 @@
+#include "strom/actors/node_agent_steps.hpp"
+
+#include "strom/actors/error_text.hpp"
+
+namespace strom::actors::agent_steps {
+
+namespace {
+
+/// Connects the job's relay to its mesh parent's on a thread aside (connecting blocks): the
+/// parent's relay adds ours before it answers, so its first frame finds us; the answer to
+/// the job_master goes out when the helper's wired_atom arrives. An update not newer than the
+/// one wired is answered at once, unapplied: an older plan never undoes a newer one.
+void wire(self_ptr self, const node_agent_setup& setup, const topology_update& update,
+          caf::response_promise promise) {
+  auto& st = self->state;
+  if (!st.run || st.run->job_id != update.job_id || !setup.connect_relay) {
+    promise.deliver(make_error(strom_error::bad_job,
+                               fmt::format("node {} cannot join job {}'s mesh now", st.node_id,
+                                           update.job_id)));
+    return;
+  }
+  if (update.version <= st.run->topology_version) {
+    promise.deliver(wired_atom_v);
+    return;
+  }
+  st.pending_wire = promise;
+  st.wiring_update = update;
+  auto slot = std::make_shared<std::optional<result<relay_link>>>();
+  st.wiring = slot;
+  run_aside(self, [slot, update, connect = setup.connect_relay, relay = st.run->actors.relay,
+                   timeout = setup.timeouts.answer_timeout](caf::blocking_actor* helper,
+                                                   const caf::actor& agent) {
+    auto link = guarded<relay_link>([&] { return connect(update.parent_endpoint); });
+    if (link)
+      helper->request(link->remote, timeout, wire_atom_v, relay, update.resend)
+        .receive([](wired_atom) {},
+                 [&](caf::error& err) {
+                   link = error{"its relay did not add ours: "
+                                + error_text(helper->system(), err)};
+                 });
+    slot->emplace(std::move(link));
+    helper->send(agent, wired_atom_v, update.job_id);
+  });
+}
+
+/// Whether `update` comes after `than`: a later job's, or a newer plan of the same job.
+bool newer(const topology_update& update, const topology_update& than) {
+  return update.job_id != than.job_id || update.version > than.version;
+}
+
+/// The wiring in progress ended: the queued update is wired next; once none waits, the ones
+/// it replaced are answered, their node's edge now as the newest plan wants it.
+void wire_next(self_ptr self, const node_agent_setup& setup) {
+  auto& st = self->state;
+  if (st.next_wire) {
+    auto next = std::move(*st.next_wire);
+    st.next_wire.reset();
+    wire(self, setup, next.update, std::move(next.promise));
+    if (st.pending_wire)
+      return;  // being wired; else it was answered at once
+  }
+  for (auto& promise : st.superseded_wires)
+    promise.deliver(wired_atom_v);
+  st.superseded_wires.clear();
+}
+
+} // namespace
+
+void take_update(self_ptr self, const node_agent_setup& setup, const topology_update& update) {
+  auto& st = self->state;
+  auto promise = self->make_response_promise();
+  if (!st.pending_wire)
+    return wire(self, setup, update, std::move(promise));
+  if (!newer(update, st.wiring_update)
+      || (st.next_wire && !newer(update, st.next_wire->update))) {
+    st.superseded_wires.push_back(std::move(promise));
+    return;
+  }
+  if (st.next_wire)
+    st.superseded_wires.push_back(std::move(st.next_wire->promise));
+  st.next_wire = queued_update{update, std::move(promise)};
+}
+
+void wired(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id) {
+  auto& st = self->state;
+  if (auto done = take_aside_outcome(self, st.pending_wire, st.wiring, job_id)) {
+    auto& [promise, link] = *done;
+    self->send(st.run->actors.relay, add_peer_atom_v, link.remote, st.wiring_update.resend);
+    st.run->relay_links.push_back(std::move(link.connection));
+    st.run->topology_version = st.wiring_update.version;
+    promise.deliver(wired_atom_v);
+  }
+  if (!st.pending_wire)
+    wire_next(self, setup);
+}
+
+} // namespace strom::actors::agent_steps
