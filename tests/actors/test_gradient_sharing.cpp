@@ -40,11 +40,10 @@ compute::frame sample_frame(std::uint64_t sequence, std::uint32_t round = 0,
   return *built;
 }
 
-/// A parameter-averaging contribution (a dense fp32 frame) of `origin`'s `worker`.
-compute::frame contribution_frame(std::uint64_t sequence, std::uint64_t origin,
-                                  std::uint32_t worker) {
+/// A parameter-averaging contribution (a dense fp32 frame) of node `origin`.
+compute::frame contribution_frame(std::uint64_t sequence, std::uint64_t origin) {
   const std::vector<float> values(elements, 0.5f);
-  auto built = compute::build_update_frame({origin, worker, sequence, 1, 0, 0},
+  auto built = compute::build_update_frame({origin, 0, sequence, 1, 0, 0},
                                            compute::dense_fp32_update(values));
   BOOST_REQUIRE(built);
   return *built;
@@ -114,20 +113,20 @@ BOOST_AUTO_TEST_CASE(a_mesh_relay_resends_what_it_kept_of_the_round_in_order_to_
   env.sched.run();
 }
 
-BOOST_AUTO_TEST_CASE(a_mesh_relay_keeps_only_each_workers_last_two_contributions_to_resend) {
+BOOST_AUTO_TEST_CASE(a_mesh_relay_keeps_only_each_nodes_last_two_contributions_to_resend) {
   deterministic_system env;
   auto r = env.sys.spawn(relay);
   caf::scoped_actor child{env.sys};
   caf::scoped_actor adopted{env.sys};
   env.self->send(r, add_peer_atom_v, caf::actor_cast<caf::actor>(child), false);
   env.sched.run();
-  // Worker 0 of node 7 sends three contributions (sequences 0, 2, 4), worker 1 one (1), and
-  // an ordinary frame (3) passes in between: the first contribution of worker 0 is let go.
-  env.self->send(r, shared_frame{contribution_frame(0, 7, 0)});
-  env.self->send(r, shared_frame{contribution_frame(1, 7, 1)});
-  env.self->send(r, shared_frame{contribution_frame(2, 7, 0)});
+  // Node 7 sends three contributions (sequences 0, 2, 4), node 8 one (1), and an ordinary
+  // frame (3) passes in between: node 7's first contribution is let go.
+  env.self->send(r, shared_frame{contribution_frame(0, 7)});
+  env.self->send(r, shared_frame{contribution_frame(1, 8)});
+  env.self->send(r, shared_frame{contribution_frame(2, 7)});
   env.self->send(r, shared_frame{sample_frame(3)});
-  env.self->send(r, shared_frame{contribution_frame(4, 7, 0)});
+  env.self->send(r, shared_frame{contribution_frame(4, 7)});
   env.sched.run();
   env.self->send(r, wire_atom_v, caf::actor_cast<caf::actor>(adopted), true);
   env.sched.run();

@@ -11,11 +11,9 @@ std::map<std::uint64_t, std::vector<round_work>> plan_round(
   const data_plan& data, const std::vector<std::uint32_t>* makeup) {
   std::uint32_t ranks = 0;
   std::vector<std::uint64_t> origins;
-  std::vector<std::uint32_t> origin_workers;
   for (const auto& node : nodes) {
     ranks += node.workers;
     origins.push_back(node.node);
-    origin_workers.push_back(node.workers);
   }
   const auto samples = makeup ? makeup->size() : data.train_samples;
   std::map<std::uint64_t, std::vector<round_work>> plan;
@@ -23,7 +21,7 @@ std::map<std::uint64_t, std::vector<round_work>> plan_round(
   for (const auto& node : nodes) {
     auto& works = plan[node.node];
     for (std::uint32_t w = 0; w < node.workers; ++w, ++rank) {
-      round_work work{round, epoch, rank, ranks, {}, origins, origin_workers};
+      round_work work{round, epoch, rank, ranks, {}, origins};
       if (makeup) {
         const auto share = compute::partition(samples, rank, ranks);
         work.ranks = 0;

@@ -202,11 +202,11 @@ void complete_job(self_ptr self, const job_master_setup& setup) {
   auto& r = st.report;
   std::uint64_t updates = 0;
   double density_sum = 0.0;
-  std::uint64_t averaging_frames = 0;
+  std::uint64_t averages = 0;
   for (const auto& [id, node] : st.sharing) {
     r.bytes_sent += node.sent.bytes_sent;
     r.dense_bytes_equivalent += node.sent.dense_bytes_equivalent;
-    averaging_frames += node.sent.averaging_frames;
+    averages += node.sent.averages;
     r.averaging_bytes += node.sent.averaging_bytes;
     updates += node.sent.updates;
     density_sum += node.sent.density_sum;
@@ -214,8 +214,8 @@ void complete_job(self_ptr self, const job_master_setup& setup) {
     r.frames_rejected += node.relayed.frames_rejected;
   }
   r.mean_density = updates ? density_sum / updates : 0.0;
-  // Every worker contributes once to each average.
-  r.averaging_rounds = r.workers ? averaging_frames / r.workers : 0;
+  // Every node takes part in each average.
+  r.averaging_rounds = r.nodes ? averages / r.nodes : 0;
   r.final_threshold = st.sharing[st.nodes.front()].sent.threshold;
   self->request(st.hub, setup.timeouts.answer_timeout, stats_atom_v)
     .then(

@@ -28,6 +28,8 @@ local_node spawn_local_node(caf::actor_system& system, const local_node_setup& s
   node.framer = std::make_shared<node_framer>(setup.node_id, workers,
                                               first.net().parameters().size(), setup.frames,
                                               contributions);
+  const auto node_sums =
+    contributions == 0 ? nullptr : std::make_shared<node_average>(workers, contributions);
   for (std::uint32_t w = 0; w < workers; ++w) {
     trainer_setup one{w,
                       setup.replicas[w],
@@ -46,7 +48,8 @@ local_node spawn_local_node(caf::actor_system& system, const local_node_setup& s
                       setup.supervisor,
                       setup.apply_own_update,
                       setup.park_spin,
-                      setup.averaging};
+                      setup.averaging,
+                      node_sums};
     node.trainers.push_back(system.spawn<caf::detached>(trainer, std::move(one)));
     caf::anon_send(node.relay, subscribe_atom_v, node.trainers.back());
   }

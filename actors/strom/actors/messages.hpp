@@ -55,7 +55,6 @@ struct round_work {
   std::uint32_t ranks = 1;   ///< 0: a makeup pass over `indices` instead
   std::vector<std::uint32_t> indices;  ///< a makeup pass: these samples, in this order
   std::vector<std::uint64_t> origins;  ///< the nodes whose frames and drains the round waits for
-  std::vector<std::uint32_t> origin_workers;  ///< workers of each of `origins`, in that order
   /// Steps every worker of the round takes (the fewest of any): parameter averaging averages
   /// up to there, so every worker contributes to the same averages.
   std::uint64_t common_steps = 0;
@@ -123,8 +122,8 @@ struct framing_stats {
   std::uint64_t dense_bytes_equivalent = 0;  ///< 4 bytes per element per update
   double density_sum = 0.0;          ///< sum of each update's values sent / elements
   float threshold = 0.0f;            ///< the threshold of the latest update
-  std::uint64_t averaging_frames = 0;  ///< of the updates, parameters sent to be averaged
-  std::uint64_t averaging_bytes = 0;   ///< their frame bytes (part of bytes_sent)
+  std::uint64_t averages = 0;          ///< parameter averages the node's workers took part in
+  std::uint64_t averaging_bytes = 0;   ///< frame bytes of the node's sums sent to be averaged
 };
 
 /// What a relay saw so far.
@@ -419,7 +418,7 @@ typename F::result_type inspect(F& f, snapshot_sent& x) {
 template <class F>
 typename F::result_type inspect(F& f, round_work& x) {
   return f(caf::meta::type_name("round_work"), x.round, x.epoch, x.rank, x.ranks, x.indices,
-           x.origins, x.origin_workers, x.common_steps);
+           x.origins, x.common_steps);
 }
 
 template <class F>
@@ -458,7 +457,7 @@ typename F::result_type inspect(F& f, drain_marker& x) {
 template <class F>
 typename F::result_type inspect(F& f, framing_stats& x) {
   return f(caf::meta::type_name("framing_stats"), x.updates, x.frames_sent, x.bytes_sent,
-           x.dense_bytes_equivalent, x.density_sum, x.threshold, x.averaging_frames,
+           x.dense_bytes_equivalent, x.density_sum, x.threshold, x.averages,
            x.averaging_bytes);
 }
 

@@ -49,7 +49,6 @@ result<framed_update> node_framer::frame(std::uint32_t worker, std::uint32_t epo
     ++stats_.frames_sent;
   stats_.bytes_sent += built->size();
   if (contribution) {
-    ++stats_.averaging_frames;
     stats_.averaging_bytes += built->size();
     return framed_update{std::move(*built), header};
   }
@@ -57,6 +56,11 @@ result<framed_update> node_framer::frame(std::uint32_t worker, std::uint32_t epo
   stats_.density_sum += static_cast<double>(update.values) / static_cast<double>(elements_);
   stats_.threshold = update.threshold;
   return framed_update{std::move(*built), header};
+}
+
+void node_framer::count_average() {
+  std::lock_guard lock{mutex_};
+  ++stats_.averages;
 }
 
 bool node_framer::finish(std::uint32_t worker) {

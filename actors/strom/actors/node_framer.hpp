@@ -43,6 +43,9 @@ public:
   result<framed_update> frame(std::uint32_t worker, std::uint32_t epoch,
                               const compute::encoded_update& update);
 
+  /// Counts a parameter average the node's workers took part in (its sum complete).
+  void count_average();
+
   /// Marks `worker` done with the current epoch; true for the last worker of the node, which
   /// sends the drain marker. The next epoch starts from a zero clock.
   bool finish(std::uint32_t worker);

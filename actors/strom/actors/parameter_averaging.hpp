@@ -1,25 +1,27 @@
 #pragma once
 // Parameter averaging (Deeplearning4j's parameter averaging and ParallelWrapper's AVERAGING
-// mode) on the gradient-sharing transport. A worker trains alone between averages; at every
-// `frequency`-th step of a round, and at the round's last common step (round_work), it frames
-// a contribution: one dense fp32 frame of [1, its parameters, its updater state], the leading
-// 1 a weight, so that a sum of contributions carries its count. The frame travels like every
-// update frame (siblings, relays, mesh repair, de-duplication). Each worker adds each
-// contribution into the sum of its index (a worker's k-th contribution of a round goes with
-// everyone's k-th) and, once every member worker's k-th has come, continues from the sum
-// divided by its weight. All workers sum the same contributions, so the replicas are equal
-// after each average (up to summation order). A lost origin's workers are no longer waited
-// for; what of theirs arrived before counts where it arrived. Every node receives every
-// worker's contribution (an all-gather over the topology's tree, not a reduction along it):
-// the bytes a node receives grow with the workers.
+// mode) on the gradient-sharing transport. A worker trains alone between averages. At every
+// `frequency`-th step of a round, and at the round's last common step (round_work), each
+// worker adds [1, its parameters, its updater state] into its node's sum (node_average.hpp;
+// the leading 1 a weight, so that a sum carries its count), and the node's last worker to add
+// frames that sum: one dense fp32 contribution a node an average (MXNet's local aggregation).
+// The frame travels like every update frame (siblings, relays, mesh repair, de-duplication);
+// for the siblings it only says that their node's sum is complete. Each worker adds every
+// other node's contribution into the sum of its index (a node's k-th contribution of a round
+// goes with every node's k-th) and, once every member node's k-th has come, continues from
+// the remote sum plus its node's, divided by the weight. All workers sum the same
+// contributions, so the replicas are equal after each average (up to summation order). A lost
+// node is no longer waited for; what of it arrived before counts where it arrived. Every node
+// receives every other node's contribution (an all-gather over the topology's tree, not a
+// reduction along it): the bytes a node receives grow with the nodes.
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
-#include <utility>
 #include <vector>
 
 #include "strom/compute/frames/update_frame.hpp"
@@ -41,66 +43,60 @@ std::size_t contribution_elements(std::size_t parameters, std::size_t updater_st
 bool contributes_at(std::uint64_t step, std::uint64_t common_steps,
                     const averaging_options& options);
 
-/// One trainer's sums of the contributions of the current round (and of the next: a faster
-/// node may start it first), by index.
+/// One trainer's sums of the other nodes' contributions of the current round (and of the
+/// next: a faster node may start it first), by index, and which nodes each still waits for.
 class averaging_sums {
 public:
   /// Sums of contributions of `elements` elements (contribution_elements).
   explicit averaging_sums(std::size_t elements) : elements_(elements) {}
 
-  /// Starts round `round`, whose contributions come from `workers[i]` workers of
-  /// `origins[i]`; sums of earlier rounds are dropped.
-  void start_round(std::uint32_t round, const std::vector<std::uint64_t>& origins,
-                   const std::vector<std::uint32_t>& workers);
+  /// Starts round `round`, whose contributions come from `origins` (one a node an average);
+  /// sums of earlier rounds are dropped.
+  void start_round(std::uint32_t round, const std::vector<std::uint64_t>& origins);
 
-  /// Adds the next contribution of `origin`'s worker `worker` in `round`, its elements
-  /// `values`; returns its index, or nothing for a late one of an earlier round (dropped).
-  /// Refuses a non-member worker, a wrong size, a round past the next, and a worker more than
-  /// one average ahead of the oldest open one (a legitimate worker cannot be: it waits for
-  /// each average before its next contribution), so a peer cannot make it hold more sums.
-  result<std::optional<std::uint64_t>> add(std::uint64_t origin, std::uint32_t worker,
-                                           std::uint32_t round, std::span<const float> values);
-
-  /// The same for a received frame, which must hold a whole contribution as dense fp32.
+  /// Adds a received contribution (a dense fp32 frame of a whole contribution); returns its
+  /// index, or nothing for a late one of an earlier round (dropped). Refuses a non-member
+  /// node, a wrong size, a round past the next, and a node more than one average ahead of the
+  /// oldest open one (a legitimate node cannot be: its workers wait for each average before
+  /// the next), so a peer cannot make it hold more sums. The payload is checked before
+  /// anything is added.
   result<std::optional<std::uint64_t>> add(const compute::update_frame_view& frame);
 
-  /// Counts the trainer's own next contribution in `round` without its values: they stay in
-  /// its replica, which does not change until it takes the average (take() adds them then,
-  /// saving a pass over a whole model). Returns its index.
-  result<std::optional<std::uint64_t>> add_own(std::uint64_t origin, std::uint32_t worker,
-                                               std::uint32_t round);
+  /// Counts the next contribution of the trainer's own node `origin` in `round` without its
+  /// values: they are in the node's sum (node_average.hpp). Returns its index.
+  result<std::optional<std::uint64_t>> add_own(std::uint64_t origin, std::uint32_t round);
 
-  /// Stops waiting for `origin`'s workers (the origin was lost).
+  /// Stops waiting for `origin` (the node was lost).
   void forget(std::uint64_t origin);
 
-  /// Whether every member worker's contribution to `index` of the current round has come.
+  /// Whether every member node's contribution to `index` of the current round has come.
   bool complete(std::uint64_t index) const;
 
-  /// Writes the average of `index` of the current round (complete) over `parameters` and,
-  /// if averaged, over `updater_state` (which hold the trainer's own contribution if it was
-  /// counted by add_own), and drops its sum.
-  void take(std::uint64_t index, std::span<float> parameters, std::span<float> updater_state);
+  /// Writes the average of `index` of the current round (complete) over `parameters` and, if
+  /// averaged, `updater_state`: the other nodes' sum plus `own_sum`, the trainer's node's
+  /// (its weight first, like a contribution), divided by their weight. Drops the index's sum.
+  void take(std::uint64_t index, std::span<const float> own_sum, std::span<float> parameters,
+            std::span<float> updater_state);
 
   /// Elements of a contribution.
   std::size_t elements() const noexcept { return elements_; }
 
 private:
   struct open_sum {
-    std::vector<float> sum;  // empty until a contribution with values came
-    bool own = false;        // the trainer's own contribution counts (add_own)
-    std::map<std::uint64_t, std::uint32_t> came;  // per origin: contributions added
+    std::vector<float> sum;  // the other nodes' contributions; empty until one came
+    std::set<std::uint64_t> came;  // nodes whose contribution came
   };
   struct round_sums {
-    std::map<std::uint64_t, std::uint32_t> members;  // per live origin: its workers
-    std::map<std::pair<std::uint64_t, std::uint32_t>, std::uint64_t> next;  // per worker
+    std::vector<std::uint64_t> members;  // live nodes of the round
+    std::map<std::uint64_t, std::uint64_t> next;  // per node: the index of its next
     std::map<std::uint64_t, open_sum> open;  // by index
     std::uint64_t taken = 0;  // averages taken: the oldest index that may be open
   };
 
-  // Checks and counts a contribution; `add_into` adds its values to the sum, and an empty one
-  // counts the trainer's own (add_own).
+  // Checks and counts a contribution of `origin`; `add_into` adds its values to the sum, and
+  // an empty one counts the trainer's own node (add_own).
   result<std::optional<std::uint64_t>> add_with(
-    std::uint64_t origin, std::uint32_t worker, std::uint32_t round,
+    std::uint64_t origin, std::uint32_t round,
     const std::function<result<void>(std::span<float>)>& add_into);
 
   std::size_t elements_;

@@ -8,7 +8,7 @@ namespace strom::actors {
 
 namespace {
 
-/// Contributions of one worker a relay keeps for a mesh repair: the open average's and the next.
+/// Contributions of one node a relay keeps for a mesh repair: the open average's and the next.
 constexpr std::size_t max_kept_contributions = 2;
 
 void forget(std::vector<caf::actor>& handles, const caf::actor_addr& gone) {
@@ -43,9 +43,9 @@ void keep(relay_state& st, kept_message message, std::uint32_t round) {
 }
 
 /// Keeps a parameter-averaging contribution for a mesh repair, with at most the one before it
-/// of the same worker: a worker sends its next contribution only once every worker's previous
-/// one has come to it, so no node waits for older ones, and a round's worth of whole models
-/// would not fit in memory.
+/// of the same node: a node sends its next contribution only once every node's previous one
+/// has come to it, so no node waits for older ones, and a round's worth of whole models would
+/// not fit in memory.
 void keep_contribution(relay_state& st, const shared_frame& frame,
                        const compute::frame_header& header) {
   if (!st.keeps_round || header.epoch < st.kept_round)
@@ -53,12 +53,11 @@ void keep_contribution(relay_state& st, const shared_frame& frame,
   std::size_t same = 0;
   for (auto kept = st.kept.rbegin(); kept != st.kept.rend(); ++kept)
     if (header.epoch == st.kept_round && kept->contribution
-        && kept->origin == header.origin_node && kept->worker == header.worker
-        && ++same == max_kept_contributions) {
+        && kept->origin == header.origin_node && ++same == max_kept_contributions) {
       st.kept.erase(std::next(kept).base());
       break;
     }
-  keep(st, kept_message{frame, header.origin_node, header.worker, true}, header.epoch);
+  keep(st, kept_message{frame, header.origin_node, true}, header.epoch);
 }
 
 /// Adds a peer; a mesh edge makes the relay keep its rounds and, with `resend`, the peer first

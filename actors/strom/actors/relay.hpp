@@ -17,7 +17,7 @@
 // nodes' frames and markers the lost relay swallowed; de-duplication drops the rest. The
 // kept frames go before anything new on that edge, so markers stay behind their frames.
 // Of parameter-averaging contributions (whole models) a relay keeps the last two of each
-// worker only: no node waits for older ones (keep_contribution), and a round of them would not
+// node only: no node waits for older ones (keep_contribution), and a round of them would not
 // fit in memory. A lost node's older contributions are then missing from the survivors' count
 // of its frames, and the batches they stand for are trained again.
 // A lost peer is forgotten by sender: what it still sends is dropped, while its origin's
@@ -41,7 +41,6 @@ namespace strom::actors {
 struct kept_message {
   std::variant<shared_frame, drain_marker> message;
   std::uint64_t origin = 0;   ///< of a parameter-averaging contribution
-  std::uint32_t worker = 0;   ///< of a parameter-averaging contribution
   bool contribution = false;  ///< a parameter-averaging contribution (parameter_averaging.hpp)
 };
 

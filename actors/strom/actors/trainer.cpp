@@ -91,14 +91,17 @@ bool may_step(const trainer_state& st, std::uint32_t staleness) {
   return true;
 }
 
-/// Whether the average the next step waits for (if any) is complete.
-bool average_ready(const trainer_state& st) {
-  return !st.awaiting || st.averages->complete(*st.awaiting);
+/// Whether the average the next step waits for (if any) is complete: every other node's
+/// contribution came and every worker of this node added its own.
+bool average_ready(const trainer_state& st, const trainer_setup& setup) {
+  return !st.awaiting
+         || (st.averages->complete(*st.awaiting)
+             && setup.node_sums->complete({st.epoch, *st.awaiting}));
 }
 
 /// Whether the next step may run: the staleness bound and the average it waits for allow it.
 bool ready(const trainer_state& st, const trainer_setup& setup) {
-  return may_step(st, setup.staleness) && average_ready(st);
+  return may_step(st, setup.staleness) && average_ready(st, setup);
 }
 
 /// Waits up to the setup's park_spin, yielding, for a message to a parked trainer, which then
@@ -141,9 +144,13 @@ void note_applied(caf::stateful_actor<trainer_state>* self, const trainer_setup&
   resume_if_allowed(self, setup);
 }
 
-/// Adds a contribution to parameter averaging's sums (a late one of an earlier round is
-/// dropped there).
-result<void> add_contribution(trainer_state& st, const compute::update_frame_view& view) {
+/// Adds another node's contribution to parameter averaging's sums (a late one of an earlier
+/// round is dropped there). This node's own, framed by a sibling, only says that the node's
+/// sum is complete: it was counted when this worker added to that sum.
+result<void> add_contribution(trainer_state& st, const trainer_setup& setup,
+                              const compute::update_frame_view& view) {
+  if (view.header.origin_node == setup.framer->node_id())
+    return success();
   auto added = st.averages->add(view);
   if (!added)
     return added.err();
@@ -159,7 +166,7 @@ void take(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
   auto applied = !view                      ? view.err()
                  : is_own(view->header, setup) ? success()
                  : st.averages && view->enc == compute::encoding::dense_fp32
-                   ? add_contribution(st, *view)
+                   ? add_contribution(st, setup, *view)
                    : compute::apply_update_frame(*view, setup.replica->net().parameters());
   if (!applied) {
     ++st.frames_rejected;
@@ -289,39 +296,44 @@ void count_step(caf::stateful_actor<trainer_state>* self, const trainer_setup& s
 void take_average(trainer_state& st, const trainer_setup& setup) {
   if (!st.awaiting)
     return;
-  if (st.averages->complete(*st.awaiting))
-    st.averages->take(*st.awaiting, setup.replica->net().parameters(),
+  if (average_ready(st, setup))
+    st.averages->take(*st.awaiting, setup.node_sums->sum({st.epoch, *st.awaiting}),
+                      setup.replica->net().parameters(),
                       setup.averaging.updaters ? setup.replica->updater_state()
                                                : std::span<float>{});
   st.awaiting.reset();
 }
 
-/// A step of parameter averaging: the worker trains alone and frames an empty update, or at
-/// an averaging step its contribution, which it also adds to its own sums.
+/// A step of parameter averaging: the worker trains alone and frames an empty update (its
+/// clock). At an averaging step it first adds its contribution to its node's sum; the node's
+/// last worker to add frames the sum instead, for the other nodes and as the siblings' sign
+/// that the sum is complete (an empty frame says that too when there are no other nodes).
 void averaging_step(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
                     const compute::batch& batch) {
   auto& st = self->state;
   auto& replica = *setup.replica;
   const float loss = replica.train_step(batch.features, batch.labels, batch.size);
-  const auto parameters = replica.net().parameters();
+  const auto empty = empty_update(replica.net().parameters().size(), st.encoder->threshold());
   if (!contributes_at(st.batches + 1, st.common_steps, setup.averaging)) {
-    auto own = frame_own(st, setup, empty_update(parameters.size(), st.encoder->threshold()));
+    auto own = frame_own(st, setup, empty);
     send_to_others(self, setup, shared_frame{std::move(own.frame)});
     note_applied(self, setup, own.header);
     return count_step(self, setup, loss, batch.size);
   }
-  auto& values = st.contribution;
-  values.resize(st.averages->elements());
-  values.front() = 1.0f;  // the weight: a sum of contributions carries its count
-  auto rest = std::copy(parameters.begin(), parameters.end(), values.begin() + 1);
-  if (setup.averaging.updaters)
-    std::copy(replica.updater_state().begin(), replica.updater_state().end(), rest);
-  auto own = frame_own(st, setup, compute::dense_fp32_update(values));
-  send_to_others(self, setup, shared_frame{std::move(own.frame)});
-  auto index = st.averages->add_own(setup.framer->node_id(), setup.worker, st.epoch);
-  if (!index || !*index)  // its own contribution to its own round: a broken invariant
+  auto index = st.averages->add_own(setup.framer->node_id(), st.epoch);
+  if (!index || !*index)  // its own node's contribution to its own round: a broken invariant
     throw std::logic_error("trainer: its own contribution was refused");
   st.awaiting = **index;
+  const average_key key{st.epoch, **index};
+  const bool last = setup.node_sums->add(
+    key, replica.net().parameters(),
+    setup.averaging.updaters ? replica.updater_state() : std::span<const float>{});
+  if (last)
+    setup.framer->count_average();
+  auto own = frame_own(st, setup, last && st.other_nodes
+                                    ? compute::dense_fp32_update(setup.node_sums->sum(key))
+                                    : empty);
+  send_to_others(self, setup, shared_frame{std::move(own.frame)});
   note_applied(self, setup, own.header);
   count_step(self, setup, loss, batch.size);
 }
@@ -366,7 +378,7 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
                          compute::partition(setup.train->size(), work.rank, work.ranks),
                          setup.seed, work.epoch, setup.shuffle);
       if (auto& st = self->state; st.averages) {
-        st.averages->start_round(work.round, work.origins, work.origin_workers);
+        st.averages->start_round(work.round, work.origins);
         st.common_steps = work.common_steps;
         st.awaiting.reset();
       }
@@ -393,7 +405,7 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
     },
     [self, setup](step_atom) {
       auto& st = self->state;
-      if (!may_step(st, setup.staleness) || (!st.cut && !average_ready(st))) {
+      if (!may_step(st, setup.staleness) || (!st.cut && !average_ready(st, setup))) {
         st.waiting = true;
         linger_if_parked(self, setup);
         return;

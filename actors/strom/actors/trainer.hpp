@@ -17,8 +17,8 @@
 // is bounded (stale-synchronous parallel, Ho et al. 2013): a trainer does not run more than
 // `staleness` updates ahead of the slowest worker of any origin, counted in the frames it has
 // applied. With parameter averaging (trainer_setup::averaging) it trains alone instead, frames
-// an empty update each step (its clock) and, every K-th, its contribution, and waits before
-// its next step for the average (parameter_averaging.hpp).
+// an empty update each step (its clock), every K-th adds its contribution to the node's sum,
+// and waits before its next step for the average (parameter_averaging.hpp).
 // Spawn it detached: a step is long and must not block CAF's scheduler threads.
 
 #include <chrono>
@@ -31,6 +31,7 @@
 #include <caf/all.hpp>
 
 #include "strom/actors/messages.hpp"
+#include "strom/actors/node_average.hpp"
 #include "strom/actors/node_framer.hpp"
 #include "strom/actors/parameter_averaging.hpp"
 #include "strom/actors/seen_updates.hpp"
@@ -73,9 +74,9 @@ struct trainer_setup {
   /// How long a parked trainer keeps its thread before it may block (timing.hpp).
   caf::timespan park_spin = timing{}.park_spin;
   /// With a frequency, the worker averages parameters instead of sharing updates
-  /// (parameter_averaging.hpp): it trains alone, frames an empty update each step and a
-  /// contribution every frequency-th.
+  /// (parameter_averaging.hpp).
   averaging_options averaging;
+  std::shared_ptr<node_average> node_sums;  ///< the node's, shared by its trainers (averaging)
 };
 
 /// How far one origin's frames got in the current rounds ("epoch" in frames and markers).
@@ -113,9 +114,8 @@ struct trainer_state {
   std::uint32_t snapshots_sent = 0;  ///< numbers the next snapshot (trainer_snapshot.hpp)
   bool cut = false;  ///< the round was cut short: the next step ends it
   std::optional<averaging_sums> averages;  ///< parameter averaging's sums of contributions
-  std::optional<std::uint64_t> awaiting;   ///< the average the next step waits for
+  std::optional<std::uint64_t> awaiting;   ///< the average of this round the next step waits for
   std::uint64_t common_steps = 0;          ///< of the round (round_work)
-  std::vector<float> contribution;         ///< this worker's, framed from here
 
   static inline const char* name = "strom.trainer";
 };
