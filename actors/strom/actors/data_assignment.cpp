@@ -6,6 +6,15 @@
 
 namespace strom::actors {
 
+namespace {
+
+/// Batches that `samples` samples make, the last one partial.
+std::uint64_t batches_in(std::uint64_t samples, const data_plan& data) {
+  return (samples + data.batch_size - 1) / data.batch_size;
+}
+
+} // namespace
+
 std::map<std::uint64_t, std::vector<round_work>> plan_round(
   const std::vector<node_workers>& nodes, std::uint32_t round, std::uint32_t epoch,
   const data_plan& data, const std::vector<std::uint32_t>* makeup) {
@@ -34,8 +43,7 @@ std::map<std::uint64_t, std::vector<round_work>> plan_round(
   if (ranks == 0)
     return plan;
   // Shares differ by at most a sample, so the fewest batches are those of the last rank.
-  const auto fewest = (compute::partition(samples, ranks - 1, ranks).size() + data.batch_size - 1)
-                      / data.batch_size;
+  const auto fewest = batches_in(compute::partition(samples, ranks - 1, ranks).size(), data);
   for (auto& [node, works] : plan)
     for (auto& work : works)
       work.common_steps = fewest;
@@ -55,7 +63,7 @@ std::uint64_t batches_of(const std::vector<round_work>& work, const data_plan& d
     const std::uint64_t samples =
       one.ranks == 0 ? one.indices.size()
                      : compute::partition(data.train_samples, one.rank, one.ranks).size();
-    batches += (samples + data.batch_size - 1) / data.batch_size;
+    batches += batches_in(samples, data);
   }
   return batches;
 }
@@ -68,7 +76,7 @@ round_remainder remainder_of(const std::vector<round_work>& work,
     const std::uint64_t steps = w < frames.size() ? frames[w] : 0;
     const auto done = std::min<std::uint64_t>(steps * data.batch_size, order.size());
     left.trained_samples += done;
-    left.trained_batches += (done + data.batch_size - 1) / data.batch_size;
+    left.trained_batches += batches_in(done, data);
     left.untrained.insert(left.untrained.end(), order.begin() + static_cast<std::ptrdiff_t>(done),
                           order.end());
   }

@@ -78,9 +78,6 @@ public:
   void take(std::uint64_t index, std::span<const float> own_sum, std::span<float> parameters,
             std::span<float> updater_state);
 
-  /// Elements of a contribution.
-  std::size_t elements() const noexcept { return elements_; }
-
 private:
   struct open_sum {
     std::vector<float> sum;  // the other nodes' contributions; empty until one came
