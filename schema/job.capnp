@@ -227,11 +227,35 @@ struct Distributed {
   # What the workers exchange: `shared`, threshold-encoded updates every step (Deeplearning4j
   # gradient sharing, above); `averaging`, their parameters every `averagingFrequency` steps,
   # which every worker then replaces by the workers' average (Deeplearning4j parameter
-  # averaging, ParallelWrapper's AVERAGING mode); `kvstore`, parameter servers (MXNet), not
-  # built yet: a job that asks for it is refused.
+  # averaging, ParallelWrapper's AVERAGING mode); `kvstore`, parameter servers (MXNet's
+  # KVStore: workers push gradients to parameter_shards on server nodes and take back the
+  # parameters), below.
   mode @5 :TrainingMode = shared;
   averagingFrequency @6 :UInt32 = 5;  # steps between averages (Deeplearning4j: 5 to 10)
   averageUpdaters @7 :Bool = true;    # average the updater state too (ParallelWrapper's default)
+  # kvstore mode: how shards merge pushes (MXNet's dist_sync, dist_async), how workers encode
+  # them, and whether the optimizer runs on the shards (MXNet's update_on_kvstore) or each
+  # worker runs it on the merged gradient (dist_sync only).
+  kvstore @8 :KvStoreSync = distSync;
+  compression @9 :KvCompression = none;
+  serverOptimizer @10 :Bool = true;
+  # Servers that hold each key range (chain replication); only 1 is built so far.
+  replicas @11 :UInt32 = 1;
+  # Keys of at least this many elements are split across every server (MXNet's default).
+  bigArrayBound @12 :UInt64 = 1000000;
+  # The magnitude of every 2-bit value (MXNet's gradient_compression threshold).
+  twoBitThreshold @13 :Float32 = 0.5;
+}
+
+enum KvStoreSync {
+  distSync @0;
+  distAsync @1;
+}
+
+enum KvCompression {
+  none @0;
+  twoBit @1;
+  threshold @2;
 }
 
 enum TrainingMode {

@@ -28,6 +28,7 @@ const command_spec train_spec = with_distribution_options({
     {"epochs", "N", "override training.epochs"},
     {"workers", "N", "trainers per node sharing encoded updates (default: one per core, or 1 with --nodes)"},
     {"nodes", "K", "an in-process cluster of K nodes, each its own actor system, over loopback (default 1)"},
+    {"servers", "S", "S server nodes besides, holding the parameters of a kvstore job (--mode kvstore)"},
     {"seed", "S", "override training.seed"},
     {"metrics-out", "FILE", "write the run's metrics as one JSON object to FILE"},
     {"checkpoint-dir", "DIR", "where to save JOBNAME.ckpt (default: checkpoints)"},
@@ -77,8 +78,9 @@ int run_train(int argc, char** argv) {
   auto epochs = args->get_uint("epochs", 1, max_epochs);
   auto workers = args->get_uint("workers", 1, max_workers);
   auto nodes = args->get_uint("nodes", 1, max_nodes);
+  auto servers = args->get_uint("servers", 1, max_nodes);
   auto seed = args->get_uint("seed", 0, UINT64_MAX);
-  for (const auto* parsed : {&epochs, &workers, &nodes, &seed}) {
+  for (const auto* parsed : {&epochs, &workers, &nodes, &servers, &seed}) {
     if (!parsed->ok()) {
       fmt::print(stderr, "strom train: {}\n", parsed->err().message);
       return exit_usage;
@@ -112,6 +114,7 @@ int run_train(int argc, char** argv) {
   const std::uint32_t default_workers =
     shape.nodes > 1 ? 1 : std::max(1u, std::thread::hardware_concurrency());
   shape.workers = static_cast<std::uint32_t>(workers.value().value_or(default_workers));
+  shape.servers = static_cast<std::uint32_t>(servers.value().value_or(0));
   auto report = runtime::train_on_cluster(*job, options, shape);
   if (!report && runtime::stop_requested())
     return report_interrupted(

@@ -13,10 +13,18 @@ command_spec with_distribution_options(command_spec spec) {
     {"fanout", "F", "override distributed.fanout: children a mesh node has at most (1..1024)"});
   spec.options.push_back(
     {"mode", "MODE",
-     "override distributed.mode: shared (threshold-encoded updates every step) or averaging "
-     "(parameters averaged every --averaging-frequency steps)"});
+     "override distributed.mode: shared (threshold-encoded updates every step), averaging "
+     "(parameters averaged every --averaging-frequency steps) or kvstore (parameter servers)"});
   spec.options.push_back({"averaging-frequency", "K",
                           "override distributed.averagingFrequency: steps between averages"});
+  spec.options.push_back({"kvstore", "TYPE",
+                          "override distributed.kvstore: dist_sync (a step merges every "
+                          "worker's push) or dist_async (every push is applied at once)"});
+  spec.options.push_back({"compression", "C",
+                          "override distributed.compression: how kvstore workers push "
+                          "gradients: none (fp32), 2bit or threshold"});
+  spec.options.push_back({"replicas", "R",
+                          "override distributed.replicas: servers that hold each key range"});
   return spec;
 }
 
@@ -44,6 +52,27 @@ result<void> read_distribution_flags(const arguments& args,
     return frequency.err();
   if (auto k = frequency.value())
     overrides.averaging_frequency = static_cast<std::uint32_t>(*k);
+  if (auto text = args.get("kvstore")) {
+    if (*text != "dist_sync" && *text != "dist_async")
+      return error{fmt::format("--kvstore: '{}' is not dist_sync or dist_async", *text)};
+    overrides.kvstore =
+      *text == "dist_async" ? schema::KvStoreSync::DIST_ASYNC : schema::KvStoreSync::DIST_SYNC;
+  }
+  if (auto text = args.get("compression")) {
+    if (*text == "none")
+      overrides.compression = schema::KvCompression::NONE;
+    else if (*text == "2bit")
+      overrides.compression = schema::KvCompression::TWO_BIT;
+    else if (*text == "threshold")
+      overrides.compression = schema::KvCompression::THRESHOLD;
+    else
+      return error{fmt::format("--compression: '{}' is not none, 2bit or threshold", *text)};
+  }
+  auto replicas = args.get_uint("replicas", 1, runtime::max_replicas);
+  if (!replicas)
+    return replicas.err();
+  if (auto r = replicas.value())
+    overrides.replicas = static_cast<std::uint32_t>(*r);
   return success();
 }
 

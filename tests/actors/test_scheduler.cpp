@@ -206,7 +206,8 @@ BOOST_AUTO_TEST_CASE(refuses_a_second_job_when_too_few_nodes_are_free_saying_how
   BOOST_REQUIRE(env.submit().accepted);
   const auto reply = env.submit();
   BOOST_TEST(!reply.accepted);
-  BOOST_TEST(reply.reason.find("needs 1 nodes, 0 of the 1 joined are free") != std::string::npos,
+  BOOST_TEST(reply.reason.find("needs 1 worker nodes, 1 joined, 0 of them free")
+               != std::string::npos,
              reply.reason);
 }
 

@@ -422,7 +422,7 @@ BOOST_AUTO_TEST_CASE(two_jobs_train_at_once_on_disjoint_nodes_and_a_third_is_tol
   auto third = cluster.command({"submit", fashion_mlp_job, "--nodes", "1", "--detach"},
                                "third", refusal_limit);
   BOOST_TEST(third.status == 1);
-  BOOST_TEST(contains(third.err, "0 of the 2 joined are free"), third.err);
+  BOOST_TEST(contains(third.err, "2 joined, 0 of them free"), third.err);
   for (const auto* job : {"1", "2"}) {
     auto cancelled = cluster.command({"cancel", job}, "cancel", refusal_limit);
     BOOST_TEST(cancelled.status == 0, cancelled.err);

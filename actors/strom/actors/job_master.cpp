@@ -70,26 +70,26 @@ void quit_when_stopped(self_ptr self) {
   self->quit();
 }
 
+/// Node `node_id` drops the job's actors; the job master ends once it answered.
+void stop_on(self_ptr self, const job_master_setup& setup, std::uint64_t node_id,
+             const caf::actor& agent) {
+  auto& st = self->state;
+  st.stopping.insert(node_id);
+  const auto forget = [self, node_id] {
+    self->state.stopping.erase(node_id);
+    quit_when_stopped(self);
+  };
+  request_while_alive(self, st.awaiting, node_id, agent, setup.timeouts.answer_timeout,
+                      stop_atom_v, st.status.job_id)
+    .then([forget](const node_sharing_report&) { forget(); },
+          [forget](caf::error&) { forget(); });
+}
+
 /// The job's nodes that are still members drop its actors; the job master ends once they
 /// answered (their counts no longer matter).
 void stop_on_nodes(self_ptr self, const job_master_setup& setup) {
-  auto& st = self->state;
-  const auto job_id = st.status.job_id;
-  for (const auto& [id, node] : st.members) {
-    st.stopping.insert(id);
-    const auto node_id = id;
-    request_while_alive(self, st.awaiting, id, node.agent, setup.timeouts.answer_timeout,
-                        stop_atom_v, job_id)
-      .then(
-        [self, node_id](const node_sharing_report&) {
-          self->state.stopping.erase(node_id);
-          quit_when_stopped(self);
-        },
-        [self, node_id](caf::error&) {
-          self->state.stopping.erase(node_id);
-          quit_when_stopped(self);
-        });
-  }
+  for (const auto& [id, node] : self->state.members)
+    stop_on(self, setup, id, node.agent);
 }
 
 /// Ends the job, successful or not: the scheduler learns the outcome first (for status and
@@ -159,6 +159,7 @@ void start_round(self_ptr self, bool makeup) {
   st.cut = false;
   st.batches_per_round = 0;
   st.round_started = st.last_heard = self->clock().now();
+  plan_shards_round(self);
   for (const auto& [id, work] : st.work) {
     st.batches_per_round += batches_of(work, st.data);
     self->send(st.members.at(id).agent, round_plan{st.status.job_id, st.round, work});
@@ -197,6 +198,8 @@ void publish_progress(self_ptr self) {
 }
 
 /// Every node has stopped the job and sent its counts: add the hub's and report.
+void count_hub_then_end(self_ptr self, const job_master_setup& setup);
+
 void complete_job(self_ptr self, const job_master_setup& setup) {
   auto& st = self->state;
   auto& r = st.report;
@@ -208,6 +211,9 @@ void complete_job(self_ptr self, const job_master_setup& setup) {
     r.dense_bytes_equivalent += node.sent.dense_bytes_equivalent;
     averages += node.sent.averages;
     r.averaging_bytes += node.sent.averaging_bytes;
+    r.push_bytes += node.sent.push_bytes;
+    r.push_dense_bytes += node.sent.push_dense_bytes;
+    r.pull_bytes += node.sent.pull_bytes;
     updates += node.sent.updates;
     density_sum += node.sent.density_sum;
     r.duplicate_updates_dropped += node.relayed.duplicates_dropped;
@@ -217,6 +223,12 @@ void complete_job(self_ptr self, const job_master_setup& setup) {
   // Every node takes part in each average.
   r.averaging_rounds = r.nodes ? averages / r.nodes : 0;
   r.final_threshold = st.sharing[st.nodes.front()].sent.threshold;
+  count_shards_then(self, setup, [self, setup] { count_hub_then_end(self, setup); });
+}
+
+/// The hub's counts go into the report, and the job ends with success.
+void count_hub_then_end(self_ptr self, const job_master_setup& setup) {
+  auto& st = self->state;
   self->request(st.hub, setup.timeouts.answer_timeout, stats_atom_v)
     .then(
       [self, setup](const relay_stats& hub) {
@@ -230,6 +242,9 @@ void complete_job(self_ptr self, const job_master_setup& setup) {
         outcome.job_id = st.status.job_id;
         outcome.succeeded = true;
         outcome.report = st.report;
+        for (const auto& server : setup.servers)  // their shards were counted
+          if (st.members.count(server.status.node_id) > 0)
+            stop_on(self, setup, server.status.node_id, server.agent);
         end_job(self, setup, std::move(outcome));
         quit_when_stopped(self);  // the nodes stopped the job already
       },
@@ -385,6 +400,7 @@ job_assignment assignment_for(const job_master_state& st, const job_master_setup
   a.total_workers = total_workers;
   a.origins = st.nodes;
   a.hub = st.plan.kind == topology_kind::plain ? st.hub : caf::actor{};
+  a.shards = st.shards;
   return a;
 }
 
@@ -413,7 +429,8 @@ void node_prepared(self_ptr self, const job_master_setup& setup, const node_read
   if (node_id == st.nodes.front()) {
     st.status.name = st.report.job = ready.job_name;
     st.status.epochs = st.report.epochs = ready.epochs;
-    st.report.mode = ready.averaging_frequency > 0 ? "averaging" : "shared";
+    st.report.mode = ready.mode;
+    st.report.kvstore = ready.kvstore;
     st.report.averaging_frequency = ready.averaging_frequency;
     st.data = data_plan{ready.train_samples, std::max<std::uint32_t>(ready.batch_size, 1),
                         ready.seed, ready.shuffle};
@@ -427,7 +444,6 @@ void node_prepared(self_ptr self, const job_master_setup& setup, const node_read
             [self, setup](const caf::error& why) { fail_job(self, setup, why); });
 }
 
-/// Sends every node its assignment: rank, global worker ranks, the hub.
 void assign(self_ptr self, const job_master_setup& setup) {
   auto& st = self->state;
   std::uint32_t total_workers = 0;
@@ -498,10 +514,15 @@ void handle_loss(self_ptr self, const job_master_setup& setup, const member_lost
     st.prepared.erase(lost.node_id);
     return;
   }
+  if (!st.outcome && is_server(setup, lost.node_id)) {
+    st.members.erase(lost.node_id);
+    return lose_server(self, setup, lost);
+  }
   if (st.outcome || !in_job(st, lost.node_id)) {
     st.members.erase(lost.node_id);
     return;
   }
+  forget_on_shards(self, lost.node_id);
   if (st.status.state == "preparing") {
     st.members.erase(lost.node_id);
     return fail_job(self, setup, lost.reason);
@@ -558,7 +579,9 @@ caf::behavior job_master(caf::stateful_actor<job_master_state>* self, job_master
                                  [&](const caf::actor& c) { return c.address() == down.source; }),
                   clients.end());
   });
-  assign(self, setup);
+  for (const auto& server : setup.servers)
+    st.members.emplace(server.status.node_id, server);
+  serve_then_assign(self, setup);
   self->delayed_send(self, setup.timeouts.silence_limit, watchdog_atom_v, setup.job_id);
   return {
     [self](const node_progress& progress) {
@@ -580,7 +603,10 @@ caf::behavior job_master(caf::stateful_actor<job_master_state>* self, job_master
     },
     [self, setup](const node_failure& failure) {
       auto& st = self->state;
-      if (!current(st, failure.job_id, failure.node_id))
+      const bool from_server = !st.outcome && failure.job_id == st.status.job_id
+                               && is_server(setup, failure.node_id)
+                               && st.members.count(failure.node_id) > 0;
+      if (!from_server && !current(st, failure.job_id, failure.node_id))
         return;
       fail_job(self, setup,
                make_error(strom_error::node_failed,

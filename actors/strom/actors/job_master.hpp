@@ -57,6 +57,7 @@ struct job_master_setup {
   std::uint64_t job_id = 0;
   job_submission submission;
   std::vector<job_node> nodes;  ///< by rank; at least one
+  std::vector<job_node> servers;  ///< a kvstore job's server nodes (parameter_shards)
   caf::actor scheduler;         ///< told job_status as it changes, then the job_finished
   std::vector<caf::actor> clients;  ///< told progress and the end: the submitter, attached ones
   timing timeouts;  ///< every request it makes has one
@@ -116,6 +117,7 @@ struct job_master_state {
   bool finishing = false;                   ///< the last epoch ended: counts are collected
   std::optional<job_finished> outcome;      ///< set once the job ended
   std::set<std::uint64_t> stopping;         ///< nodes whose stop answer is awaited at the end
+  std::vector<kv_shard_entry> shards;  ///< a kvstore job's key ranges, in buffer order
   /// Requests to the nodes' actors, given up when the node is lost (request_while_alive.hpp).
   pending_requests awaiting;
 

@@ -5,6 +5,7 @@
 // and the resume after a scheduler restart). Internal to those files.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,30 @@ job_assignment assignment_for(const job_master_state& st, const job_master_setup
                               std::uint32_t first_worker, std::uint32_t total_workers);
 
 void begin_training(self_ptr self, const job_master_setup& setup);
+
+/// Sends every node its assignment: rank, global worker ranks, the hub, the shards.
+void assign(self_ptr self, const job_master_setup& setup);
+
+// -- job_kvstore.cpp --------------------------------------------------------------------------
+
+/// Whether `node_id` is one of the job's server nodes.
+bool is_server(const job_master_setup& setup, std::uint64_t node_id);
+
+/// Has every server node spawn its parameter_shards (a kvstore job), then assigns the job to
+/// the worker nodes; a job without servers is assigned at once.
+void serve_then_assign(self_ptr self, const job_master_setup& setup);
+
+/// Tells every shard the workers of the round just planned (st.work).
+void plan_shards_round(self_ptr self);
+
+/// The shards stop waiting for a lost worker node's pushes.
+void forget_on_shards(self_ptr self, std::uint64_t node_id);
+
+/// A server node was lost: the job fails (no replicas yet).
+void lose_server(self_ptr self, const job_master_setup& setup, const member_lost& lost);
+
+/// Adds the shards' counts to the report, then runs `next`.
+void count_shards_then(self_ptr self, const job_master_setup& setup, std::function<void()> next);
 
 // -- job_membership.cpp -----------------------------------------------------------------------
 

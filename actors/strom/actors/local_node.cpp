@@ -49,7 +49,8 @@ local_node spawn_local_node(caf::actor_system& system, const local_node_setup& s
                       setup.apply_own_update,
                       setup.park_spin,
                       setup.averaging,
-                      node_sums};
+                      node_sums,
+                      setup.kv};
     node.trainers.push_back(system.spawn<caf::detached>(trainer, std::move(one)));
     caf::anon_send(node.relay, subscribe_atom_v, node.trainers.back());
   }

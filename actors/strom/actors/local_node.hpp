@@ -10,6 +10,7 @@
 
 #include <caf/all.hpp>
 
+#include "strom/actors/kv_pusher.hpp"
 #include "strom/actors/node_framer.hpp"
 #include "strom/actors/parameter_averaging.hpp"
 #include "strom/actors/timing.hpp"
@@ -40,6 +41,7 @@ struct local_node_setup {
   caf::actor supervisor;  ///< receives the trainers' reports
   caf::timespan park_spin = timing{}.park_spin;  ///< the trainers' (timing.hpp)
   averaging_options averaging;  ///< parameter averaging instead of sharing, with a frequency
+  kv_options kv;  ///< parameter servers instead of sharing, with shards
 };
 
 /// Handles of a node's actors; keeping them keeps the actors alive.

@@ -124,6 +124,9 @@ struct framing_stats {
   float threshold = 0.0f;            ///< the threshold of the latest update
   std::uint64_t averages = 0;          ///< parameter averages the node's workers took part in
   std::uint64_t averaging_bytes = 0;   ///< frame bytes of the node's sums sent to be averaged
+  std::uint64_t push_bytes = 0;        ///< kvstore: frame bytes pushed to the shards
+  std::uint64_t push_dense_bytes = 0;  ///< kvstore: what fp32 pushes would have been
+  std::uint64_t pull_bytes = 0;        ///< kvstore: frame bytes of the shards' answers
 };
 
 /// What a relay saw so far.
@@ -133,11 +136,98 @@ struct relay_stats {
   std::uint64_t frames_rejected = 0;   ///< frames that failed to read
 };
 
+// -- parameter servers (kvstore mode, parameter_shard.hpp) ----------------------------------
+
+/// A worker's name towards the parameter shards: its node and slot (kv_worker_id).
+using kv_worker = std::uint64_t;
+
+/// The kv_worker of slot `slot` on node `node`.
+constexpr kv_worker kv_worker_id(std::uint64_t node, std::uint32_t slot) noexcept {
+  return (node << 16) | (slot & 0xffffu);
+}
+
+/// The node of a kv_worker.
+constexpr std::uint64_t kv_node_of(kv_worker worker) noexcept { return worker >> 16; }
+
+/// worker -> parameter_shard: the worker's gradient of one step over the shard's range, an
+/// update frame (dense fp32, 2-bit or threshold) at offset 0 of the range; answered with
+/// kv_values once the shard merged the step (dist_sync) or applied the push (dist_async).
+struct kv_push {
+  kv_worker worker = 0;
+  std::uint32_t round = 0;
+  std::uint64_t step = 0;  ///< 1-based within the round
+  compute::frame gradient;
+};
+
+/// parameter_shard -> worker: the range's parameters after the step (a dense fp32 frame), or
+/// the merged gradient when the shard only sums (serverOptimizer false).
+struct kv_values {
+  compute::frame values;
+};
+
+/// job_master -> parameter_shard: the workers that train round `round` (of data epoch
+/// `epoch`): a dist_sync step waits for each of them until it pushed or said kv_done.
+struct kv_round {
+  std::uint32_t round = 0;
+  std::uint32_t epoch = 0;
+  std::vector<kv_worker> workers;
+};
+
+/// worker -> parameter_shard: the worker trained its part of `round` in `steps` steps.
+struct kv_done {
+  kv_worker worker = 0;
+  std::uint32_t round = 0;
+  std::uint64_t steps = 0;
+};
+
+/// A key range (compute::key_range) and the parameter_shard that holds it, as it travels.
+struct kv_shard_entry {
+  std::uint32_t key = 0;
+  std::uint32_t part = 0;
+  std::uint32_t server = 0;
+  std::uint64_t offset = 0;
+  std::uint64_t count = 0;
+  caf::actor shard;
+};
+
+/// job_master -> node_agent of a server node: hold the key ranges of server `server` (of
+/// `servers`) of a kvstore job; answered with shards_ready.
+struct shard_assignment {
+  std::uint64_t job_id = 0;
+  std::string job_text;
+  std::string source;
+  std::uint32_t server = 0;
+  std::uint32_t servers = 1;
+};
+
+/// node_agent -> job_master: the parameter_shards a server node spawned for a job.
+struct shards_ready {
+  std::uint64_t job_id = 0;
+  std::uint64_t node_id = 0;
+  std::vector<kv_shard_entry> shards;
+};
+
+/// What a parameter_shard counted.
+struct shard_stats {
+  std::uint64_t updates = 0;     ///< optimizer steps (merged steps in dist_sync, pushes in
+                                 ///< dist_async)
+  std::uint64_t pushes = 0;      ///< pushes taken
+  std::uint64_t duplicates = 0;  ///< pushes seen before, not applied again
+  std::uint64_t rejected = 0;    ///< pushes that did not fit the range
+  std::uint64_t push_bytes = 0;  ///< frame bytes of the pushes taken
+  std::uint64_t pull_bytes = 0;  ///< frame bytes of the answers (one frame a step, shared)
+};
+
 // -- cluster protocol ------------------------------------------------------------------------
 
 /// Bumped whenever a message of this header changes: nodes of different versions refuse to
 /// join instead of misreading each other.
-inline constexpr std::uint32_t protocol_version = 9;
+inline constexpr std::uint32_t protocol_version = 10;
+
+/// A node that trains (the default).
+inline constexpr const char* node_role_worker = "worker";
+/// A node that holds parameter shards for kvstore jobs (strom node --role server).
+inline constexpr const char* node_role_server = "server";
 
 /// node_agent -> scheduler: asks to join (the sender is the agent the scheduler monitors).
 struct join_request {
@@ -149,6 +239,7 @@ struct join_request {
   /// What a scheduler that admits only its own nodes asks for (scheduler_setup); empty
   /// elsewhere.
   std::string admission_token;
+  std::string role = node_role_worker;  ///< node_role_worker or node_role_server
 };
 
 /// scheduler -> node_agent: the answer to a join_request.
@@ -174,6 +265,9 @@ struct job_submission {
   std::uint64_t rejoin_timeout_ms = 0;
   std::string topology = "plain";  ///< "plain", "mesh" or "auto" (topology.hpp)
   std::uint32_t fanout = 8;        ///< children a mesh node has at most, 1..max_fanout
+  /// A kvstore job: it also takes server nodes, `servers` of them (0: every free one).
+  bool kvstore = false;
+  std::uint32_t servers = 0;
 };
 
 /// scheduler -> client: the answer to a job_submission, an attach or a cancel.
@@ -195,6 +289,7 @@ struct job_assignment {
   std::uint32_t total_workers = 1;  ///< workers over all nodes (data partitions)
   std::vector<std::uint64_t> origins;  ///< node ids of every node that sends frames
   caf::actor hub;  ///< the relay every node sends its frames to (plain); null in a mesh
+  std::vector<kv_shard_entry> shards;  ///< a kvstore job's key ranges and their shards
 };
 
 /// node_agent -> scheduler: the job's actors run and wait for the first epoch.
@@ -216,6 +311,8 @@ struct node_ready {
   /// advertised address); empty where the node publishes none (a lone in-process node).
   std::string relay_endpoint{};
   std::uint32_t averaging_frequency = 0;  ///< parameter averaging's; 0: updates are shared
+  std::string mode = "shared";            ///< the job's training mode
+  std::string kvstore{};                  ///< kvstore mode's "dist_sync" or "dist_async"
 };
 
 /// job_master -> node_agent of a mesh job's non-root node, before the first epoch, when the
@@ -319,6 +416,7 @@ struct node_status {
   /// How many times a node of this name has joined: 1 at the first join, one more each time
   /// it joins again after it left or was lost.
   std::uint32_t incarnation = 1;
+  std::string role = node_role_worker;  ///< what the node joined as
 };
 
 /// "node 3 (w2 at 10.0.0.2)": how logs and failures name a node.
@@ -458,7 +556,7 @@ template <class F>
 typename F::result_type inspect(F& f, framing_stats& x) {
   return f(caf::meta::type_name("framing_stats"), x.updates, x.frames_sent, x.bytes_sent,
            x.dense_bytes_equivalent, x.density_sum, x.threshold, x.averages,
-           x.averaging_bytes);
+           x.averaging_bytes, x.push_bytes, x.push_dense_bytes, x.pull_bytes);
 }
 
 template <class F>
@@ -468,9 +566,58 @@ typename F::result_type inspect(F& f, relay_stats& x) {
 }
 
 template <class F>
+typename F::result_type inspect(F& f, kv_push& x) {
+  if constexpr (!detail::is_binary_inspector<F>) {
+    return f(caf::meta::type_name("kv_push"), x.worker, x.round, x.step, x.gradient.size());
+  } else {
+    if (auto err = f(x.worker, x.round, x.step))
+      return err;
+    return detail::inspect_frame(f, "gradient", x.gradient, compute::max_frame_bytes);
+  }
+}
+
+template <class F>
+typename F::result_type inspect(F& f, kv_values& x) {
+  return detail::inspect_frame(f, "kv_values", x.values, compute::max_frame_bytes);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, kv_shard_entry& x) {
+  return f(caf::meta::type_name("kv_shard_entry"), x.key, x.part, x.server, x.offset, x.count,
+           x.shard);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, shard_assignment& x) {
+  return f(caf::meta::type_name("shard_assignment"), x.job_id, x.job_text, x.source, x.server,
+           x.servers);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, shards_ready& x) {
+  return f(caf::meta::type_name("shards_ready"), x.job_id, x.node_id, x.shards);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, kv_round& x) {
+  return f(caf::meta::type_name("kv_round"), x.round, x.epoch, x.workers);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, kv_done& x) {
+  return f(caf::meta::type_name("kv_done"), x.worker, x.round, x.steps);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, shard_stats& x) {
+  return f(caf::meta::type_name("shard_stats"), x.updates, x.pushes, x.duplicates, x.rejected,
+           x.push_bytes, x.pull_bytes);
+}
+
+template <class F>
 typename F::result_type inspect(F& f, join_request& x) {
   return f(caf::meta::type_name("join_request"), x.version, x.name, x.address, x.cores,
-           x.workers, x.admission_token);
+           x.workers, x.admission_token, x.role);
 }
 
 template <class F>
@@ -481,7 +628,8 @@ typename F::result_type inspect(F& f, join_reply& x) {
 template <class F>
 typename F::result_type inspect(F& f, job_submission& x) {
   return f(caf::meta::type_name("job_submission"), x.job_text, x.source, x.checkpoint_dir,
-           x.nodes, x.min_nodes, x.max_nodes, x.rejoin_timeout_ms, x.topology, x.fanout);
+           x.nodes, x.min_nodes, x.max_nodes, x.rejoin_timeout_ms, x.topology, x.fanout,
+           x.kvstore, x.servers);
 }
 
 template <class F>
@@ -492,14 +640,16 @@ typename F::result_type inspect(F& f, submit_reply& x) {
 template <class F>
 typename F::result_type inspect(F& f, job_assignment& x) {
   return f(caf::meta::type_name("job_assignment"), x.job_id, x.job_text, x.source,
-           x.checkpoint_dir, x.rank, x.workers, x.first_worker, x.total_workers, x.origins, x.hub);
+           x.checkpoint_dir, x.rank, x.workers, x.first_worker, x.total_workers, x.origins, x.hub,
+           x.shards);
 }
 
 template <class F>
 typename F::result_type inspect(F& f, node_ready& x) {
   return f(caf::meta::type_name("node_ready"), x.job_id, x.node_id, x.relay, x.job_name,
            x.epochs, x.batches_per_epoch, x.samples_per_epoch, x.train_samples, x.batch_size,
-           x.workers, x.seed, x.shuffle, x.relay_endpoint, x.averaging_frequency);
+           x.workers, x.seed, x.shuffle, x.relay_endpoint, x.averaging_frequency, x.mode,
+           x.kvstore);
 }
 
 template <class F>
@@ -564,7 +714,7 @@ typename F::result_type inspect(F& f, keepalive_reply& x) {
 template <class F>
 typename F::result_type inspect(F& f, node_status& x) {
   return f(caf::meta::type_name("node_status"), x.node_id, x.name, x.address, x.cores,
-           x.workers, x.incarnation);
+           x.workers, x.incarnation, x.role);
 }
 
 template <class F>
@@ -670,5 +820,13 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   CAF_ADD_ATOM(strom, strom::actors, wire_atom, "wire")
   CAF_ADD_ATOM(strom, strom::actors, wired_atom, "wired")
   CAF_ADD_ATOM(strom, strom::actors, checkpoint_atom, "checkpoint")
+  CAF_ADD_TYPE_ID(strom, (strom::actors::kv_shard_entry))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::shard_assignment))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::shards_ready))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::kv_push))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::kv_values))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::kv_round))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::kv_done))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::shard_stats))
 
 CAF_END_TYPE_ID_BLOCK(strom)

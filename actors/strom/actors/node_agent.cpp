@@ -36,11 +36,53 @@ void end_actor(self_ptr self, const caf::actor& member) {
 
 void stop_job(self_ptr self) {
   auto& st = self->state;
+  if (st.served)
+    for (const auto& shard : st.served->shards)
+      end_actor(self, shard);
+  st.served.reset();
   if (!st.run)
     return;
   for (const auto& member : st.run->actors.all())
     end_actor(self, member);
   st.run.reset();
+}
+
+/// A server node spawns the shards of its key ranges for a kvstore job.
+caf::result<shards_ready> serve(self_ptr self, const node_agent_setup& setup,
+                                const shard_assignment& work) {
+  auto& st = self->state;
+  if (!setup.serve)
+    return make_error(strom_error::bad_job,
+                      fmt::format("node {} holds no parameter shards: it joined as a worker",
+                                  st.node_id));
+  if (st.run || st.served)
+    return make_error(strom_error::bad_job,
+                      fmt::format("node {} already runs job {}", st.node_id,
+                                  st.run ? st.run->job_id : st.served->job_id));
+  auto built = setup.serve(work);
+  if (!built)
+    return make_error(strom_error::bad_job, built.err().message);
+  shards_ready ready{work.job_id, st.node_id, {}};
+  served_job served{work.job_id, {}};
+  for (auto& one : *built) {
+    const auto range = one.range;
+    auto shard = self->spawn(parameter_shard, std::move(one));
+    self->monitor(shard);
+    served.shards.push_back(shard);
+    ready.shards.push_back(
+      {range.key, range.part, range.server, range.offset, range.count, std::move(shard)});
+  }
+  log::info("node {}: holds {} key ranges of job {}", st.node_id, ready.shards.size(),
+            work.job_id);
+  st.served = std::move(served);
+  return ready;
+}
+
+/// Whether `source` is one of the shards this node serves.
+bool is_served_shard(const node_agent_state& st, const caf::actor_addr& source) {
+  return st.served
+         && std::any_of(st.served->shards.begin(), st.served->shards.end(),
+                        [&](const caf::actor& shard) { return shard.address() == source; });
 }
 
 /// The scheduler's view of this node's epoch.
@@ -313,6 +355,8 @@ void prepared(self_ptr self, const node_agent_setup& setup, const job_assignment
   ready.seed = job->node.seed;
   ready.shuffle = job->node.shuffle;
   ready.averaging_frequency = job->node.averaging.frequency;
+  ready.mode = job->mode;
+  ready.kvstore = job->kvstore;
   // Opening a listening port does not block (the port's guard thread accepts). Only a mesh
   // needs it: without it a plain job still runs, and a mesh job fails naming this node.
   if (setup.publish_relay) {
@@ -332,6 +376,11 @@ void prepared(self_ptr self, const node_agent_setup& setup, const job_assignment
 void stop(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id) {
   auto& st = self->state;
   auto promise = self->make_response_promise();
+  if (st.served && st.served->job_id == job_id) {
+    stop_job(self);
+    promise.deliver(node_sharing_report{job_id, st.node_id, {}, {}});
+    return;
+  }
   if (st.pending_ready && st.pending_job_id == job_id) {
     // Stopped (cancelled, or failed elsewhere) while still loading: never start its actors.
     st.pending_ready->deliver(
@@ -390,6 +439,15 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
                                    fmt::format("node {}: the snapshot's source went away",
                                                st.node_id))))
       return;
+    if (is_served_shard(st, down.source)) {
+      const auto failure = node_failure{st.served->job_id, st.node_id,
+                                        "a parameter shard stopped: "
+                                          + error_text(self->system(), down.reason)};
+      log::warning("node {}: {}", st.node_id, failure.message);
+      self->send(setup.scheduler, failure);
+      stop_job(self);
+      return;
+    }
     if (!st.run)
       return;
     const auto failure = node_failure{st.run->job_id, st.node_id,
@@ -426,6 +484,7 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
   return {
     [](ping_atom) { return pong_atom_v; },
     [self, setup](const job_assignment& assignment) { prepare(self, setup, assignment); },
+    [self, setup](const shard_assignment& work) { return serve(self, setup, work); },
     [self, setup](prepared_atom, const job_assignment& assignment) {
       prepared(self, setup, assignment);
     },

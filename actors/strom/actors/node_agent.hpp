@@ -20,6 +20,7 @@
 
 #include "strom/actors/local_node.hpp"
 #include "strom/actors/messages.hpp"
+#include "strom/actors/parameter_shard.hpp"
 #include "strom/actors/snapshot_transfer.hpp"
 #include "strom/actors/timing.hpp"
 #include "strom/compute/result.hpp"
@@ -31,6 +32,8 @@ namespace strom::actors {
 struct node_job {
   local_node_setup node;  ///< all but node_id and supervisor, which the agent sets
   std::string job_name;
+  std::string mode = "shared";  ///< the training mode (node_ready::mode)
+  std::string kvstore;          ///< kvstore mode's dist_sync or dist_async
   std::uint32_t epochs = 0;
   std::uint64_t batches_per_epoch = 0;  ///< over this node's workers
   std::uint64_t samples_per_epoch = 0;  ///< this node's share of the training set
@@ -41,6 +44,17 @@ struct node_job {
 
 /// Builds a node_job from an assignment, or says why it cannot.
 using node_job_factory = std::function<result<node_job>(const job_assignment&)>;
+
+/// Builds the parameter_shards of a server node's key ranges (parsing the job, initialising
+/// the model's parameters), or says why it cannot.
+using shard_factory =
+  std::function<result<std::vector<parameter_shard_setup>>(const shard_assignment&)>;
+
+/// The shards a server node holds for a kvstore job.
+struct served_job {
+  std::uint64_t job_id = 0;
+  std::vector<caf::actor> shards;
+};
 
 /// A node's relay published for its mesh neighbours: where, and the runtime object that keeps
 /// the port open (held for the job's life; actors never open ports themselves).
@@ -66,6 +80,7 @@ struct node_agent_setup {
   caf::actor scheduler;
   join_request identity;  ///< name, address, cores and workers to announce
   node_job_factory prepare;
+  shard_factory serve;  ///< empty: the node holds no parameter shards (it is no server)
   relay_publisher publish_relay;  ///< empty: the node publishes no relay (no network)
   relay_connector connect_relay;  ///< empty: the node cannot join a mesh
   caf::actor observer;  ///< optional: receives the scheduler's join_reply
@@ -102,6 +117,7 @@ struct queued_update {
 struct node_agent_state {
   std::uint64_t node_id = 0;  ///< 0 until the scheduler accepted the join
   std::optional<node_job_run> run;
+  std::optional<served_job> served;  ///< a server node's shards of the job it serves
   std::optional<caf::response_promise> pending_ready;  ///< the assignment being prepared
   std::uint64_t pending_job_id = 0;                    ///< its job
   caf::actor_clock::time_point last_answer;  ///< the scheduler's latest keepalive answer

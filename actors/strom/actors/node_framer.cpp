@@ -58,6 +58,14 @@ result<framed_update> node_framer::frame(std::uint32_t worker, std::uint32_t epo
   return framed_update{std::move(*built), header};
 }
 
+void node_framer::count_kv(std::uint64_t push_bytes, std::uint64_t push_dense_bytes,
+                           std::uint64_t pull_bytes) {
+  std::lock_guard lock{mutex_};
+  stats_.push_bytes += push_bytes;
+  stats_.push_dense_bytes += push_dense_bytes;
+  stats_.pull_bytes += pull_bytes;
+}
+
 void node_framer::count_average() {
   std::lock_guard lock{mutex_};
   ++stats_.averages;

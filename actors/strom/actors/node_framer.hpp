@@ -45,6 +45,9 @@ public:
 
   /// Counts a parameter average the node's workers took part in (its sum complete).
   void count_average();
+  /// Counts a kvstore worker's pushes and the answers it took (kv_pusher).
+  void count_kv(std::uint64_t push_bytes, std::uint64_t push_dense_bytes,
+                std::uint64_t pull_bytes);
 
   /// Marks `worker` done with the current epoch; true for the last worker of the node, which
   /// sends the drain marker. The next epoch starts from a zero clock.

@@ -67,6 +67,8 @@ std::uint64_t start_job(self_ptr self, const scheduler_setup& setup, job_master_
     record.nodes.push_back(node.status.node_id);
     record.saved.node_names.push_back(node.status.name);
   }
+  for (const auto& server : job.servers)  // held too, but not restored after a restart
+    record.nodes.push_back(server.status.node_id);
   record.status.job_id = job.job_id;
   record.status.state = "preparing";
   // Linked: a job master never outlives the scheduler; monitored: one that ends without an
@@ -76,6 +78,29 @@ std::uint64_t start_job(self_ptr self, const scheduler_setup& setup, job_master_
   self->monitor(record.master);
   persist(self, setup);
   return record.status.job_id;
+}
+
+/// Takes `wanted` free nodes of `role` (0: every one of them, at least one) into `picked`, or
+/// says why it cannot.
+std::optional<std::string> pick_nodes(const scheduler_state& st, const job_submission& job,
+                                      const char* role, std::uint32_t wanted,
+                                      std::vector<job_node>& picked) {
+  std::size_t joined = 0;
+  std::size_t free = 0;
+  for (const auto& m : st.members) {
+    if (m.status.role != role)
+      continue;
+    ++joined;
+    free += is_free(st, m.status.node_id) ? 1 : 0;
+  }
+  const std::size_t needed = wanted ? wanted : std::max<std::size_t>(joined, 1);
+  if (free < needed)
+    return fmt::format("{} needs {} {} nodes, {} joined, {} of them free (the others run jobs)",
+                       job.source, needed, role, joined, free);
+  for (const auto& m : st.members)
+    if (picked.size() < needed && m.status.role == role && is_free(st, m.status.node_id))
+      picked.push_back({m.status, m.agent});
+  return std::nullopt;
 }
 
 submit_reply submit(self_ptr self, const scheduler_setup& setup, const job_submission& job_in) {
@@ -88,22 +113,12 @@ submit_reply submit(self_ptr self, const scheduler_setup& setup, const job_submi
   if (job_in.fanout < 1 || job_in.fanout > max_fanout)
     return {false, 0, fmt::format("{}: fanout {} is outside [1, {}]", job_in.source,
                                   job_in.fanout, max_fanout)};
-  const std::size_t wanted = job_in.nodes ? job_in.nodes : st.members.size();
-  if (wanted > st.members.size())
-    return {false, 0,
-            fmt::format("{} needs {} nodes, {} joined", job_in.source, wanted, st.members.size())};
   job_master_setup job;
-  for (const auto& m : st.members)
-    if (job.nodes.size() < wanted && is_free(st, m.status.node_id))
-      job.nodes.push_back({m.status, m.agent});
-  if (job.nodes.size() < wanted) {
-    std::size_t free = 0;
-    for (const auto& m : st.members)
-      free += is_free(st, m.status.node_id) ? 1 : 0;
-    return {false, 0,
-            fmt::format("{} needs {} nodes, {} of the {} joined are free (the others run jobs)",
-                        job_in.source, wanted, free, st.members.size())};
-  }
+  if (auto refusal = pick_nodes(st, job_in, node_role_worker, job_in.nodes, job.nodes))
+    return {false, 0, std::move(*refusal)};
+  if (job_in.kvstore)
+    if (auto refusal = pick_nodes(st, job_in, node_role_server, job_in.servers, job.servers))
+      return {false, 0, std::move(*refusal)};
   job.job_id = st.next_job_id++;
   job.submission = job_in;
   job.clients.push_back(caf::actor_cast<caf::actor>(self->current_sender()));
@@ -170,7 +185,8 @@ std::optional<std::string> admission_refusal(const scheduler_setup& setup,
 void offer_to_a_job(self_ptr self, const scheduler_setup& setup, const member_joined& joined) {
   auto& st = self->state;
   const auto node_id = joined.node.node_id;
-  if (st.jobs.empty() || !is_member(st, joined.agent) || !is_free(st, node_id))
+  if (st.jobs.empty() || !is_member(st, joined.agent) || !is_free(st, node_id)
+      || joined.node.role != node_role_worker)
     return;
   auto& [job_id, job] = *st.jobs.begin();
   job.nodes.push_back(node_id);
@@ -202,8 +218,13 @@ join_reply join(self_ptr self, const scheduler_setup& setup, const join_request&
   if (!agent)
     return {false, 0, "a join request must come from the node's agent"};
   cluster_member member;
+  if (request.role != node_role_worker && request.role != node_role_server)
+    return {false, 0,
+            fmt::format("node {} asks for role '{}'; roles are {} and {}", request.name,
+                        request.role, node_role_worker, node_role_server)};
   member.status = {st.next_node_id++, request.name,    request.address,
-                   request.cores,     request.workers, ++st.incarnations[request.name]};
+                   request.cores,     request.workers, ++st.incarnations[request.name],
+                   request.role};
   member.agent = agent;
   member.last_heard = self->clock().now();
   self->monitor(agent);

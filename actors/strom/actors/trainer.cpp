@@ -81,6 +81,8 @@ origin_progress& origin_entry(trainer_state& st, std::uint64_t origin) {
 /// clock, and once all have, the origin drains), so the origin's frames include j of each:
 /// its clock reaches j >= j - staleness at every trainer and that trainer resumes.
 bool may_step(const trainer_state& st, std::uint32_t staleness) {
+  if (st.kv)  // paced by the shards' answers (dist_sync), never by frames
+    return true;
   for (const auto& entry : st.origins) {
     if (!entry.member || entry.drained > st.epoch)
       continue;
@@ -338,6 +340,52 @@ void averaging_step(caf::stateful_actor<trainer_state>* self, const trainer_setu
   count_step(self, setup, loss, batch.size);
 }
 
+/// Takes shard `index`'s answer to this step's push; once every shard answered, the replica
+/// holds the new parameters (or, without the server optimizer, runs its updater on the merged
+/// gradient) and the step is done.
+void take_kv_answer(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
+                    std::size_t index, const kv_values& answer, float loss, std::size_t samples) {
+  auto& st = self->state;
+  auto& replica = *setup.replica;
+  auto taken = st.kv->take(index, answer,
+                           setup.kv.server_optimizer ? replica.net().parameters()
+                                                     : replica.net().gradients());
+  if (!taken) {
+    self->quit(caf::make_error(caf::sec::runtime_error, "trainer: " + taken.err().message));
+    return;
+  }
+  if (--st.kv_waiting > 0)
+    return;
+  if (setup.kv.server_optimizer)
+    replica.set_progress(replica.iteration() + 1, replica.epoch());
+  else
+    replica.apply_gradients();
+  count_step(self, setup, loss, samples);
+}
+
+/// A step of a kvstore worker: its gradient goes to every shard, each its range; the next
+/// step is queued once all answered.
+void kv_step(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
+             const compute::batch& batch) {
+  auto& st = self->state;
+  auto& replica = *setup.replica;
+  const float loss = replica.compute_gradients(batch.features, batch.labels, batch.size);
+  const auto worker = kv_worker_id(setup.framer->node_id(), setup.worker);
+  const auto samples = batch.size;
+  st.kv_waiting = setup.kv.shards.size();
+  for (std::size_t i = 0; i < setup.kv.shards.size(); ++i) {
+    auto push = st.kv->push(i, worker, st.epoch, st.batches + 1, replica.net().gradients());
+    if (!push)
+      throw std::runtime_error(push.err().message);
+    self->request(setup.kv.shards[i].shard, setup.kv.push_timeout, std::move(*push))
+      .then(
+        [self, setup, i, loss, samples](const kv_values& answer) {
+          take_kv_answer(self, setup, i, answer, loss, samples);
+        },
+        [self](caf::error& err) { self->quit(std::move(err)); });
+  }
+}
+
 } // namespace
 
 caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup setup) {
@@ -354,6 +402,8 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
     self->state.other_nodes |= origin != setup.framer->node_id();
   }
   self->state.encoder.emplace(setup.replica->net().parameters().size(), setup.encoding);
+  if (!setup.kv.shards.empty())
+    self->state.kv.emplace(setup.kv);
   if (setup.averaging.frequency > 0)
     self->state.averages.emplace(contribution_elements(setup.replica->net().parameters().size(),
                                                        setup.replica->updater_state().size(),
@@ -416,6 +466,14 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
       const auto* batch = st.cut ? nullptr : st.loader->next();
       if (!batch) {
         replica.finish_epoch();
+        if (st.kv) {  // the shards stop waiting for this worker's pushes of the round
+          for (const auto& ref : setup.kv.shards)
+            self->send(ref.shard, kv_done{kv_worker_id(setup.framer->node_id(), setup.worker),
+                                          st.epoch, st.batches});
+          const auto traffic = st.kv->take_traffic();
+          setup.framer->count_kv(traffic.push_bytes, traffic.push_dense_bytes,
+                                 traffic.pull_bytes);
+        }
         report_steps(self, setup);
         self->send(setup.supervisor, epoch_report{setup.worker, st.epoch, st.loss_sum,
                                                   st.batches, st.samples, replica.iteration()});
@@ -426,6 +484,8 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
         }
         return;
       }
+      if (st.kv)
+        return kv_step(self, setup, *batch);
       if (alone(st)) {  // nobody to share with: the step a worker alone takes, no frame
         const float loss = replica.train_step(batch->features, batch->labels, batch->size);
         auto& own = origin_entry(st, setup.framer->node_id());

@@ -18,7 +18,10 @@
 // `staleness` updates ahead of the slowest worker of any origin, counted in the frames it has
 // applied. With parameter averaging (trainer_setup::averaging) it trains alone instead, frames
 // an empty update each step (its clock), every K-th adds its contribution to the node's sum,
-// and waits before its next step for the average (parameter_averaging.hpp).
+// and waits before its next step for the average (parameter_averaging.hpp). With parameter
+// servers (trainer_setup::kv) it pushes each step's gradient to the shards and takes the
+// next step once every shard answered with its range's parameters (kv_pusher.hpp); at the
+// end of a round it tells the shards how many steps it took.
 // Spawn it detached: a step is long and must not block CAF's scheduler threads.
 
 #include <chrono>
@@ -30,6 +33,7 @@
 
 #include <caf/all.hpp>
 
+#include "strom/actors/kv_pusher.hpp"
 #include "strom/actors/messages.hpp"
 #include "strom/actors/node_average.hpp"
 #include "strom/actors/node_framer.hpp"
@@ -77,6 +81,9 @@ struct trainer_setup {
   /// (parameter_averaging.hpp).
   averaging_options averaging;
   std::shared_ptr<node_average> node_sums;  ///< the node's, shared by its trainers (averaging)
+  /// With shards, the worker pushes gradients to parameter servers and takes their answers
+  /// instead of sharing updates (kv_pusher.hpp).
+  kv_options kv;
 };
 
 /// How far one origin's frames got in the current rounds ("epoch" in frames and markers).
@@ -116,6 +123,8 @@ struct trainer_state {
   std::optional<averaging_sums> averages;  ///< parameter averaging's sums of contributions
   std::optional<std::uint64_t> awaiting;   ///< the average of this round the next step waits for
   std::uint64_t common_steps = 0;          ///< of the round (round_work)
+  std::optional<kv_pusher> kv;             ///< kvstore mode's pushes
+  std::size_t kv_waiting = 0;              ///< shards whose answer the step waits for
 
   static inline const char* name = "strom.trainer";
 };

@@ -47,6 +47,15 @@ struct training_report {
   std::uint32_t averaging_frequency = 0;    ///< steps between averages (averaging)
   std::uint64_t averaging_rounds = 0;       ///< averages every worker took part in
   std::uint64_t averaging_bytes = 0;        ///< contribution frame bytes (part of bytes_sent)
+  // -- parameter servers (mode "kvstore") ----------------------------------------------------
+  std::string kvstore;                   ///< "dist_sync" or "dist_async"; empty otherwise
+  std::uint32_t servers = 0;             ///< server nodes
+  std::uint32_t replicas = 0;            ///< servers that hold each key range
+  std::uint64_t push_bytes = 0;          ///< frame bytes the workers pushed
+  std::uint64_t push_dense_bytes = 0;    ///< what fp32 pushes would have been
+  std::uint64_t pull_bytes = 0;          ///< frame bytes of the shards' answers the workers took
+  std::uint64_t server_updates = 0;      ///< optimizer steps (or sums) over all shards
+  std::uint32_t server_failovers = 0;    ///< server nodes lost and replaced
   // -- membership (a cluster job) ------------------------------------------------------------
   std::uint32_t nodes_lost = 0;      ///< nodes lost while the job ran
   std::uint32_t nodes_restored = 0;  ///< nodes brought back in while the job ran
@@ -81,7 +90,9 @@ typename F::result_type inspect(F& f, training_report& x) {
            x.duplicate_updates_applied, x.frames_rejected, x.mean_density, x.final_threshold,
            x.nodes_lost, x.nodes_restored, x.nodes_joined, x.failure_detection_seconds,
            x.restore_seconds, x.scheduler_restarts, x.samples_redone, x.topology, x.mode,
-           x.averaging_frequency, x.averaging_rounds, x.averaging_bytes);
+           x.averaging_frequency, x.averaging_rounds, x.averaging_bytes, x.kvstore, x.servers,
+           x.replicas, x.push_bytes, x.push_dense_bytes, x.pull_bytes, x.server_updates,
+           x.server_failovers);
 }
 
 template <class F>

@@ -51,9 +51,13 @@ void replica::apply(std::span<const float> update, std::size_t offset) {
 float replica::train_step(std::span<const float> features, std::span<const std::int32_t> labels,
                           std::size_t batch) {
   const float loss = compute_gradients(features, labels, batch);
+  apply_gradients();
+  return loss;
+}
+
+void replica::apply_gradients() {
   options_.update_rule->apply_step(model_->gradients(), updater_state_, next_step(),
                                    model_->parameters());
-  return loss;
 }
 
 void replica::set_progress(std::uint64_t iteration, std::uint32_t epoch) noexcept {

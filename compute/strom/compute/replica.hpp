@@ -68,6 +68,10 @@ public:
   /// same pass where the updater can: updater::scan_step); returns the scan's count. The
   /// update is not kept: update() is unspecified after it.
   std::size_t scan_update(const threshold_scan_args& scan);
+  /// The second half of a step whose gradients came from elsewhere (a parameter server's
+  /// merged gradient written into gradients()): the updater on them, applied to the
+  /// parameters. gradients() is unspecified after it.
+  void apply_gradients();
   /// Marks an epoch as completed (epoch-based schedules move on).
   void finish_epoch() noexcept { ++epoch_; }
   /// Restores the progress counters (from a checkpoint).

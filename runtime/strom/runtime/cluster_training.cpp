@@ -14,10 +14,14 @@ result<training_report> train_on_cluster(job_spec& job, const local_training_opt
   if (shape.nodes == 0 || shape.workers == 0)
     return error{fmt::format("{}: a cluster needs at least one node and one worker per node",
                              job.source())};
-  auto submission = make_submission(job, options, shape.nodes);
+  auto submission = make_submission(job, options, shape.nodes, shape.servers);
   if (!submission)
     return submission.err();
 
+  if (submission->kvstore && shape.servers == 0)
+    return error{fmt::format("{}: distributed.mode kvstore needs at least one server node "
+                             "(--servers S)",
+                             job.source())};
   auto cluster = in_process_cluster::start(shape);
   if (!cluster)
     return error{fmt::format("{}: {}", job.source(), cluster.err().message)};

@@ -23,7 +23,7 @@ constexpr auto join_wait = std::chrono::seconds(30);
 
 result<std::unique_ptr<in_process_cluster>>
 in_process_cluster::start(const cluster_shape& shape) {
-  const bool networked = shape.nodes > 1;
+  const bool networked = shape.nodes + shape.servers > 1;
   std::unique_ptr<in_process_cluster> cluster{new in_process_cluster(networked)};
   // The first system hosts the scheduler; the nodes' agents start below.
   cluster->configs_.push_back(std::make_unique<system_config>(networked));
@@ -43,13 +43,16 @@ in_process_cluster::start(const cluster_shape& shape) {
   for (std::uint32_t i = 0; i < shape.nodes; ++i)
     if (auto added = cluster->add_node(shape.workers); !added)
       return added.err();
+  for (std::uint32_t i = 0; i < shape.servers; ++i)
+    if (auto added = cluster->add_node(1, actors::node_role_server); !added)
+      return added.err();
   if (networked)
-    log::info("in-process cluster: {} nodes joined the scheduler on {}:{}", shape.nodes, loopback,
-              cluster->port_->port());
+    log::info("in-process cluster: {} nodes and {} servers joined the scheduler on {}:{}",
+              shape.nodes, shape.servers, loopback, cluster->port_->port());
   return cluster;
 }
 
-result<std::size_t> in_process_cluster::add_node(std::uint32_t workers) {
+result<std::size_t> in_process_cluster::add_node(std::uint32_t workers, const std::string& role) {
   const auto index = agents_.size();
   if (index > 0) {
     configs_.push_back(std::make_unique<system_config>(networked_));
@@ -64,9 +67,13 @@ result<std::size_t> in_process_cluster::add_node(std::uint32_t workers) {
     scheduler = link->remote;
     links_.push_back(std::move(*link));
   }
-  const node_identity identity{fmt::format("node-{}", index),
-                               networked_ ? loopback : "in-process", workers, admission_token_,
-                               networked_ ? loopback : ""};
+  const node_identity identity{
+    fmt::format("{}-{}", role == actors::node_role_server ? "server" : "node", index),
+    networked_ ? loopback : "in-process",
+    workers,
+    admission_token_,
+    networked_ ? loopback : "",
+    role};
   caf::scoped_actor self{home()};
   agents_.push_back(spawn_node(system, scheduler, identity, caf::actor_cast<caf::actor>(self)));
   std::optional<error> refused;

@@ -13,6 +13,7 @@
 
 #include <caf/all.hpp>
 
+#include "strom/actors/messages.hpp"
 #include "strom/compute/result.hpp"
 #include "strom/runtime/system_config.hpp"
 #include "strom/runtime/transport/guarded_connect.hpp"
@@ -24,6 +25,7 @@ namespace strom::runtime {
 struct cluster_shape {
   std::uint32_t nodes = 1;
   std::uint32_t workers = 1;  ///< trainers per node
+  std::uint32_t servers = 0;  ///< server nodes besides (parameter shards of kvstore jobs)
 };
 
 /// The actor systems of the cluster; node 0's also hosts the scheduler.
@@ -55,7 +57,8 @@ public:
 
   /// Starts one more node of `workers` trainers (its own actor system) and waits until it
   /// joined; its index.
-  result<std::size_t> add_node(std::uint32_t workers);
+  result<std::size_t> add_node(std::uint32_t workers,
+                               const std::string& role = actors::node_role_worker);
 
 private:
   explicit in_process_cluster(bool networked) : networked_(networked) {}

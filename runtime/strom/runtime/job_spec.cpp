@@ -8,6 +8,7 @@
 #include <capnp/serialize-text.h>
 #include <fmt/format.h>
 
+#include <cmath>
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -365,9 +366,20 @@ result<void> check_job(const job_spec& job) {
   if (fanout < 1 || fanout > actors::max_fanout)
     return error{fmt::format("{}: distributed.fanout: {} is outside [1, {}]", job.source(),
                              fanout, actors::max_fanout)};
-  if (distributed.getMode() == schema::TrainingMode::KVSTORE)
-    return error{fmt::format("{}: distributed.mode: kvstore (parameter servers) is not built yet; "
-                             "use shared or averaging",
+  if (distributed.getReplicas() != 1)
+    return error{fmt::format("{}: distributed.replicas: {}: chain replication of key ranges is "
+                             "not built yet; only 1 replica is",
+                             job.source(), distributed.getReplicas())};
+  if (distributed.getBigArrayBound() == 0)
+    return error{fmt::format("{}: distributed.bigArrayBound: must be at least 1, got 0",
+                             job.source())};
+  if (const auto two_bit = distributed.getTwoBitThreshold(); !(two_bit > 0.0f) || !std::isfinite(two_bit))
+    return error{fmt::format("{}: distributed.twoBitThreshold: {} must be a positive number",
+                             job.source(), two_bit)};
+  if (distributed.getKvstore() == schema::KvStoreSync::DIST_ASYNC
+      && !distributed.getServerOptimizer())
+    return error{fmt::format("{}: distributed.serverOptimizer: false needs kvstore dist_sync: "
+                             "with dist_async every worker would apply different gradients",
                              job.source())};
   const auto frequency = distributed.getAveragingFrequency();
   if (frequency < 1 || frequency > max_averaging_frequency)

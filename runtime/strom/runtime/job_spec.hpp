@@ -61,6 +61,9 @@ schema::Topology to_schema(actors::topology_kind kind);
 /// million the replicas effectively never meet.
 inline constexpr std::uint32_t max_averaging_frequency = 1'000'000;
 
+/// Servers a key range may be replicated on (distributed.replicas, chain replication).
+inline constexpr std::uint32_t max_replicas = 16;
+
 /// The training mode named `text` (shared, averaging, kvstore: distributed.mode).
 result<schema::TrainingMode> parse_training_mode(std::string_view text);
 

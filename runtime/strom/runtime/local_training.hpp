@@ -23,6 +23,9 @@ struct local_training_options {
   std::optional<std::uint32_t> fanout;            ///< overrides distributed.fanout
   std::optional<schema::TrainingMode> mode;       ///< overrides distributed.mode
   std::optional<std::uint32_t> averaging_frequency;  ///< overrides distributed.averagingFrequency
+  std::optional<schema::KvStoreSync> kvstore;        ///< overrides distributed.kvstore
+  std::optional<schema::KvCompression> compression;  ///< overrides distributed.compression
+  std::optional<std::uint32_t> replicas;             ///< overrides distributed.replicas
   std::string checkpoint_dir;           ///< empty: no checkpoint
   training_observer* observer = nullptr;
 };

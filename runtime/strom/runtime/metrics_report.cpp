@@ -47,7 +47,8 @@ std::string to_json(const training_report& r) {
     "\"failure_detection_seconds\":{},\"restore_seconds\":{},\"scheduler_restarts\":{},"
     "\"samples_redone\":{},\"topology\":{{\"kind\":{},\"fanout\":{},\"version\":{},"
     "\"max_links\":{}}},\"mode\":{},\"averaging_frequency\":{},\"averaging_rounds\":{},"
-    "\"averaging_bytes\":{}}}",
+    "\"averaging_bytes\":{},\"kvstore\":{},\"servers\":{},\"replicas\":{},\"push_bytes\":{},"
+    "\"push_dense_bytes\":{},\"pull_bytes\":{},\"server_updates\":{},\"server_failovers\":{}}}",
     json_string(r.job), r.test_accuracy < 0 ? "null" : json_number(r.test_accuracy),
     r.test_accuracy < 0 ? "null" : json_number(r.test_loss),
     json_number(r.final_loss), r.epochs, r.workers, r.nodes, json_number(r.wall_seconds),
@@ -58,7 +59,8 @@ std::string to_json(const training_report& r) {
     r.nodes_joined, json_number(r.failure_detection_seconds), json_number(r.restore_seconds),
     r.scheduler_restarts, r.samples_redone, json_string(r.topology.kind), r.topology.fanout,
     r.topology.version, r.topology.max_links, json_string(r.mode), r.averaging_frequency,
-    r.averaging_rounds, r.averaging_bytes);
+    r.averaging_rounds, r.averaging_bytes, json_string(r.kvstore), r.servers, r.replicas,
+    r.push_bytes, r.push_dense_bytes, r.pull_bytes, r.server_updates, r.server_failovers);
 }
 
 result<void> write_metrics(const std::string& path, const training_report& report) {

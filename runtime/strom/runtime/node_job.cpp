@@ -8,6 +8,7 @@
 #include "strom/compute/data/partition.hpp"
 #include "strom/compute/replica_from_spec.hpp"
 #include "strom/log.hpp"
+#include "strom/runtime/kvstore_setup.hpp"
 #include "strom/runtime/machine_memory.hpp"
 #include "strom/runtime/training_setup.hpp"
 
@@ -69,6 +70,15 @@ result<actors::node_job> prepare_node_job(const actors::job_assignment& assignme
   if (spec.getDistributed().getMode() == schema::TrainingMode::AVERAGING)
     node.averaging = {spec.getDistributed().getAveragingFrequency(),
                       spec.getDistributed().getAverageUpdaters()};
+  prepared.mode = to_string(spec.getDistributed().getMode());
+  if (spec.getDistributed().getMode() == schema::TrainingMode::KVSTORE) {
+    if (assignment.shards.empty())
+      return error{fmt::format("{}: a kvstore job needs at least one server; none holds its "
+                               "parameters",
+                               job->source())};
+    node.kv = kv_options_of(spec.getDistributed(), assignment.shards, node.encoding);
+    prepared.kvstore = to_string(spec.getDistributed().getKvstore());
+  }
   for (std::uint32_t w = 0; w < assignment.workers; ++w) {
     const auto share =
       compute::partition(node.train->size(), assignment.first_worker + w, assignment.total_workers)

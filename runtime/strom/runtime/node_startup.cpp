@@ -10,6 +10,7 @@
 
 #include "strom/actors/node_agent.hpp"
 #include "strom/runtime/node_job.hpp"
+#include "strom/runtime/kvstore_setup.hpp"
 #include "strom/runtime/relay_links.hpp"
 #include "strom/runtime/training_setup.hpp"
 
@@ -32,6 +33,9 @@ caf::actor spawn_node(caf::actor_system& system, const caf::actor& scheduler,
   setup.identity.cores = std::max(1u, std::thread::hardware_concurrency());
   setup.identity.workers = identity.workers;
   setup.identity.admission_token = identity.admission_token;
+  setup.identity.role = identity.role;
+  if (identity.role == actors::node_role_server)
+    setup.serve = prepare_shards;
   setup.timeouts = timeouts;
   setup.prepare = prepare_node_job;
   if (!identity.relay_host.empty()) {
@@ -70,7 +74,7 @@ result<void> await_joins(caf::scoped_actor& self, std::uint32_t count, caf::time
 
 result<actors::job_submission> make_submission(job_spec& job,
                                                const local_training_options& options,
-                                               std::uint32_t nodes) {
+                                               std::uint32_t nodes, std::uint32_t servers) {
   if (auto ok = prepare_run(job, options); !ok)
     return ok.err();
   actors::job_submission submission;
@@ -81,6 +85,8 @@ result<actors::job_submission> make_submission(job_spec& job,
   const auto topology = topology_of(job);
   submission.topology = actors::to_string(topology.kind);
   submission.fanout = topology.fanout;
+  submission.kvstore = job.reader().getDistributed().getMode() == schema::TrainingMode::KVSTORE;
+  submission.servers = servers;
   return submission;
 }
 

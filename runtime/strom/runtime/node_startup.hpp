@@ -27,6 +27,7 @@ struct node_identity {
   /// Where the node publishes its jobs' relays for mesh neighbours (its advertised address);
   /// empty: nowhere (a lone in-process node without a network).
   std::string relay_host{};
+  std::string role = actors::node_role_worker;  ///< a server node holds parameter shards
 };
 
 /// Spawns a node agent in `system` that joins `scheduler` as `identity`, prepares its jobs
@@ -45,9 +46,10 @@ std::string make_admission_token();
 result<void> await_joins(caf::scoped_actor& self, std::uint32_t count, caf::timespan limit);
 
 /// Applies the overrides in `options` to `job` (prepare_run) and returns the submission for
-/// `nodes` nodes (0: every node that has joined).
+/// `nodes` worker nodes (0: every one that has joined) and, in kvstore mode, `servers`
+/// server nodes (0: every one that has joined).
 result<actors::job_submission> make_submission(job_spec& job,
                                                const local_training_options& options,
-                                               std::uint32_t nodes);
+                                               std::uint32_t nodes, std::uint32_t servers = 0);
 
 } // namespace strom::runtime

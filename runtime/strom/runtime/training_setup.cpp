@@ -30,6 +30,12 @@ result<void> prepare_run(job_spec& job, const local_training_options& options) {
     distributed.setMode(*options.mode);
   if (options.averaging_frequency)
     distributed.setAveragingFrequency(*options.averaging_frequency);
+  if (options.kvstore)
+    distributed.setKvstore(*options.kvstore);
+  if (options.compression)
+    distributed.setCompression(*options.compression);
+  if (options.replicas)
+    distributed.setReplicas(*options.replicas);
   // Every path to training passes here (after the overrides): a job built in a host
   // program, or received by a node, is checked as thoroughly as a loaded job file.
   if (auto ok = check_job(job); !ok)

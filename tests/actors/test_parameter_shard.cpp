@@ -1,0 +1,217 @@
+#define BOOST_TEST_MODULE actors_parameter_shard
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "strom/actors/kv_pusher.hpp"
+#include "strom/actors/parameter_shard.hpp"
+#include "strom/compute/codecs/dense_codec.hpp"
+#include "strom/compute/updaters/sgd.hpp"
+#include "support/deterministic_system.hpp"
+
+// Parameter shards on the deterministic coordinator: pushes are sent (not requested), so a
+// shard's answer comes back to the test's actor as a plain message once the step merged.
+
+using namespace strom;
+using namespace strom::actors;
+
+namespace {
+
+constexpr float rate = 0.5f;
+constexpr std::uint64_t node_a = 1;
+constexpr std::uint64_t node_b = 2;
+const kv_worker worker_a = kv_worker_id(node_a, 0);
+const kv_worker worker_b = kv_worker_id(node_b, 0);
+
+/// A shard of key 0 (4 elements, all 1) with plain SGD at `rate`.
+parameter_shard_setup shard_setup(kv_sync sync, bool server_optimizer = true) {
+  parameter_shard_setup setup;
+  setup.range = {0, 0, 0, 0, 4};
+  setup.initial = {1.0f, 1.0f, 1.0f, 1.0f};
+  setup.rule = std::make_shared<compute::sgd_updater>();
+  setup.schedule = compute::learning_rate_schedule::fixed(rate);
+  setup.sync = sync;
+  setup.server_optimizer = server_optimizer;
+  return setup;
+}
+
+/// `worker`'s push of `gradient` for step `step` of round 0, in fp32.
+kv_push push_of(kv_worker worker, std::uint64_t step, const std::vector<float>& gradient) {
+  auto frame = compute::build_update_frame({}, compute::dense_fp32_update(gradient));
+  BOOST_REQUIRE(frame.ok());
+  return kv_push{worker, 0, step, std::move(*frame)};
+}
+
+struct fixture : testing::deterministic_system {
+  /// The values of every answer that reached the test's actor, oldest first.
+  std::vector<std::vector<float>> answers() {
+    sched.run();
+    std::vector<std::vector<float>> values;
+    bool more = true;
+    while (more)
+      self->receive(
+        [&](const kv_values& answer) {
+          compute::frame_workspace ws;
+          auto view = compute::read_update_frame(answer.values, ws);
+          BOOST_REQUIRE(view.ok());
+          std::vector<float> decoded(view->elements, 0.0f);
+          BOOST_REQUIRE(compute::apply_update_frame(*view, decoded).ok());
+          values.push_back(std::move(decoded));
+        },
+        caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
+    return values;
+  }
+
+  shard_stats stats(const caf::actor& shard) {
+    self->send(shard, stats_atom_v);
+    sched.run();
+    std::optional<shard_stats> got;
+    self->receive([&](const shard_stats& s) { got = s; });
+    return *got;
+  }
+};
+
+void check_values(const std::vector<float>& got, const std::vector<float>& want) {
+  BOOST_REQUIRE_EQUAL(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i)
+    BOOST_TEST(std::abs(got[i] - want[i]) < 1e-6f, "element " << i << ": " << got[i]);
+}
+
+} // namespace
+
+BOOST_FIXTURE_TEST_SUITE(parameter_shard_tests, fixture)
+
+BOOST_AUTO_TEST_CASE(dist_sync_answers_a_step_once_every_worker_pushed_it_with_the_mean_applied) {
+  auto shard = sys.spawn(parameter_shard, shard_setup(kv_sync::dist_sync));
+  self->send(shard, kv_round{0, 0, {worker_a, worker_b}});
+  self->send(shard, push_of(worker_a, 1, {1, 2, 3, 4}));
+  BOOST_TEST(answers().empty());  // worker b holds the step up
+  self->send(shard, push_of(worker_b, 1, {3, 2, 1, 0}));
+  const auto got = answers();
+  BOOST_REQUIRE_EQUAL(got.size(), 2u);  // both pushers answered, with the same values
+  check_values(got[0], {0.0f, 0.0f, 0.0f, 0.0f});  // 1 - 0.5 * mean (2, 2, 2, 2)
+  check_values(got[1], got[0]);
+  BOOST_TEST(stats(shard).updates == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_step_waits_for_the_round_plan_before_it_merges) {
+  auto shard = sys.spawn(parameter_shard, shard_setup(kv_sync::dist_sync));
+  self->send(shard, push_of(worker_a, 1, {2, 2, 2, 2}));
+  BOOST_TEST(answers().empty());
+  self->send(shard, kv_round{0, 0, {worker_a}});
+  const auto got = answers();
+  BOOST_REQUIRE_EQUAL(got.size(), 1u);
+  check_values(got[0], {0.0f, 0.0f, 0.0f, 0.0f});
+}
+
+BOOST_AUTO_TEST_CASE(a_worker_that_finished_its_part_with_fewer_steps_holds_up_no_later_step) {
+  auto shard = sys.spawn(parameter_shard, shard_setup(kv_sync::dist_sync));
+  self->send(shard, kv_round{0, 0, {worker_a, worker_b}});
+  self->send(shard, push_of(worker_a, 1, {1, 1, 1, 1}));
+  self->send(shard, push_of(worker_b, 1, {1, 1, 1, 1}));
+  BOOST_REQUIRE_EQUAL(answers().size(), 2u);
+  self->send(shard, push_of(worker_a, 2, {1, 1, 1, 1}));
+  BOOST_TEST(answers().empty());
+  self->send(shard, kv_done{worker_b, 0, 1});  // b's partition had one batch
+  const auto got = answers();
+  BOOST_REQUIRE_EQUAL(got.size(), 1u);
+  check_values(got[0], {0.0f, 0.0f, 0.0f, 0.0f});  // 1 - 0.5 - 0.5
+}
+
+BOOST_AUTO_TEST_CASE(a_lost_node_s_workers_hold_up_no_step) {
+  auto shard = sys.spawn(parameter_shard, shard_setup(kv_sync::dist_sync));
+  self->send(shard, kv_round{0, 0, {worker_a, worker_b}});
+  self->send(shard, push_of(worker_a, 1, {2, 2, 2, 2}));
+  BOOST_TEST(answers().empty());
+  self->send(shard, forget_atom_v, node_b);
+  BOOST_REQUIRE_EQUAL(answers().size(), 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_push_seen_before_is_answered_but_not_applied_again) {
+  auto shard = sys.spawn(parameter_shard, shard_setup(kv_sync::dist_sync));
+  self->send(shard, kv_round{0, 0, {worker_a}});
+  self->send(shard, push_of(worker_a, 1, {1, 1, 1, 1}));
+  check_values(answers().at(0), {0.5f, 0.5f, 0.5f, 0.5f});
+  self->send(shard, push_of(worker_a, 1, {1, 1, 1, 1}));
+  check_values(answers().at(0), {0.5f, 0.5f, 0.5f, 0.5f});
+  const auto counted = stats(shard);
+  BOOST_TEST(counted.updates == 1u);
+  BOOST_TEST(counted.duplicates == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(dist_async_applies_every_push_at_once) {
+  auto shard = sys.spawn(parameter_shard, shard_setup(kv_sync::dist_async));
+  self->send(shard, push_of(worker_a, 1, {1, 1, 1, 1}));
+  check_values(answers().at(0), {0.5f, 0.5f, 0.5f, 0.5f});
+  self->send(shard, push_of(worker_b, 1, {1, 0, 1, 0}));
+  check_values(answers().at(0), {0.0f, 0.5f, 0.0f, 0.5f});
+  BOOST_TEST(stats(shard).updates == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(without_the_server_optimizer_the_answer_is_the_mean_gradient) {
+  auto shard = sys.spawn(parameter_shard, shard_setup(kv_sync::dist_sync, false));
+  self->send(shard, kv_round{0, 0, {worker_a, worker_b}});
+  self->send(shard, push_of(worker_a, 1, {1, 2, 3, 4}));
+  self->send(shard, push_of(worker_b, 1, {3, 2, 1, 0}));
+  const auto got = answers();
+  BOOST_REQUIRE_EQUAL(got.size(), 2u);
+  check_values(got[0], {2.0f, 2.0f, 2.0f, 2.0f});
+}
+
+BOOST_AUTO_TEST_CASE(a_push_that_does_not_cover_the_range_is_refused_with_the_key_named) {
+  auto shard = sys.spawn(parameter_shard, shard_setup(kv_sync::dist_async));
+  self->send(shard, push_of(worker_a, 1, {1, 1, 1}));
+  sched.run();
+  bool refused = false;
+  self->receive([](const kv_values&) {},
+                [&](caf::error& err) {
+                  refused = true;
+                  BOOST_TEST(sys.render(err).find("does not cover key 0 part 0") != std::string::npos,
+                             sys.render(err));
+                },
+                caf::after(std::chrono::seconds(0)) >> [] {});
+  BOOST_TEST(refused);
+  BOOST_TEST(stats(shard).rejected == 1u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_CASE(two_bit_pushes_carry_a_sixteenth_of_the_dense_bytes_and_keep_a_residual) {
+  kv_options options;
+  options.compression = kv_compression::two_bit;
+  options.shards.push_back({{0, 0, 0, 0, 100'000}, caf::actor{}});
+  kv_pusher pusher{options};
+  std::vector<float> gradient(100'000, 0.3f);  // below the 0.5 threshold: all stays behind
+  auto first = pusher.push(0, worker_a, 0, 1, gradient);
+  BOOST_REQUIRE(first.ok());
+  auto second = pusher.push(0, worker_a, 0, 2, gradient);  // 0.6 in the residual: sent
+  BOOST_REQUIRE(second.ok());
+  BOOST_TEST(pusher.traffic().push_bytes <= pusher.traffic().push_dense_bytes * 7 / 100);
+  compute::frame_workspace ws;
+  auto view = compute::read_update_frame(second->gradient, ws);
+  BOOST_REQUIRE(view.ok());
+  std::vector<float> sent(100'000, 0.0f);
+  BOOST_REQUIRE(compute::apply_update_frame(*view, sent).ok());
+  BOOST_TEST(sent[0] == 0.5f);
+  BOOST_TEST(sent[99'999] == 0.5f);
+}
+
+BOOST_AUTO_TEST_CASE(an_answer_replaces_its_slice_of_the_target_and_nothing_else) {
+  kv_options options;
+  options.shards.push_back({{0, 0, 0, 0, 2}, caf::actor{}});
+  options.shards.push_back({{1, 0, 0, 2, 2}, caf::actor{}});
+  kv_pusher pusher{options};
+  std::vector<float> target{9, 9, 9, 9};
+  const std::vector<float> values{1, 2};
+  auto frame = compute::build_update_frame({}, compute::dense_fp32_update(values));
+  BOOST_REQUIRE(frame.ok());
+  BOOST_REQUIRE(pusher.take(1, kv_values{*frame}, target).ok());
+  check_values(target, {9, 9, 1, 2});
+  auto wrong = pusher.take(0, kv_values{*frame}, std::span<float>{target}.first(1));
+  BOOST_TEST(!wrong.ok());
+}

@@ -1,0 +1,113 @@
+#define BOOST_TEST_MODULE runtime_kvstore_training
+#include <boost/test/unit_test.hpp>
+
+#include "strom/runtime/cluster_training.hpp"
+#include "strom/runtime/local_training.hpp"
+#include "support/small_fashion_job.hpp"
+
+// Parameter-server training (mode kvstore) on in-process clusters: worker nodes push
+// gradients to parameter_shards on server nodes over the loopback transport.
+
+using namespace strom;
+
+namespace {
+
+/// What a run varies.
+struct kv_run {
+  runtime::cluster_shape shape;
+  schema::KvStoreSync sync = schema::KvStoreSync::DIST_SYNC;
+  schema::KvCompression compression = schema::KvCompression::NONE;
+  bool server_optimizer = true;
+};
+
+/// Trains the small job (784-64-10, SGD) for one epoch in kvstore mode.
+runtime::training_report train_kvstore(const kv_run& run) {
+  auto job = testing::small_fashion_job();
+  job.builder().getDistributed().setServerOptimizer(run.server_optimizer);
+  runtime::local_training_options options;
+  options.epochs = 1;
+  options.mode = schema::TrainingMode::KVSTORE;
+  options.kvstore = run.sync;
+  options.compression = run.compression;
+  auto trained = runtime::train_on_cluster(job, options, run.shape);
+  BOOST_REQUIRE_MESSAGE(trained, (trained ? "" : trained.err().message));
+  BOOST_TEST_MESSAGE(run.shape.nodes << " nodes x " << run.shape.workers << " workers, "
+                     << run.shape.servers << " servers: accuracy " << trained->test_accuracy
+                     << ", pushed " << trained->push_bytes << " of " << trained->push_dense_bytes
+                     << " dense bytes, " << trained->train_samples_per_second << " samples/s");
+  return *trained;
+}
+
+/// The small job's keys: the weights and biases of its two layers.
+constexpr std::uint64_t small_job_keys = 4;
+/// 30000 samples a worker in batches of 64.
+constexpr std::uint64_t steps_a_worker = 469;
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(dist_sync_merges_one_step_of_every_worker_and_learns) {
+  const auto report = train_kvstore({{2, 1, 1}});
+  BOOST_TEST(report.mode == "kvstore");
+  BOOST_TEST(report.kvstore == "dist_sync");
+  BOOST_TEST(report.servers == 1u);
+  BOOST_TEST(report.replicas == 1u);
+  BOOST_TEST(report.workers == 2u);
+  BOOST_TEST(report.train_samples == 60000u);
+  // Both workers take 469 steps: each key took one optimizer step a step.
+  BOOST_TEST(report.server_updates == steps_a_worker * small_job_keys);
+  BOOST_TEST(report.push_bytes >= report.push_dense_bytes);  // fp32 and frame headers
+  BOOST_TEST(report.push_dense_bytes == 2 * steps_a_worker * (784 * 64 + 64 + 64 * 10 + 10) * 4);
+  BOOST_TEST(report.pull_bytes > 0u);
+  BOOST_TEST(report.test_accuracy >= 0.78);
+}
+
+BOOST_AUTO_TEST_CASE(the_optimizer_on_the_workers_trains_the_same_model_as_on_the_server) {
+  // dist_sync: every worker's updater sees the step's mean gradient, as the shard's does,
+  // and runs the same kernel on it: the same parameters to the last bit.
+  const auto on_server = train_kvstore({{2, 1, 1}});
+  const auto on_workers = train_kvstore({{2, 1, 1}, schema::KvStoreSync::DIST_SYNC,
+                                         schema::KvCompression::NONE, false});
+  BOOST_TEST(on_workers.test_accuracy == on_server.test_accuracy);
+  BOOST_TEST(on_workers.test_loss == on_server.test_loss);
+}
+
+BOOST_AUTO_TEST_CASE(keys_spread_over_two_servers_train_the_same_model_as_on_one) {
+  const auto one = train_kvstore({{2, 1, 1}});
+  const auto two = train_kvstore({{2, 1, 2}});
+  BOOST_TEST(two.servers == 2u);
+  BOOST_TEST(two.test_accuracy == one.test_accuracy);
+  BOOST_TEST(two.test_loss == one.test_loss);
+}
+
+BOOST_AUTO_TEST_CASE(two_workers_of_one_node_push_to_the_server_too) {
+  const auto report = train_kvstore({{1, 2, 1}});
+  BOOST_TEST(report.nodes == 1u);
+  BOOST_TEST(report.workers == 2u);
+  BOOST_TEST(report.server_updates == steps_a_worker * small_job_keys);
+  BOOST_TEST(report.test_accuracy >= 0.78);
+}
+
+BOOST_AUTO_TEST_CASE(dist_async_applies_every_push_and_learns) {
+  const auto report = train_kvstore({{2, 1, 1}, schema::KvStoreSync::DIST_ASYNC});
+  BOOST_TEST(report.kvstore == "dist_async");
+  BOOST_TEST(report.server_updates == 2 * steps_a_worker * small_job_keys);
+  BOOST_TEST(report.test_accuracy >= 0.75);
+}
+
+BOOST_AUTO_TEST_CASE(two_bit_pushes_send_a_sixteenth_of_the_dense_bytes) {
+  const auto report = train_kvstore(
+    {{2, 1, 1}, schema::KvStoreSync::DIST_SYNC, schema::KvCompression::TWO_BIT});
+  BOOST_TEST(report.push_bytes <= report.push_dense_bytes * 7 / 100);
+  BOOST_TEST(report.test_accuracy >= 0.70);
+}
+
+BOOST_AUTO_TEST_CASE(a_kvstore_job_without_servers_is_refused_with_the_flag_named) {
+  auto job = testing::small_fashion_job();
+  runtime::local_training_options options;
+  options.epochs = 1;
+  options.mode = schema::TrainingMode::KVSTORE;
+  auto trained = runtime::train_on_cluster(job, options, {2, 1, 0});
+  BOOST_REQUIRE(!trained);
+  BOOST_TEST(trained.err().message.find("--servers") != std::string::npos,
+             trained.err().message);
+}
