@@ -5,6 +5,7 @@
 #include "arguments.hpp"
 #include "commands.hpp"
 #include "scheduler_link.hpp"
+#include "tls_flags.hpp"
 #include "strom/runtime/node_daemon.hpp"
 
 namespace strom::cli {
@@ -19,7 +20,7 @@ const command_spec node_spec{
   "a worker the scheduler dropped (e.g. one stopped for longer than the heartbeat timeout)\n"
   "exits with status 1 saying so. A worker whose scheduler is lost (it crashed, restarts or\n"
   "stopped) joins it again under its name once it is back, within --reconnect-timeout.",
-  {
+  with_tls_options({
     {"scheduler", "", "run the cluster's scheduler"},
     {"listen", "HOST:PORT", "where the scheduler accepts nodes and clients (0.0.0.0: everywhere)"},
     {"join", "HOST:PORT", "join the scheduler at HOST:PORT as a worker node"},
@@ -39,7 +40,7 @@ const command_spec node_spec{
     {"reconnect-timeout", "DURATION",
      "worker: give up on a scheduler that answers nothing this long, or that is gone and not "
      "back within it (default 60s)"},
-  },
+  }),
   0,
 };
 
@@ -97,6 +98,12 @@ int run_scheduler(const arguments& args) {
                                options.setup.timeouts.heartbeat_timeout).count(),
                              std::chrono::duration_cast<std::chrono::milliseconds>(
                                options.setup.timeouts.heartbeat_interval).count()));
+  auto tls = tls_of(args);
+  if (!tls) {
+    fmt::print(stderr, "strom node: {}\n", tls.err().message);
+    return exit_failure;
+  }
+  options.guard.tls.context = *tls;
   if (auto ok = runtime::run_scheduler_node(options); !ok) {
     fmt::print(stderr, "strom node: {}\n", ok.err().message);
     return exit_failure;
@@ -133,6 +140,12 @@ int run_worker(const arguments& args) {
   if (!connect_timeout)
     return usage(connect_timeout.err().message);
   options.connect_timeout = *connect_timeout;
+  auto tls = tls_of(args);
+  if (!tls) {
+    fmt::print(stderr, "strom node: {}\n", tls.err().message);
+    return exit_failure;
+  }
+  options.tls = *tls;
   if (auto ok = runtime::run_worker_node(options); !ok) {
     fmt::print(stderr, "strom node: {}\n", ok.err().message);
     return exit_failure;

@@ -14,6 +14,7 @@
 #include "strom/compute/result.hpp"
 #include "strom/runtime/job_spec.hpp"
 #include "strom/runtime/local_training.hpp"
+#include "strom/runtime/security/tls_context.hpp"
 
 namespace strom::runtime {
 
@@ -27,6 +28,8 @@ struct node_identity {
   /// Where the node publishes its jobs' relays for mesh neighbours (its advertised address);
   /// empty: nowhere (a lone in-process node without a network).
   std::string relay_host{};
+  /// How its relay ports and links to neighbours' relays are secured; null: plaintext.
+  std::shared_ptr<const tls_context> tls{};
 };
 
 /// Spawns a node agent in `system` that joins `scheduler` as `identity`, prepares its jobs

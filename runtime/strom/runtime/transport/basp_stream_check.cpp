@@ -18,6 +18,10 @@ using caf::io::basp::message_type;
 static_assert(basp_header_bytes == caf::io::basp::header_size,
               "the checked framing must match the linked CAF's BASP header");
 
+/// The first byte of a TLS record that opens a handshake (RFC 8446, 5.1): a TLS peer on a
+/// plaintext port.
+constexpr unsigned char tls_handshake_record = 22;
+
 /// Room for what CAF wraps around a frame: source and destination actors and node ids,
 /// the message's type names and a forwarding stack. Measured envelopes are under 200 bytes.
 constexpr std::uint32_t message_envelope_bytes = 64 * 1024;
@@ -41,6 +45,18 @@ std::uint32_t default_message_payload() {
   return static_cast<std::uint32_t>(compute::max_frame_bytes) + message_envelope_bytes;
 }
 
+result<caf::node_id> handshake_node_id(const unsigned char* message, std::size_t size) {
+  if (size < basp_header_bytes)
+    return error{"its handshake is shorter than a BASP header"};
+  caf::binary_deserializer source{static_cast<caf::execution_unit*>(nullptr),
+                                  reinterpret_cast<const char*>(message) + basp_header_bytes,
+                                  size - basp_header_bytes};
+  caf::node_id node;
+  if (source(node) || !node)
+    return error{"its handshake names no node id"};
+  return node;
+}
+
 basp_stream_check::basp_stream_check(basp_sender sender, basp_limits limits)
   : sender_(sender), limits_(limits) {
   if (limits_.message_payload == 0)
@@ -51,6 +67,8 @@ result<void> basp_stream_check::check_header() {
   caf::binary_deserializer source{static_cast<caf::execution_unit*>(nullptr),
                                   reinterpret_cast<const char*>(header_), basp_header_bytes};
   caf::io::basp::header header;
+  if (first_message_ && header_[0] == tls_handshake_record)
+    return error{"it speaks TLS, but this end is plaintext (no --tls-ca given here)"};
   if (source(header) || header.operation > message_type::heartbeat)
     return error{fmt::format("the first byte {} is no BASP operation (0-6): not a strom peer",
                              static_cast<unsigned>(header_[0]))};
