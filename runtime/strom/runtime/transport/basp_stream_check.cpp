@@ -8,6 +8,7 @@
 #include <caf/io/basp/header.hpp>
 
 #include "strom/compute/frames/frame.hpp"
+#include "strom/runtime/transport/tls_session.hpp"
 
 namespace strom::runtime {
 
@@ -17,10 +18,6 @@ using caf::io::basp::message_type;
 
 static_assert(basp_header_bytes == caf::io::basp::header_size,
               "the checked framing must match the linked CAF's BASP header");
-
-/// The first byte of a TLS record that opens a handshake (RFC 8446, 5.1): a TLS peer on a
-/// plaintext port.
-constexpr unsigned char tls_handshake_record = 22;
 
 /// Room for what CAF wraps around a frame: source and destination actors and node ids,
 /// the message's type names and a forwarding stack. Measured envelopes are under 200 bytes.

@@ -309,6 +309,11 @@ struct link_guard::loop {
       return false;
     }
     auto checked = entry.check.feed(entry.to_inner.data() + before, static_cast<std::size_t>(got));
+    if (!checked && !entry.tls && before == 0 && entry.to_inner[0] == tls_handshake_record) {
+      // A TLS peer at a plaintext end: tell it so in its own protocol (best effort).
+      [[maybe_unused]] auto sent = ::send(entry.outer, plaintext_endpoint_alert,
+                                          sizeof plaintext_endpoint_alert, MSG_NOSIGNAL);
+    }
     if (!checked) {
       refuse(id, checked.err().message);
       return true;  // refuse dropped the link already

@@ -19,9 +19,8 @@ namespace strom::runtime {
 
 namespace {
 
-/// The first byte of every TLS record that opens a handshake (RFC 8446, 5.1: handshake(22)),
-/// and of an alert (21), which a TLS peer may send instead. Anything else is plaintext.
-constexpr unsigned char tls_handshake_record = 22;
+/// The first byte of an alert record (21), which a TLS peer may send instead of a handshake
+/// record. Anything else is plaintext.
 constexpr unsigned char tls_alert_record = 21;
 
 /// Largest slice handed to SSL_write at once: OpenSSL counts in int.
@@ -97,7 +96,9 @@ tls_session::status tls_session::outcome_of(int returned, const char* during) {
     return status::failed;
   }
   const auto reason = take_openssl_error();
-  if (reason.find("unknown ca") != std::string::npos)
+  if (reason.find("protocol version") != std::string::npos)
+    failure_ = fmt::format("it speaks plaintext, not TLS ({})", reason);
+  else if (reason.find("unknown ca") != std::string::npos)
     failure_ = fmt::format("the peer does not trust our certificate ({}): it was signed by "
                            "another CA", reason);
   else if (reason.find("certificate required") != std::string::npos)

@@ -19,6 +19,14 @@
 
 namespace strom::runtime {
 
+/// What a plaintext guard answers a TLS peer before it closes: a fatal protocol_version alert
+/// record (RFC 8446, 6: level fatal(2), description protocol_version(70)), so that the TLS
+/// side learns "plaintext here" even when the close overtakes the plaintext greeting.
+inline constexpr unsigned char plaintext_endpoint_alert[] = {21, 3, 3, 0, 2, 2, 70};
+
+/// The first byte of a TLS record that opens a handshake (RFC 8446, 5.1: handshake(22)).
+inline constexpr unsigned char tls_handshake_record = 22;
+
 class tls_session {
 public:
   /// Which end of the TCP connection this process is.
