@@ -176,6 +176,21 @@ inline double json_number(const std::string& json, const std::string& key) {
   return std::stod(json.substr(at + key.size() + 3));
 }
 
+/// The port of HOST:PORT.
+inline std::uint16_t port_of(const std::string& address) {
+  return static_cast<std::uint16_t>(std::stoi(address.substr(address.rfind(':') + 1)));
+}
+
+/// A size field of /proc/PID/status in KiB ("VmRSS", "VmHWM"); -1 when it cannot be read.
+inline long status_kib(pid_t pid, const std::string& field) {
+  std::ifstream status{"/proc/" + std::to_string(pid) + "/status"};
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind(field + ":", 0) == 0)
+      return std::stol(line.substr(field.size() + 1));
+  return -1;
+}
+
 /// Time for a daemon to start listening or to join.
 inline constexpr auto startup_limit = 20'000ms;
 

@@ -34,10 +34,6 @@ constexpr auto handshake_deadline = 5s;
 /// How long a client may take to give up on a peer that is not a scheduler (the bar is 15 s).
 constexpr auto give_up_limit = 15'000ms;
 
-std::uint16_t port_of(const std::string& address) {
-  return static_cast<std::uint16_t>(std::stoi(address.substr(address.rfind(':') + 1)));
-}
-
 /// A stranger's attack: connect, read the server's greeting, send a 32-byte BASP header of
 /// `operation` claiming a 4 GiB payload; true when the scheduler then closed the connection.
 bool forged_header_is_cut_off(std::uint16_t port, std::uint8_t operation) {
@@ -49,16 +45,6 @@ bool forged_header_is_cut_off(std::uint16_t port, std::uint8_t operation) {
   const bool closed = closed_within(fd, 5s);
   ::close(fd);
   return closed;
-}
-
-/// The peak resident size of `pid` in KiB (VmHWM).
-long peak_resident_kib(pid_t pid) {
-  std::ifstream status{"/proc/" + std::to_string(pid) + "/status"};
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmHWM:", 0) == 0)
-      return std::stol(line.substr(6));
-  return -1;
 }
 
 /// A loopback listener; `echo` answers every byte it gets back, else it never accepts and
@@ -132,7 +118,7 @@ BOOST_AUTO_TEST_CASE(a_three_node_job_completes_while_forged_4_gib_headers_hit_t
   const auto log = cluster.scheduler().err();
   BOOST_TEST(!contains(log, "lost"), log);
   BOOST_TEST(contains(log, "4294967295-byte payload"), log);
-  const auto peak = peak_resident_kib(cluster.scheduler().pid());
+  const auto peak = status_kib(cluster.scheduler().pid(), "VmHWM");
   BOOST_TEST_MESSAGE("scheduler peak resident " << peak << " KiB");
   BOOST_TEST(peak > 0);
   BOOST_TEST(peak < resident_bar_kib, "scheduler peak resident " << peak << " KiB");
