@@ -28,7 +28,7 @@ constexpr auto job_limit = 120'000ms;
 /// The bar: a scheduler under forged headers stays below this resident size.
 constexpr long resident_bar_kib = 200 * 1024;
 /// The attack of issue 16: connections that send a few bytes and go idle.
-constexpr int idle_connections = 200;
+constexpr int idle_count = 200;
 /// link_guard's default handshake deadline.
 constexpr auto handshake_deadline = 5s;
 /// How long a client may take to give up on a peer that is not a scheduler (the bar is 15 s).
@@ -127,23 +127,8 @@ BOOST_AUTO_TEST_CASE(a_three_node_job_completes_while_forged_4_gib_headers_hit_t
 BOOST_AUTO_TEST_CASE(idle_half_open_connections_are_closed_within_the_handshake_deadline) {
   local_cluster cluster{0};
   const auto port = port_of(cluster.address());
-  std::vector<int> idle;
-  for (int i = 0; i < idle_connections; ++i) {
-    const int fd = connect_loopback(port);
-    BOOST_REQUIRE(fd >= 0);
-    const unsigned char few[3] = {1, 0, 0};
-    ::send(fd, few, sizeof few, MSG_NOSIGNAL);
-    idle.push_back(fd);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + handshake_deadline + 2s;
-  std::size_t closed = 0;
-  for (int fd : idle) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      deadline - std::chrono::steady_clock::now());
-    closed += closed_within(fd, std::max(left, 0ms)) ? 1 : 0;
-    ::close(fd);
-  }
-  BOOST_TEST(closed == idle.size());
+  const auto idle = idle_connections(port, idle_count, {1, 0, 0});
+  BOOST_TEST(closed_together_within(idle, handshake_deadline + 2s) == idle.size());
   auto status = cluster.command({"status"}, "status", give_up_limit);
   BOOST_TEST(status.status == 0, status.err);
 }

@@ -33,7 +33,7 @@ constexpr long resident_growth_bar_kib = 50 * 1024;
 /// handshake deadline (link_guard's default, 5 s) closes them, plus a margin.
 constexpr std::size_t random_bytes = 1024 * 1024;
 constexpr std::size_t random_chunk = 64 * 1024;
-constexpr int idle_connections = 200;
+constexpr int idle_count = 200;
 constexpr int connect_close_cycles = 500;
 constexpr auto idle_close_limit = 7s;
 
@@ -146,23 +146,10 @@ BOOST_FIXTURE_TEST_CASE(hostile_peers_leave_a_tls_scheduler_answering_and_traini
     BOOST_TEST(attacker.closed_within(2'000ms));
   }
   // Idle connections that start a TLS record and go silent, then connect/close cycles.
-  std::vector<int> idle;
-  for (int i = 0; i < idle_connections; ++i) {
-    idle.push_back(connect_loopback(port));
-    const unsigned char record_start[3] = {22, 3, 1};
-    ::send(idle.back(), record_start, sizeof record_start, MSG_NOSIGNAL);
-  }
+  const auto idle = idle_connections(port, idle_count, {22, 3, 1});
   for (int i = 0; i < connect_close_cycles; ++i)
     ::close(connect_loopback(port));
-  std::size_t closed = 0;
-  const auto deadline = std::chrono::steady_clock::now() + idle_close_limit;
-  for (int fd : idle) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      deadline - std::chrono::steady_clock::now());
-    closed += closed_within(fd, std::max(left, 0ms)) ? 1 : 0;
-    ::close(fd);
-  }
-  BOOST_TEST(closed == idle.size());
+  BOOST_TEST(closed_together_within(idle, idle_close_limit) == idle.size());
   // run_strom fails the test when status takes longer than the limit.
   auto status = cluster.command({"status"}, "status", status_limit);
   BOOST_TEST(status.status == 0, status.err);
