@@ -37,14 +37,16 @@ constexpr int idle_count = 200;
 constexpr int connect_close_cycles = 500;
 constexpr auto idle_close_limit = 7s;
 
-/// Certificates made by `strom certs init`: ours (scheduler, w1, w2, alice) and another CA's.
+/// Certificates made by `strom certs init`: ours (scheduler, w1-w3, alice) and another CA's
+/// (stranger).
 struct certificates {
   certificates() {
     auto ours = run_strom({"certs", "init", (dir.path() / "ours").string(), "--nodes",
-                           "scheduler,w1,w2", "--clients", "alice"},
+                           "scheduler,w1,w2,w3", "--clients", "alice"},
                           dir.path(), "certs_ours", 10'000ms);
     BOOST_REQUIRE_MESSAGE(ours.status == 0, ours.err);
-    auto other = run_strom({"certs", "init", (dir.path() / "other").string(), "--nodes", "w3"},
+    auto other = run_strom({"certs", "init", (dir.path() / "other").string(), "--nodes",
+                            "stranger"},
                            dir.path(), "certs_other", 10'000ms);
     BOOST_REQUIRE_MESSAGE(other.status == 0, other.err);
   }
@@ -86,9 +88,23 @@ BOOST_FIXTURE_TEST_CASE(two_tls_nodes_train_to_the_accuracy_bar, certificates) {
   BOOST_TEST(!contains(cluster.scheduler().err(), "unauthenticated"), cluster.scheduler().err());
 }
 
+BOOST_FIXTURE_TEST_CASE(tls_workers_train_a_mesh_through_their_published_relays, certificates) {
+  local_cluster cluster{3, {}, ours()};
+  const auto metrics = cluster.dir().path() / "metrics.json";
+  // Fanout 1: a chain w1 -> w2 -> w3, so w1's frames reach w3 only through w2's TLS relay.
+  auto submitted = cluster.command({"submit", fashion_mlp_job, "--epochs", "1", "--topology",
+                                    "mesh", "--fanout", "1", "--metrics-out", metrics.string()},
+                                   "submit", job_limit);
+  BOOST_REQUIRE_MESSAGE(submitted.status == 0, submitted.err << cluster.scheduler().transcript());
+  const auto json = read_text(metrics);
+  // Every frame reached every worker once: 3 workers x 313 batches, applied at each of the 3.
+  BOOST_TEST(json_number(json, "updates_applied") == 3.0 * 313 * 3, json);
+  BOOST_TEST(json_number(json, "duplicate_updates_applied") == 0.0, json);
+}
+
 BOOST_FIXTURE_TEST_CASE(a_node_with_another_cas_certificate_exits_1_naming_why, certificates) {
   local_cluster cluster{0, {}, ours()};
-  auto joined = join(cluster, "w3", tls_options(other(), "w3"));
+  auto joined = join(cluster, "stranger", tls_options(other(), "stranger"));
   BOOST_TEST(joined.status == 1, joined.err);
   BOOST_TEST(contains(joined.err, "TLS handshake failed: certificate not signed by the CA"),
              joined.err);
