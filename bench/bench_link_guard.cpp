@@ -1,9 +1,10 @@
 // What the link guard costs a message between two nodes: round trips of a request through
 // CAF's own middleman connection (remote_actor to a port the middleman listens on, the path
 // before the guard) against the same through a guarded port and a guarded client connection
-// (two guard threads, two more socket hops). Two actor systems in one process over loopback,
-// alternating rounds; one JSON object per payload size with the median round trip of each
-// and ratio = guarded / plain.
+// (two guard threads, two more socket hops), and the same guarded link speaking mutual TLS
+// (certificates from init_certificates in a temporary directory). Two actor systems in one
+// process over loopback, alternating rounds; one JSON object per payload size with the median
+// round trip of each, ratio = guarded / plain and tls_ratio = TLS / guarded.
 //
 //   bench_link_guard [--rounds N] [--trips N]   (defaults 5 and 2000)
 
@@ -15,9 +16,15 @@
 #include <string>
 #include <vector>
 
+#include <stdlib.h>
+
+#include <filesystem>
+
 #include <caf/all.hpp>
 #include <caf/io/middleman.hpp>
 
+#include "strom/runtime/security/certificate_authority.hpp"
+#include "strom/runtime/security/tls_context.hpp"
 #include "strom/runtime/system_config.hpp"
 #include "strom/runtime/transport/guarded_connect.hpp"
 #include "strom/runtime/transport/guarded_port.hpp"
@@ -50,6 +57,17 @@ double micros_per_trip(caf::actor_system& system, const caf::actor& remote,
   return std::chrono::duration<double, std::micro>(clock_type::now() - start).count() / trips;
 }
 
+/// The identity of `name` in the certificate directory `dir`, or exits.
+std::shared_ptr<const tls_context> identity(const std::string& dir, const std::string& name) {
+  auto loaded = tls_context::load({dir + "/ca.pem", dir + "/" + name + ".pem",
+                                   dir + "/" + name + ".key"});
+  if (!loaded) {
+    std::fprintf(stderr, "bench_link_guard: %s\n", loaded.err().message.c_str());
+    std::exit(1);
+  }
+  return *loaded;
+}
+
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   return values[values.size() / 2];
@@ -72,15 +90,30 @@ int main(int argc, char** argv) {
   caf::actor_system client{client_config};
   auto echoing = server.spawn(echo);
 
+  char dir_template[] = "/tmp/bench_link_guard_XXXXXX";
+  const std::string certificates = ::mkdtemp(dir_template) ? dir_template : "";
+  if (certificates.empty() || !init_certificates({certificates, {"server", "client"}, {}})) {
+    std::fprintf(stderr, "bench_link_guard: cannot make certificates\n");
+    return 1;
+  }
+  guard_limits tls_port_limits;
+  tls_port_limits.tls.context = identity(certificates, "server");
+  connect_options tls_client;
+  tls_client.limits.tls.context = identity(certificates, "client");
+  std::filesystem::remove_all(certificates);
+
   auto plain_port = server.middleman().publish(echoing, 0, "127.0.0.1");
   auto guarded = guarded_port::open(server, echoing, {"127.0.0.1", 0});
-  if (!plain_port || !guarded) {
+  auto tls_guarded = guarded_port::open(server, echoing, {"127.0.0.1", 0}, tls_port_limits);
+  if (!plain_port || !guarded || !tls_guarded) {
     std::fprintf(stderr, "bench_link_guard: cannot listen on loopback\n");
     return 1;
   }
   auto plain = client.middleman().remote_actor("127.0.0.1", *plain_port);
   auto through_guard = connect_guarded(client, {"127.0.0.1", (*guarded)->port()}, "echo", {});
-  if (!plain || !through_guard) {
+  auto through_tls = connect_guarded(client, {"127.0.0.1", (*tls_guarded)->port()}, "echo",
+                                     tls_client);
+  if (!plain || !through_guard || !through_tls) {
     std::fprintf(stderr, "bench_link_guard: cannot connect on loopback\n");
     return 1;
   }
@@ -89,17 +122,23 @@ int main(int argc, char** argv) {
     const std::string payload(size, 'x');
     std::vector<double> plain_trips;
     std::vector<double> guarded_trips;
+    std::vector<double> tls_trips;
     micros_per_trip(client, *plain, payload, trips / 10);  // warm-up
     micros_per_trip(client, through_guard->remote, payload, trips / 10);
+    micros_per_trip(client, through_tls->remote, payload, trips / 10);
     for (int round = 0; round < rounds; ++round) {
       plain_trips.push_back(micros_per_trip(client, *plain, payload, trips));
       guarded_trips.push_back(micros_per_trip(client, through_guard->remote, payload, trips));
+      tls_trips.push_back(micros_per_trip(client, through_tls->remote, payload, trips));
     }
     const double plain_us = median(plain_trips);
     const double guarded_us = median(guarded_trips);
+    const double tls_us = median(tls_trips);
     std::printf("{\"bench\":\"link_guard\",\"payload_bytes\":%zu,\"rounds\":%d,\"trips\":%d,"
-                "\"plain_round_trip_us\":%.1f,\"guarded_round_trip_us\":%.1f,\"ratio\":%.3f}\n",
-                size, rounds, trips, plain_us, guarded_us, guarded_us / plain_us);
+                "\"plain_round_trip_us\":%.1f,\"guarded_round_trip_us\":%.1f,\"ratio\":%.3f,"
+                "\"tls_round_trip_us\":%.1f,\"tls_ratio\":%.3f}\n",
+                size, rounds, trips, plain_us, guarded_us, guarded_us / plain_us, tls_us,
+                tls_us / guarded_us);
     std::fflush(stdout);
   }
   caf::anon_send_exit(echoing, caf::exit_reason::user_shutdown);

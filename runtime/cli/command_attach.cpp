@@ -3,6 +3,7 @@
 #include "arguments.hpp"
 #include "commands.hpp"
 #include "scheduler_link.hpp"
+#include "tls_flags.hpp"
 #include "training_summary.hpp"
 #include "strom/runtime/job_client.hpp"
 #include "strom/runtime/output_paths.hpp"
@@ -18,12 +19,13 @@ const command_spec attach_spec{
   "Follows job JOB_ID (from 'strom submit --detach') on the scheduler at HOST:PORT to its end\n"
   "and prints the same summary as 'strom train'; a job that has ended reports at once.\n"
   "Ctrl-C (or SIGTERM) detaches and leaves the job running.",
-  {
+  with_tls_options({
     {"to", "HOST:PORT", "the scheduler the job was submitted to"},
     connect_timeout_option(),
     reconnect_timeout_option(),
     {"metrics-out", "FILE", "write the run's metrics as one JSON object to FILE"},
-  },
+  }),
+
   1,
 };
 

@@ -3,6 +3,7 @@
 #include "arguments.hpp"
 #include "commands.hpp"
 #include "scheduler_link.hpp"
+#include "tls_flags.hpp"
 #include "strom/runtime/job_client.hpp"
 #include "strom/runtime/stop_signals.hpp"
 
@@ -14,10 +15,11 @@ const command_spec cancel_spec{
   "strom cancel JOB_ID --to HOST:PORT",
   "Cancels job JOB_ID on the scheduler at HOST:PORT: its nodes stop training it and it ends\n"
   "as 'cancelled' (in 'strom status', and for clients following it).",
-  {
+  with_tls_options({
     {"to", "HOST:PORT", "the scheduler the job was submitted to"},
     connect_timeout_option(),
-  },
+  }),
+
   1,
 };
 

@@ -5,6 +5,7 @@
 #include "arguments.hpp"
 #include "commands.hpp"
 #include "scheduler_link.hpp"
+#include "tls_flags.hpp"
 #include "strom/runtime/node_daemon.hpp"
 
 namespace strom::cli {
@@ -19,11 +20,13 @@ const command_spec node_spec{
   "a worker the scheduler dropped (e.g. one stopped for longer than the heartbeat timeout)\n"
   "exits with status 1 saying so. A worker whose scheduler is lost (it crashed, restarts or\n"
   "stopped) joins it again under its name once it is back, within --reconnect-timeout.",
-  {
+  with_tls_options({
     {"scheduler", "", "run the cluster's scheduler"},
     {"listen", "HOST:PORT", "where the scheduler accepts nodes and clients (0.0.0.0: everywhere)"},
     {"join", "HOST:PORT", "join the scheduler at HOST:PORT as a worker node"},
     {"workers", "N", "trainers this node runs (default: one per core)"},
+    {"role", "ROLE",
+     "worker (trains, the default) or server (holds the parameters of kvstore jobs)"},
     {"name", "NAME", "the node's unique name in the cluster (default: HOSTNAME:PID)"},
     {"advertise", "ADDRESS", "the address other nodes reach this one at"},
     {"netmask", "CIDR", "advertise the local address inside this network (e.g. 10.0.0.0/8)"},
@@ -39,7 +42,7 @@ const command_spec node_spec{
     {"reconnect-timeout", "DURATION",
      "worker: give up on a scheduler that answers nothing this long, or that is gone and not "
      "back within it (default 60s)"},
-  },
+  }),
   0,
 };
 
@@ -63,7 +66,8 @@ int usage(const std::string& message) {
 }
 
 int run_scheduler(const arguments& args) {
-  for (const char* worker_only : {"join", "workers", "name", "connect-timeout", "reconnect-timeout"})
+  for (const char* worker_only :
+       {"join", "workers", "role", "name", "connect-timeout", "reconnect-timeout"})
     if (args.has(worker_only))
       return usage(fmt::format("--{} is for worker nodes, not with --scheduler", worker_only));
   auto listen = args.get_endpoint("listen");
@@ -97,6 +101,12 @@ int run_scheduler(const arguments& args) {
                                options.setup.timeouts.heartbeat_timeout).count(),
                              std::chrono::duration_cast<std::chrono::milliseconds>(
                                options.setup.timeouts.heartbeat_interval).count()));
+  auto tls = tls_of(args);
+  if (!tls) {
+    fmt::print(stderr, "strom node: {}\n", tls.err().message);
+    return exit_failure;
+  }
+  options.guard.tls.context = *tls;
   if (auto ok = runtime::run_scheduler_node(options); !ok) {
     fmt::print(stderr, "strom node: {}\n", ok.err().message);
     return exit_failure;
@@ -125,6 +135,9 @@ int run_worker(const arguments& args) {
   options.advertise = args.get("advertise").value_or("");
   options.netmask = args.get("netmask").value_or("");
   options.workers = static_cast<std::uint32_t>(workers.value().value_or(0));
+  options.role = args.get("role").value_or(actors::node_role_worker);
+  if (options.role != actors::node_role_worker && options.role != actors::node_role_server)
+    return usage(fmt::format("--role: '{}' is not worker or server", options.role));
   if (auto timeout = reconnect.value())
     options.timeouts.reconnect_timeout = *timeout;
   if (args.has("name") && options.name.empty())
@@ -133,6 +146,12 @@ int run_worker(const arguments& args) {
   if (!connect_timeout)
     return usage(connect_timeout.err().message);
   options.connect_timeout = *connect_timeout;
+  auto tls = tls_of(args);
+  if (!tls) {
+    fmt::print(stderr, "strom node: {}\n", tls.err().message);
+    return exit_failure;
+  }
+  options.tls = *tls;
   if (auto ok = runtime::run_worker_node(options); !ok) {
     fmt::print(stderr, "strom node: {}\n", ok.err().message);
     return exit_failure;

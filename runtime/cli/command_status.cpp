@@ -3,6 +3,7 @@
 #include "arguments.hpp"
 #include "commands.hpp"
 #include "scheduler_link.hpp"
+#include "tls_flags.hpp"
 #include "strom/runtime/job_client.hpp"
 #include "strom/runtime/stop_signals.hpp"
 
@@ -13,10 +14,10 @@ namespace {
 const command_spec status_spec{
   "strom status --to HOST:PORT [options]",
   "Prints the nodes that joined the scheduler at HOST:PORT and its jobs.",
-  {
+  with_tls_options({
     {"to", "HOST:PORT", "the scheduler"},
     connect_timeout_option(),
-  },
+  }),
   0,
 };
 

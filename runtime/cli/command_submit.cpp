@@ -6,6 +6,7 @@
 #include "distribution_flags.hpp"
 #include "commands.hpp"
 #include "scheduler_link.hpp"
+#include "tls_flags.hpp"
 #include "training_summary.hpp"
 #include "strom/runtime/job_client.hpp"
 #include "strom/runtime/job_spec.hpp"
@@ -24,7 +25,7 @@ const command_spec submit_spec = with_distribution_options({
   "its end with the same summary as 'strom train' (or, with --detach, prints its job id).\n"
   "Ctrl-C (or SIGTERM) while it follows the job cancels the job.\n"
   "Data paths in JOB must exist at the same absolute paths on every node.",
-  {
+  with_tls_options({
     {"to", "HOST:PORT", "the scheduler ('strom node --scheduler' prints it)"},
     connect_timeout_option(),
     reconnect_timeout_option(),
@@ -39,7 +40,7 @@ const command_spec submit_spec = with_distribution_options({
     {"metrics-out", "FILE", "write the run's metrics as one JSON object to FILE"},
     {"checkpoint-dir", "DIR", "where the job's first node saves JOBNAME.ckpt (default: none)"},
     {"detach", "", "print the job id and return at once; 'strom attach' follows it later"},
-  },
+  }),
   1,
 });
 

@@ -4,6 +4,7 @@
 
 #include "strom/runtime/node_daemon.hpp"
 #include "strom/runtime/stop_signals.hpp"
+#include "tls_flags.hpp"
 
 namespace strom::cli {
 
@@ -24,8 +25,12 @@ result<runtime::connect_options> connect_options_of(const arguments& args) {
   auto timeout = connect_timeout_of(args);
   if (!timeout)
     return timeout.err();
+  auto tls = tls_of(args);
+  if (!tls)
+    return tls.err();
   runtime::connect_options connecting;
   connecting.timeout = *timeout;
+  connecting.limits.tls.context = *tls;
   connecting.interrupted = [] { return runtime::stop_requested(); };
   return connecting;
 }

@@ -9,11 +9,22 @@
 //   auto report = strom_runtime.train(*job, {});
 //
 // Link strom::strom (find_package(strom)). See examples/embedded for a whole host program.
+//
+// A host that talks to a remote cluster reaches its scheduler with connect_to_scheduler (or
+// runs a node with run_worker_node); with TLS it loads its identity once and sets it in
+// connect_options::limits.tls.context (worker_node_options::tls):
+//
+//   auto identity = strom::runtime::tls_context::load({"ca.pem", "alice.pem", "alice.key"});
+//   strom::runtime::connect_options options;
+//   options.limits.tls.context = *identity;
+//   auto scheduler = strom::runtime::connect_to_scheduler(system, {"10.0.0.1", 7070}, options);
 
 #include "strom/runtime/embedded_runtime.hpp"
 #include "strom/runtime/job_client.hpp"
 #include "strom/runtime/job_spec.hpp"
 #include "strom/runtime/local_training.hpp"
 #include "strom/runtime/metrics_report.hpp"
+#include "strom/runtime/node_daemon.hpp"
+#include "strom/runtime/security/tls_context.hpp"
 #include "strom/runtime/system_config.hpp"
 #include "strom/runtime/training_progress.hpp"

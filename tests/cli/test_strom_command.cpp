@@ -166,6 +166,44 @@ BOOST_AUTO_TEST_CASE(cancel_is_listed_and_needs_a_numeric_job_id) {
   BOOST_TEST(run("cancel 3").status == 2);  // no --to
 }
 
+BOOST_AUTO_TEST_CASE(tls_options_come_all_three_or_none_and_name_a_bad_file) {
+  for (const char* command : {"node", "submit", "attach", "status", "cancel"})
+    BOOST_TEST(contains(run(std::string{command} + " --help").output, "--tls-ca"), command);
+  auto partial = run("status --to 127.0.0.1:1 --tls-ca ca.pem");
+  BOOST_TEST(partial.status == 1);
+  BOOST_TEST(contains(partial.output, "--tls-cert is missing: TLS needs all of --tls-ca, "
+                                      "--tls-cert and --tls-key"),
+             partial.output);
+  auto unreadable = run("node --scheduler --listen 127.0.0.1:0 --tls-ca /nonexistent/ca.pem "
+                        "--tls-cert c.pem --tls-key k.pem");
+  BOOST_TEST(unreadable.status == 1);
+  BOOST_TEST(contains(unreadable.output, "--tls-ca /nonexistent/ca.pem: cannot read it"),
+             unreadable.output);
+}
+
+BOOST_AUTO_TEST_CASE(certs_init_makes_a_directory_and_refuses_one_it_cannot_make) {
+  scratch s;
+  const auto dir = s.dir / "certs";
+  auto made = run("certs init " + dir.string() + " --nodes scheduler,w1 --clients alice");
+  BOOST_TEST(made.status == 0, made.output);
+  BOOST_TEST(fs::exists(dir / "alice.key"));
+  BOOST_TEST(((fs::status(dir / "alice.key").permissions() & fs::perms::all)
+              == (fs::perms::owner_read | fs::perms::owner_write)));
+  auto again = run("certs init " + dir.string() + " --nodes w2");
+  BOOST_TEST(again.status == 1);
+  BOOST_TEST(contains(again.output, "exists already"), again.output);
+  const auto blocked = s.write("plain_file", "x") / "certs";
+  auto bad_dir = run("certs init " + blocked.string() + " --nodes w1");
+  BOOST_TEST(bad_dir.status == 1);
+  BOOST_TEST(contains(bad_dir.output, "cannot create the directory " + blocked.string()),
+             bad_dir.output);
+  BOOST_TEST(run("certs init " + dir.string()).status == 2);  // no names
+  BOOST_TEST(run("certs make " + dir.string() + " --nodes w1").status == 2);
+  auto bad_name = run("certs init " + dir.string() + "2 --nodes 'a/b'");
+  BOOST_TEST(bad_name.status == 2);
+  BOOST_TEST(contains(bad_name.output, "--nodes: the name 'a/b'"), bad_name.output);
+}
+
 BOOST_AUTO_TEST_CASE(malformed_job_file_fails_naming_file_and_line) {
   scratch s;
   auto job = s.write("broken.job", "(\n  name = \"b\",\n  training = (epochz = 1)\n)\n");

@@ -176,16 +176,44 @@ inline double json_number(const std::string& json, const std::string& key) {
   return std::stod(json.substr(at + key.size() + 3));
 }
 
+/// The port of HOST:PORT.
+inline std::uint16_t port_of(const std::string& address) {
+  return static_cast<std::uint16_t>(std::stoi(address.substr(address.rfind(':') + 1)));
+}
+
+/// A size field of /proc/PID/status in KiB ("VmRSS", "VmHWM"); -1 when it cannot be read.
+inline long status_kib(pid_t pid, const std::string& field) {
+  std::ifstream status{"/proc/" + std::to_string(pid) + "/status"};
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind(field + ":", 0) == 0)
+      return std::stol(line.substr(field.size() + 1));
+  return -1;
+}
+
 /// Time for a daemon to start listening or to join.
 inline constexpr auto startup_limit = 20'000ms;
+
+/// --tls-ca, --tls-cert and --tls-key for `name`'s files in a `strom certs init` directory.
+inline std::vector<std::string> tls_options(const fs::path& certificates, const std::string& name) {
+  return {"--tls-ca",  (certificates / "ca.pem").string(),
+          "--tls-cert", (certificates / (name + ".pem")).string(),
+          "--tls-key",  (certificates / (name + ".key")).string()};
+}
+
+/// The client name whose certificate a TLS cluster's commands use.
+inline const std::string tls_client_name = "alice";
 
 /// A scheduler process and worker processes (one trainer each) on 127.0.0.1.
 class local_cluster {
 public:
   /// Starts the scheduler (with `scheduler_options` added to its command line) and `workers`
-  /// nodes named w1, w2, ... and waits until they joined.
-  explicit local_cluster(int workers, const std::vector<std::string>& scheduler_options = {})
-      : scheduler_options_(scheduler_options) {
+  /// nodes named w1, w2, ... and waits until they joined. With `certificates` (a `strom certs
+  /// init` directory holding scheduler, the workers' names and alice) every process speaks
+  /// TLS: the scheduler and workers with their own node certificates, commands as alice.
+  explicit local_cluster(int workers, const std::vector<std::string>& scheduler_options = {},
+                         std::optional<fs::path> certificates = std::nullopt)
+      : scheduler_options_(scheduler_options), certificates_(std::move(certificates)) {
     start_scheduler("127.0.0.1:0", "scheduler");
     for (int i = 1; i <= workers; ++i)
       add_worker(std::string{"w"}.append(std::to_string(i)));
@@ -208,7 +236,9 @@ public:
   /// Starts a worker named `name` without waiting; `label` names its output files.
   child& start_worker(const std::string& name, const std::string& label) {
     workers_.push_back(std::make_unique<child>(
-      std::vector<std::string>{"node", "--join", address_, "--workers", "1", "--name", name},
+      with_tls(std::vector<std::string>{"node", "--join", address_, "--workers", "1", "--name",
+                                        name},
+               name),
       dir_.path(), label));
     return *workers_.back();
   }
@@ -217,13 +247,14 @@ public:
   command_result command(std::vector<std::string> args, const std::string& label,
                          std::chrono::milliseconds limit) {
     args.insert(args.end(), {"--to", address_});
-    return run_strom(args, dir_.path(), label, limit);
+    return run_strom(with_tls(std::move(args), tls_client_name), dir_.path(), label, limit);
   }
 
   /// Starts `strom ARGS... --to ADDRESS` in the background.
   std::unique_ptr<child> start(std::vector<std::string> args, const std::string& label) {
     args.insert(args.end(), {"--to", address_});
-    return std::make_unique<child>(args, dir_.path(), label);
+    return std::make_unique<child>(with_tls(std::move(args), tls_client_name), dir_.path(),
+                                   label);
   }
 
   const scratch& dir() const noexcept { return dir_; }
@@ -233,9 +264,18 @@ public:
   child& worker(std::size_t index) { return *workers_.at(index); }
 
 private:
+  /// `args` with `name`'s TLS options when the cluster speaks TLS.
+  std::vector<std::string> with_tls(std::vector<std::string> args, const std::string& name) const {
+    if (certificates_) {
+      const auto tls = tls_options(*certificates_, name);
+      args.insert(args.end(), tls.begin(), tls.end());
+    }
+    return args;
+  }
+
   /// Starts `strom node --scheduler --listen LISTEN` and waits until it listens.
   void start_scheduler(const std::string& listen, const std::string& label) {
-    std::vector<std::string> args{"node", "--scheduler", "--listen", listen};
+    auto args = with_tls({"node", "--scheduler", "--listen", listen}, "scheduler");
     args.insert(args.end(), scheduler_options_.begin(), scheduler_options_.end());
     if (scheduler_)
       retired_.push_back(std::move(scheduler_));
@@ -251,6 +291,7 @@ private:
 
   scratch dir_;
   std::vector<std::string> scheduler_options_;
+  std::optional<fs::path> certificates_;
   std::unique_ptr<child> scheduler_;
   std::vector<std::unique_ptr<child>> retired_;  ///< schedulers the test killed
   std::vector<std::unique_ptr<child>> workers_;

@@ -28,15 +28,11 @@ constexpr auto job_limit = 120'000ms;
 /// The bar: a scheduler under forged headers stays below this resident size.
 constexpr long resident_bar_kib = 200 * 1024;
 /// The attack of issue 16: connections that send a few bytes and go idle.
-constexpr int idle_connections = 200;
+constexpr int idle_count = 200;
 /// link_guard's default handshake deadline.
 constexpr auto handshake_deadline = 5s;
 /// How long a client may take to give up on a peer that is not a scheduler (the bar is 15 s).
 constexpr auto give_up_limit = 15'000ms;
-
-std::uint16_t port_of(const std::string& address) {
-  return static_cast<std::uint16_t>(std::stoi(address.substr(address.rfind(':') + 1)));
-}
 
 /// A stranger's attack: connect, read the server's greeting, send a 32-byte BASP header of
 /// `operation` claiming a 4 GiB payload; true when the scheduler then closed the connection.
@@ -49,16 +45,6 @@ bool forged_header_is_cut_off(std::uint16_t port, std::uint8_t operation) {
   const bool closed = closed_within(fd, 5s);
   ::close(fd);
   return closed;
-}
-
-/// The peak resident size of `pid` in KiB (VmHWM).
-long peak_resident_kib(pid_t pid) {
-  std::ifstream status{"/proc/" + std::to_string(pid) + "/status"};
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmHWM:", 0) == 0)
-      return std::stol(line.substr(6));
-  return -1;
 }
 
 /// A loopback listener; `echo` answers every byte it gets back, else it never accepts and
@@ -132,7 +118,7 @@ BOOST_AUTO_TEST_CASE(a_three_node_job_completes_while_forged_4_gib_headers_hit_t
   const auto log = cluster.scheduler().err();
   BOOST_TEST(!contains(log, "lost"), log);
   BOOST_TEST(contains(log, "4294967295-byte payload"), log);
-  const auto peak = peak_resident_kib(cluster.scheduler().pid());
+  const auto peak = status_kib(cluster.scheduler().pid(), "VmHWM");
   BOOST_TEST_MESSAGE("scheduler peak resident " << peak << " KiB");
   BOOST_TEST(peak > 0);
   BOOST_TEST(peak < resident_bar_kib, "scheduler peak resident " << peak << " KiB");
@@ -141,23 +127,8 @@ BOOST_AUTO_TEST_CASE(a_three_node_job_completes_while_forged_4_gib_headers_hit_t
 BOOST_AUTO_TEST_CASE(idle_half_open_connections_are_closed_within_the_handshake_deadline) {
   local_cluster cluster{0};
   const auto port = port_of(cluster.address());
-  std::vector<int> idle;
-  for (int i = 0; i < idle_connections; ++i) {
-    const int fd = connect_loopback(port);
-    BOOST_REQUIRE(fd >= 0);
-    const unsigned char few[3] = {1, 0, 0};
-    ::send(fd, few, sizeof few, MSG_NOSIGNAL);
-    idle.push_back(fd);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + handshake_deadline + 2s;
-  std::size_t closed = 0;
-  for (int fd : idle) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      deadline - std::chrono::steady_clock::now());
-    closed += closed_within(fd, std::max(left, 0ms)) ? 1 : 0;
-    ::close(fd);
-  }
-  BOOST_TEST(closed == idle.size());
+  const auto idle = idle_connections(port, idle_count, {1, 0, 0});
+  BOOST_TEST(closed_together_within(idle, handshake_deadline + 2s) == idle.size());
   auto status = cluster.command({"status"}, "status", give_up_limit);
   BOOST_TEST(status.status == 0, status.err);
 }

@@ -7,8 +7,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <vector>
 
 namespace strom::test {
 
@@ -50,6 +52,34 @@ inline bool closed_within(int fd, std::chrono::milliseconds limit) {
       return true;
   }
   return false;
+}
+
+/// `count` connections to 127.0.0.1:port that each send `greeting` and then go silent.
+inline std::vector<int> idle_connections(std::uint16_t port, int count,
+                                         const std::vector<unsigned char>& greeting) {
+  std::vector<int> idle;
+  for (int i = 0; i < count; ++i) {
+    const int fd = connect_loopback(port);
+    if (fd >= 0)
+      ::send(fd, greeting.data(), greeting.size(), MSG_NOSIGNAL);
+    idle.push_back(fd);
+  }
+  return idle;
+}
+
+/// How many of `fds` the other side closed within `limit` (all together); closes them all.
+inline std::size_t closed_together_within(const std::vector<int>& fds,
+                                          std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  std::size_t closed = 0;
+  for (int fd : fds) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+    closed += fd >= 0 && closed_within(fd, std::max(left, std::chrono::milliseconds{0})) ? 1 : 0;
+    if (fd >= 0)
+      ::close(fd);
+  }
+  return closed;
 }
 
 } // namespace strom::test

@@ -26,6 +26,7 @@
 #include "strom/runtime/system_config.hpp"
 #include "strom/runtime/transport/guarded_connect.hpp"
 #include "strom/runtime/transport/guarded_port.hpp"
+#include "support/doubling_peers.hpp"
 #include "support/loopback_socket.hpp"
 
 // Real actor systems over loopback with the link guard between them and the network: honest
@@ -34,6 +35,8 @@
 using namespace strom::runtime;
 using strom::test::closed_within;
 using strom::test::connect_loopback;
+using strom::test::client;
+using strom::test::served;
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 
@@ -61,48 +64,6 @@ std::vector<unsigned char> header_claiming(std::uint8_t operation, std::uint32_t
     out[4 + i] = static_cast<unsigned char>(claimed >> (24 - 8 * i));
   return out;
 }
-
-caf::behavior doubler() {
-  return {[](std::int32_t x) { return x * 2; }};
-}
-
-/// A server system with a doubling actor behind a guarded port on loopback.
-struct served {
-  explicit served(guard_limits limits = {}) {
-    doubling = system.spawn(doubler);
-    auto opened = guarded_port::open(system, doubling, {"127.0.0.1", 0}, limits);
-    BOOST_REQUIRE_MESSAGE(opened.ok(), (opened.ok() ? std::string{} : opened.err().message));
-    port = std::move(*opened);
-  }
-  ~served() {
-    port.reset();
-    caf::anon_send_exit(doubling, caf::exit_reason::user_shutdown);
-  }
-  std::uint16_t number() const { return port->port(); }
-
-  system_config config{true};
-  caf::actor_system system{config};
-  caf::actor doubling;
-  std::unique_ptr<guarded_port> port;
-};
-
-/// A client system; asks the served actor to double 21.
-struct client {
-  system_config config{true};
-  caf::actor_system system{config};
-
-  strom::result<guarded_connection> connect(std::uint16_t port, connect_options options = {}) {
-    return connect_guarded(system, {"127.0.0.1", port}, "test server", options);
-  }
-
-  bool doubles(const caf::actor& remote) {
-    caf::scoped_actor self{system};
-    std::int32_t answer = 0;
-    self->request(remote, 5s, std::int32_t{21}).receive([&](std::int32_t x) { answer = x; },
-                                                        [](caf::error&) {});
-    return answer == 42;
-  }
-};
 
 /// A listening socket on loopback that never accepts: a peer that answers nothing.
 struct silent_listener {

@@ -217,6 +217,12 @@ join_reply join(self_ptr self, const scheduler_setup& setup, const join_request&
   auto agent = caf::actor_cast<caf::actor>(self->current_sender());
   if (!agent)
     return {false, 0, "a join request must come from the node's agent"};
+  if (setup.node_admission)
+    if (auto refusal = setup.node_admission(agent.node())) {
+      log::warning("scheduler: refused node '{}' at {}: {}", request.name, request.address,
+                   *refusal);
+      return {false, 0, std::move(*refusal)};
+    }
   cluster_member member;
   if (request.role != node_role_worker && request.role != node_role_server)
     return {false, 0,

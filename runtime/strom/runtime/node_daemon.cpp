@@ -160,12 +160,22 @@ result<void> run_scheduler_node(const scheduler_node_options& options) {
     setup.store = *store;
     setup.restored = std::move(*record);
   }
+  auto guard = options.guard;
+  if (guard.tls.context) {
+    // Clients connect here too; the join check keeps them from joining as nodes.
+    auto peers = std::make_shared<peer_registry>();
+    guard.tls.admit_clients = true;
+    guard.tls.peers = peers;
+    setup.node_admission = [peers](const caf::node_id& node) { return join_refusal(*peers, node); };
+  } else {
+    warn_unauthenticated_once();
+  }
   system_config config{true};
   caf::actor_system system{config};
   auto scheduler = system.spawn(actors::scheduler, setup);
   caf::scoped_actor self{system};
   self->monitor(scheduler);
-  auto port = guarded_port::open(system, scheduler, options.listen, options.guard);
+  auto port = guarded_port::open(system, scheduler, options.listen, guard);
   if (!port) {
     stop_and_wait(self, scheduler);
     return port.err();
@@ -279,13 +289,16 @@ result<void> run_worker_node(const worker_node_options& options) {
   connect_options connecting;
   connecting.timeout = options.connect_timeout;
   connecting.interrupted = [] { return stop_requested(); };
+  connecting.limits.tls.context = options.tls;
+  if (!options.tls)
+    warn_unauthenticated_once();
   auto scheduler = connect_to_scheduler(system, options.scheduler, connecting);
   if (!scheduler)
     return scheduler.err();
   const node_identity identity{
     options.name.empty() ? default_node_name() : options.name, *advertised,
     options.workers ? options.workers : std::max(1u, std::thread::hardware_concurrency()),
-    {}, *advertised};
+    {}, *advertised, options.role, options.tls};
   for (;;) {
     auto ended = serve_scheduler(system, options, identity, *scheduler);
     if (!ended)

@@ -24,7 +24,9 @@ struct scheduler_node_options {
   std::string advertise;     ///< --advertise; empty: chosen (see advertise_address.hpp)
   std::string netmask;       ///< --netmask CIDR
   actors::scheduler_setup setup;
-  guard_limits guard;        ///< what the port admits (link_guard.hpp)
+  /// What the port admits (link_guard.hpp). With guard.tls.context set, every link speaks
+  /// TLS, clients' certificates are admitted too and only node certificates may join.
+  guard_limits guard;
   /// --state-dir: where the scheduler keeps its record and its jobs' checkpoints, and takes
   /// them up from when it starts again (state_dir.hpp); empty: it keeps nothing.
   std::string state_dir;
@@ -37,7 +39,11 @@ struct worker_node_options {
   std::string advertise;     ///< --advertise; empty: chosen (see advertise_address.hpp)
   std::string netmask;       ///< --netmask CIDR
   std::uint32_t workers = 0; ///< trainer slots; 0: one per core
+  std::string role = actors::node_role_worker;  ///< --role: worker, or server (kvstore shards)
   std::chrono::milliseconds connect_timeout = default_connect_timeout;  ///< --connect-timeout
+  /// --tls-ca, --tls-cert, --tls-key: every link (the scheduler, relays) speaks TLS with this
+  /// identity; null: plaintext.
+  std::shared_ptr<const tls_context> tls;
   /// The node agent's timeouts; --reconnect-timeout sets reconnect_timeout: the scheduler
   /// silent this long, or gone and not back within it, the node gives up.
   actors::timing timeouts;

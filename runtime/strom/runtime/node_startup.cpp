@@ -39,8 +39,8 @@ caf::actor spawn_node(caf::actor_system& system, const caf::actor& scheduler,
   setup.timeouts = timeouts;
   setup.prepare = prepare_node_job;
   if (!identity.relay_host.empty()) {
-    setup.publish_relay = relay_publisher_on(system, identity.relay_host);
-    setup.connect_relay = relay_connector_of(system);
+    setup.publish_relay = relay_publisher_on(system, identity.relay_host, identity.tls);
+    setup.connect_relay = relay_connector_of(system, identity.tls);
   }
   setup.observer = observer;
   return system.spawn(actors::node_agent, std::move(setup));

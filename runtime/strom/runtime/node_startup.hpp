@@ -14,6 +14,7 @@
 #include "strom/compute/result.hpp"
 #include "strom/runtime/job_spec.hpp"
 #include "strom/runtime/local_training.hpp"
+#include "strom/runtime/security/tls_context.hpp"
 
 namespace strom::runtime {
 
@@ -28,6 +29,8 @@ struct node_identity {
   /// empty: nowhere (a lone in-process node without a network).
   std::string relay_host{};
   std::string role = actors::node_role_worker;  ///< a server node holds parameter shards
+  /// How its relay ports and links to neighbours' relays are secured; null: plaintext.
+  std::shared_ptr<const tls_context> tls{};
 };
 
 /// Spawns a node agent in `system` that joins `scheduler` as `identity`, prepares its jobs

@@ -8,6 +8,7 @@
 #include <caf/io/basp/header.hpp>
 
 #include "strom/compute/frames/frame.hpp"
+#include "strom/runtime/transport/tls_session.hpp"
 
 namespace strom::runtime {
 
@@ -41,6 +42,18 @@ std::uint32_t default_message_payload() {
   return static_cast<std::uint32_t>(compute::max_frame_bytes) + message_envelope_bytes;
 }
 
+result<caf::node_id> handshake_node_id(const unsigned char* message, std::size_t size) {
+  if (size < basp_header_bytes)
+    return error{"its handshake is shorter than a BASP header"};
+  caf::binary_deserializer source{static_cast<caf::execution_unit*>(nullptr),
+                                  reinterpret_cast<const char*>(message) + basp_header_bytes,
+                                  size - basp_header_bytes};
+  caf::node_id node;
+  if (source(node) || !node)
+    return error{"its handshake names no node id"};
+  return node;
+}
+
 basp_stream_check::basp_stream_check(basp_sender sender, basp_limits limits)
   : sender_(sender), limits_(limits) {
   if (limits_.message_payload == 0)
@@ -51,6 +64,8 @@ result<void> basp_stream_check::check_header() {
   caf::binary_deserializer source{static_cast<caf::execution_unit*>(nullptr),
                                   reinterpret_cast<const char*>(header_), basp_header_bytes};
   caf::io::basp::header header;
+  if (first_message_ && header_[0] == tls_handshake_record)
+    return error{"it speaks TLS, but this end is plaintext (no --tls-ca given here)"};
   if (source(header) || header.operation > message_type::heartbeat)
     return error{fmt::format("the first byte {} is no BASP operation (0-6): not a strom peer",
                              static_cast<unsigned>(header_[0]))};

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <string>
 
+#include <caf/node_id.hpp>
+
 #include "strom/compute/result.hpp"
 
 namespace strom::runtime {
@@ -36,6 +38,11 @@ std::uint32_t default_message_payload();
 
 /// BASP 0.17.6 framing (caf/io/basp/header.hpp): a 32-byte header, then payload_len bytes.
 inline constexpr std::size_t basp_header_bytes = 32;
+
+/// The node id a complete, checked handshake message (header and payload, `size` bytes at
+/// `message`) names: its payload opens with the sender's node id in both directions (CAF
+/// 0.17.6's instance::write_server_handshake and write_client_handshake).
+result<caf::node_id> handshake_node_id(const unsigned char* message, std::size_t size);
 
 /// Follows one direction of a connection.
 class basp_stream_check {

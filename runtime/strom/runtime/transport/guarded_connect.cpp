@@ -34,6 +34,11 @@ constexpr auto poll_slice = std::chrono::milliseconds(50);
 /// Pause before a new attempt at a handshake CAF's heartbeat tick cut short.
 constexpr auto retry_pause = std::chrono::milliseconds(50);
 
+/// Added when a plaintext client's peer closed the link during the handshake: a TLS endpoint
+/// waits for a ClientHello that never comes and closes at its handshake deadline.
+constexpr const char* plaintext_hint =
+  " (a TLS endpoint closes plaintext peers: give --tls-ca, --tls-cert and --tls-key)";
+
 /// What the guard's thread saw of the link while the client waits.
 struct link_verdict {
   std::mutex mutex;
@@ -146,7 +151,7 @@ result<guarded_connection> connect_once(caf::actor_system& system, const endpoin
     std::lock_guard<std::mutex> lock{verdict->mutex};
     const auto event = verdict->event.value_or(link_event::admitted);
     cut_by_tick = event != link_event::silent && event != link_event::refused
-                  && middleman == caf::sec::connection_timeout;
+                  && event != link_event::untrusted && middleman == caf::sec::connection_timeout;
     if (event == link_event::silent || cut_by_tick)
       return error{fmt::format("{} accepted the connection but sent no strom handshake: it is "
                                "not a strom {}, or it is overloaded", name, role)};
@@ -154,10 +159,13 @@ result<guarded_connection> connect_once(caf::actor_system& system, const endpoin
       case link_event::refused:
         return error{fmt::format("{} answered, but it is not a strom {} ({})", name, role,
                                  verdict->reason)};
+      case link_event::untrusted:
+        return error{fmt::format("{}: {}", name, verdict->reason)};
       case link_event::closed:
         if (verdict->reason == closed_by_peer)
           return error{fmt::format("{} closed the connection during the handshake: it is not "
-                                   "a strom {}, or it turned us away", name, role)};
+                                   "a strom {}, or it turned us away{}", name, role,
+                                   options.limits.tls.context ? "" : plaintext_hint)};
         break;
       default:
         break;

@@ -21,6 +21,7 @@
 
 #include "strom/log.hpp"
 #include "strom/runtime/transport/endpoint.hpp"
+#include "strom/runtime/transport/tls_session.hpp"
 
 namespace strom::runtime {
 
@@ -76,6 +77,9 @@ struct link_guard::loop {
     link_observer observer;
     std::uint32_t outer_events = 0;  ///< what epoll watches now, to skip needless changes
     std::uint32_t inner_events = 0;
+    std::unique_ptr<tls_session> tls;  ///< null on a plaintext link
+    bool tls_wants_write = false;      ///< TLS waits for the socket to take bytes
+    std::optional<caf::node_id> node;  ///< as recorded in limits.tls.peers
   };
 
   explicit loop(guard_limits guard) : limits(guard) {
@@ -153,9 +157,17 @@ struct link_guard::loop {
     const bool writable = (event.events & EPOLLOUT) != 0;
     bool alive = true;
     if (outer_side) {
-      if (writable)
+      bool handshake_done_now = false;
+      if (entry.tls && !entry.tls->established()) {
+        if (!advance_handshake(id, entry))
+          return;
+        if (!entry.tls->established())
+          return watch(id, entry);
+        handshake_done_now = true;  // what the middleman said meanwhile may go out now
+      }
+      if (writable || handshake_done_now)
         alive = flush_outer(entry);
-      if (alive && readable)
+      if (alive && (readable || handshake_done_now))
         alive = read_outer(id, entry);
     } else {
       if (writable)
@@ -187,9 +199,14 @@ struct link_guard::loop {
                 link_observer observer) {
     const auto id = next_id++;
     link entry{outer, inner, std::move(peer), basp_stream_check{sender, limits.basp}, {}, 0, {},
-               {}, false, {}, 0, 0};
+               {}, false, {}, 0, 0, nullptr, false, std::nullopt};
     entry.admit_by = clock::now() + limits.handshake_deadline;
     entry.observer = std::move(observer);
+    if (limits.tls.context)
+      entry.tls = std::make_unique<tls_session>(
+        *limits.tls.context, outer,
+        sender == basp_sender::client ? tls_session::side::accepting
+                                      : tls_session::side::connecting);
     for (int fd : {outer, inner}) {
       epoll_event event{};
       event.data.u64 = id * 2 + (fd == inner ? 1 : 0);
@@ -197,7 +214,46 @@ struct link_guard::loop {
     }
     auto& stored = links.emplace(id, std::move(entry)).first->second;
     ++waiting_links;
+    // The connecting side speaks first in TLS (its ClientHello).
+    if (stored.tls && sender == basp_sender::server && !advance_handshake(id, stored))
+      return;
     watch(id, stored);
+  }
+
+  /// Takes the TLS handshake as far as the socket allows; false when it failed (the link is
+  /// gone then) or admitted a certificate this guard does not accept.
+  bool advance_handshake(std::uint64_t id, link& entry) {
+    const auto outcome = entry.tls->handshake();
+    entry.tls_wants_write = outcome == tls_session::status::want_write;
+    if (outcome == tls_session::status::want_read || outcome == tls_session::status::want_write)
+      return true;
+    if (outcome != tls_session::status::done) {
+      refuse(id, "TLS handshake failed: " + entry.tls->failure(), link_event::untrusted);
+      return false;
+    }
+    const auto& peer = entry.tls->peer();
+    if (peer.role != peer_role::node && !limits.tls.admit_clients) {
+      refuse(id, fmt::format("the certificate of '{}' has role {}; only node certificates are "
+                             "admitted here", peer.name, to_string(peer.role)),
+             link_event::untrusted);
+      return false;
+    }
+    return true;
+  }
+
+  /// Records the peer's node id (its handshake opens to_inner) with its certificate; false
+  /// when the handshake names none (the link is gone then).
+  bool record_peer(std::uint64_t id, link& entry) {
+    if (!entry.tls || !limits.tls.peers)
+      return true;
+    auto node = handshake_node_id(entry.to_inner.data(), entry.releasable);
+    if (!node) {
+      refuse(id, node.err().message);
+      return false;
+    }
+    limits.tls.peers->admit(*node, entry.tls->peer());
+    entry.node = *node;
+    return true;
   }
 
   /// Appends at most read_chunk bytes from `fd` to `bytes`: recv's result. Reads into the
@@ -209,10 +265,43 @@ struct link_guard::loop {
     return got;
   }
 
+  /// What the peer sent, decrypted on a TLS link (at most read_chunk bytes), appended to
+  /// to_inner: recv's result; a TLS failure is -1 with entry.tls->failure() set.
+  ssize_t receive_outer(link& entry) {
+    if (!entry.tls)
+      return receive_into(entry.outer, entry.to_inner);
+    std::size_t total = 0;
+    for (;;) {
+      std::size_t moved = 0;
+      const auto outcome = entry.tls->read(scratch.data(), scratch.size() - total, moved);
+      entry.to_inner.insert(entry.to_inner.end(), scratch.begin(), scratch.begin() + moved);
+      total += moved;
+      // One SSL_read yields one record (16 KiB at most): a few fill a chunk.
+      if (outcome == tls_session::status::done && total < scratch.size())
+        continue;
+      if (total > 0)
+        return static_cast<ssize_t>(total);
+      if (outcome == tls_session::status::closed)
+        return 0;
+      entry.tls_wants_write = outcome == tls_session::status::want_write;
+      errno = outcome == tls_session::status::failed ? EPROTO : EAGAIN;
+      return -1;
+    }
+  }
+
   /// Reads what the peer sent and passes on its complete, checked messages.
   bool read_outer(std::uint64_t id, link& entry) {
     const auto before = entry.to_inner.size();
-    const auto got = receive_into(entry.outer, entry.to_inner);
+    const auto got = receive_outer(entry);
+    if (got < 0 && entry.tls && !entry.tls->failure().empty()) {
+      // Before the BASP handshake this is still the TLS handshake's end (in TLS 1.3 the
+      // server judges the client's certificate after the client thinks it is done).
+      if (entry.admitted)
+        refuse(id, "TLS: " + entry.tls->failure());
+      else
+        refuse(id, "TLS handshake failed: " + entry.tls->failure(), link_event::untrusted);
+      return true;
+    }
     if (got < 0)
       return would_block(errno);
     if (got == 0) {
@@ -220,12 +309,19 @@ struct link_guard::loop {
       return false;
     }
     auto checked = entry.check.feed(entry.to_inner.data() + before, static_cast<std::size_t>(got));
+    if (!checked && !entry.tls && before == 0 && entry.to_inner[0] == tls_handshake_record) {
+      // A TLS peer at a plaintext end: tell it so in its own protocol (best effort).
+      [[maybe_unused]] auto sent = ::send(entry.outer, plaintext_endpoint_alert,
+                                          sizeof plaintext_endpoint_alert, MSG_NOSIGNAL);
+    }
     if (!checked) {
       refuse(id, checked.err().message);
       return true;  // refuse dropped the link already
     }
     entry.releasable += *checked;
     if (!entry.admitted && entry.check.admitted()) {
+      if (!record_peer(id, entry))
+        return true;
       entry.admitted = true;
       --waiting_links;
       if (entry.observer)
@@ -269,13 +365,31 @@ struct link_guard::loop {
 
   bool flush_outer(link& entry) {
     std::size_t sent = 0;
-    return send_front(entry.outer, entry.to_outer, entry.to_outer.size(), sent);
+    if (!entry.tls)
+      return send_front(entry.outer, entry.to_outer, entry.to_outer.size(), sent);
+    if (!entry.tls->established())
+      return true;  // the middleman's first words wait for the TLS handshake
+    entry.tls_wants_write = false;
+    auto outcome = tls_session::status::done;
+    while (sent < entry.to_outer.size() && outcome == tls_session::status::done) {
+      std::size_t moved = 0;
+      outcome = entry.tls->write(entry.to_outer.data() + sent, entry.to_outer.size() - sent,
+                                 moved);
+      sent += moved;
+    }
+    entry.to_outer.erase(entry.to_outer.begin(),
+                         entry.to_outer.begin() + static_cast<std::ptrdiff_t>(sent));
+    entry.tls_wants_write = outcome == tls_session::status::want_write;
+    return outcome == tls_session::status::done || outcome == tls_session::status::want_read
+           || outcome == tls_session::status::want_write;
   }
 
   /// Sets what epoll watches on both sockets from what is pending.
   void watch(std::uint64_t id, link& entry) {
-    const std::uint32_t outer = (entry.releasable < backlog_limit ? EPOLLIN : 0u)
-                                | (entry.to_outer.empty() ? 0u : EPOLLOUT);
+    const bool handshaking = entry.tls && !entry.tls->established();
+    const bool outer_writes = entry.tls_wants_write || (!handshaking && !entry.to_outer.empty());
+    const std::uint32_t outer = (handshaking || entry.releasable < backlog_limit ? EPOLLIN : 0u)
+                                | (outer_writes ? EPOLLOUT : 0u);
     const std::uint32_t inner = (entry.to_outer.size() < backlog_limit ? EPOLLIN : 0u)
                                 | (entry.releasable == 0 ? 0u : EPOLLOUT);
     change(entry.outer, id * 2, entry.outer_events, outer);
@@ -310,6 +424,8 @@ struct link_guard::loop {
       found->second.observer(event, reason);
     if (!found->second.admitted)
       --waiting_links;
+    if (found->second.node)
+      limits.tls.peers->release(*found->second.node);
     close_fds(found->second);
     links.erase(found);
     if (accept_paused && !resume_at)
@@ -328,9 +444,16 @@ struct link_guard::loop {
     for (const auto& [id, entry] : links)
       if (!entry.admitted && entry.admit_by <= now)
         late.push_back(id);
-    for (auto id : late)
-      refuse(id, fmt::format("no strom handshake within {} ms", limits.handshake_deadline.count()),
+    for (auto id : late) {
+      const auto& entry = links.at(id);
+      const auto deadline = limits.handshake_deadline.count();
+      refuse(id,
+             entry.tls && !entry.tls->established()
+               ? fmt::format("no TLS handshake within {} ms: it speaks plaintext, or nothing",
+                             deadline)
+               : fmt::format("no strom handshake within {} ms", deadline),
              link_event::silent);
+    }
   }
 
   std::size_t waiting() const { return waiting_links; }

@@ -10,6 +10,10 @@
 //
 // One thread and epoll for all links of a process side (a scheduler's port, one client
 // connection). Traffic after the handshake is copied once more than without the guard.
+//
+// With a TLS context the guard also ends TLS (tls_session.hpp says why here and not in CAF's
+// OpenSSL module): a peer's bytes are decrypted before basp_stream_check sees them, and the
+// handshake deadline covers the TLS handshake and the BASP handshake together.
 
 #include <chrono>
 #include <cstddef>
@@ -17,9 +21,23 @@
 #include <memory>
 #include <string>
 
+#include "strom/runtime/security/peer_registry.hpp"
+#include "strom/runtime/security/tls_context.hpp"
 #include "strom/runtime/transport/basp_stream_check.hpp"
 
 namespace strom::runtime {
+
+/// Whether a guard's links speak TLS, and whom they admit then.
+struct guard_tls {
+  /// This process's identity and the CA; null: plaintext links, nobody is verified.
+  std::shared_ptr<const tls_context> context;
+  /// Peers with a client certificate are admitted too (the scheduler's port); otherwise only
+  /// node certificates (relay ports, and what clients and nodes connect to).
+  bool admit_clients = false;
+  /// Set: told the node id and certificate of every peer whose handshakes passed, while its
+  /// link is open (the scheduler's join check).
+  std::shared_ptr<peer_registry> peers;
+};
 
 /// What a guard admits.
 struct guard_limits {
@@ -31,12 +49,15 @@ struct guard_limits {
   std::size_t max_waiting = 256;
   /// Connections in all; beyond it accepting pauses (each holds three descriptors).
   std::size_t max_links = 1024;
+  /// TLS, or plaintext when tls.context is null.
+  guard_tls tls;
 };
 
 /// How a guarded link ended its wait for the peer's handshake, or ended at all.
 enum class link_event {
   admitted,  ///< the peer's handshake went through whole
   refused,   ///< the peer broke a rule; the link is closed
+  untrusted, ///< the TLS handshake failed, or the peer's certificate is not allowed here
   silent,    ///< the peer sent no handshake within the deadline; the link is closed
   closed,    ///< either side closed the link; the reason says which (closed_by_peer)
 };

@@ -1,0 +1,47 @@
+#pragma once
+// Which certificate each connected peer process presented, by the node id its BASP handshake
+// named. The link guard records a peer when its handshake passes and forgets it when its
+// last link closes; the scheduler asks it who sent a join (current_sender()->node()), so that
+// only holders of a node certificate join. Thread-safe: guards write on their threads, the
+// scheduler reads on its own.
+//
+// A node id is what the peer claims in its handshake; a peer that claims the id of another
+// process makes that id count with the lesser of the two roles (client), never the greater.
+
+#include <cstddef>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include <caf/node_id.hpp>
+
+#include "strom/runtime/security/peer_role.hpp"
+
+namespace strom::runtime {
+
+class peer_registry {
+public:
+  /// A link from `node` with `certificate` passed its handshake.
+  void admit(const caf::node_id& node, const peer_certificate& certificate);
+
+  /// A link from `node` that admit() recorded closed.
+  void release(const caf::node_id& node);
+
+  /// The certificate `node` presented, while one of its links is open.
+  std::optional<peer_certificate> find(const caf::node_id& node) const;
+
+private:
+  struct entry {
+    peer_certificate certificate;
+    std::size_t links = 0;
+  };
+  mutable std::mutex mutex_;
+  std::map<caf::node_id, entry> peers_;
+};
+
+/// Why the peer process `node` may not join as a node (its certificate has the client role,
+/// or no certificate is known for it); nullopt when it may.
+std::optional<std::string> join_refusal(const peer_registry& peers, const caf::node_id& node);
+
+} // namespace strom::runtime

@@ -1,0 +1,227 @@
+#define BOOST_TEST_MODULE transport_tls_link
+#include <boost/test/unit_test.hpp>
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "strom/log.hpp"
+#include "strom/runtime/security/certificate_authority.hpp"
+#include "strom/runtime/security/peer_registry.hpp"
+#include "strom/runtime/security/tls_context.hpp"
+#include "support/doubling_peers.hpp"
+#include "support/loopback_socket.hpp"
+#include "support/scratch_dir.hpp"
+#include "support/tls_socket.hpp"
+
+// Guarded links that speak TLS, between real actor systems over loopback: members of one CA
+// talk; another CA's certificate, a plaintext peer and a TLS peer at a plaintext port are
+// refused with the reason named; bytes before a finished TLS handshake never reach the BASP
+// check, and hostile BASP inside TLS is still cut off.
+
+using namespace strom::runtime;
+using strom::test::client;
+using strom::test::served;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// The certificates of two clusters: ours (scheduler, w1, alice) and another CA's (w1).
+struct clusters {
+  clusters() {
+    BOOST_REQUIRE(init_certificates({(dir.path() / "ours").string(), {"scheduler", "w1"},
+                                     {"alice"}}).ok());
+    BOOST_REQUIRE(init_certificates({(dir.path() / "other").string(), {"w1"}, {}}).ok());
+  }
+  std::shared_ptr<const tls_context> identity(const std::string& cluster,
+                                              const std::string& name) const {
+    const auto base = dir.path() / cluster;
+    auto loaded = tls_context::load({(base / "ca.pem").string(), (base / (name + ".pem")).string(),
+                                     (base / (name + ".key")).string()});
+    BOOST_REQUIRE_MESSAGE(loaded.ok(), (loaded.ok() ? std::string{} : loaded.err().message));
+    return *loaded;
+  }
+  guard_limits port_limits(const std::string& name, bool admit_clients = false) const {
+    guard_limits limits;
+    limits.tls.context = identity("ours", name);
+    limits.tls.admit_clients = admit_clients;
+    return limits;
+  }
+  connect_options tls_client(const std::string& cluster, const std::string& name) const {
+    connect_options options;
+    options.limits.tls.context = identity(cluster, name);
+    return options;
+  }
+  strom::test::scratch dir;
+};
+
+/// Whether `probe` holds within 2 s, asked every 20 ms.
+template <class Probe>
+bool within_2_s(Probe probe) {
+  for (int tries = 0; tries < 100; ++tries) {
+    if (probe())
+      return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return probe();
+}
+
+/// Collects the log's lines while it lives.
+struct log_lines {
+  log_lines() {
+    strom::log::set_sink([this](strom::log::level, std::string_view line) {
+      std::lock_guard<std::mutex> lock{mutex};
+      lines.emplace_back(line);
+    });
+  }
+  ~log_lines() { strom::log::set_sink({}); }
+  /// Waits up to 2 s for a line holding all of `parts`.
+  bool has(const std::vector<std::string>& parts);
+  std::mutex mutex;
+  std::vector<std::string> lines;
+};
+
+bool log_lines::has(const std::vector<std::string>& parts) {
+  return within_2_s([&] {
+    std::lock_guard<std::mutex> lock{mutex};
+    return std::any_of(lines.begin(), lines.end(), [&](const std::string& line) {
+      return std::all_of(parts.begin(), parts.end(), [&](const std::string& part) {
+        return line.find(part) != std::string::npos;
+      });
+    });
+  });
+}
+
+std::string message_of(const strom::result<guarded_connection>& link) {
+  return link.ok() ? std::string{"(connected)"} : link.err().message;
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+} // namespace
+
+BOOST_FIXTURE_TEST_CASE(members_of_one_ca_talk_over_tls, clusters) {
+  served server{port_limits("scheduler")};
+  client peer;
+  auto link = peer.connect(server.number(), tls_client("ours", "w1"));
+  BOOST_REQUIRE_MESSAGE(link.ok(), message_of(link));
+  BOOST_TEST(peer.doubles(link->remote));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_certificate_of_another_ca_is_refused_naming_why, clusters) {
+  log_lines log;
+  served server{port_limits("scheduler")};
+  client peer;
+  auto link = peer.connect(server.number(), tls_client("other", "w1"));
+  BOOST_REQUIRE(!link.ok());
+  BOOST_TEST(contains(message_of(link), "TLS handshake failed: certificate not signed by the CA"),
+             message_of(link));
+  BOOST_TEST(log.has({"refused 127.0.0.1:", "TLS handshake failed"}));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_plaintext_client_is_refused_by_a_tls_port, clusters) {
+  log_lines log;
+  served server{port_limits("scheduler")};
+  client peer;
+  auto link = peer.connect(server.number());
+  BOOST_REQUIRE(!link.ok());
+  BOOST_TEST(contains(message_of(link), "a TLS endpoint closes plaintext peers"),
+             message_of(link));
+  BOOST_TEST(log.has({"refused 127.0.0.1:", "speaks plaintext, not TLS"}));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_tls_client_at_a_plaintext_port_says_it_speaks_plaintext, clusters) {
+  served server;
+  client peer;
+  auto link = peer.connect(server.number(), tls_client("ours", "w1"));
+  BOOST_REQUIRE(!link.ok());
+  BOOST_TEST(contains(message_of(link), "TLS handshake failed: it speaks plaintext, not TLS"),
+             message_of(link));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_client_certificate_is_refused_where_only_nodes_are_admitted, clusters) {
+  served node_port{port_limits("scheduler")};
+  client peer;
+  auto refused = peer.connect(node_port.number(), tls_client("ours", "alice"));
+  BOOST_REQUIRE(!refused.ok());
+  BOOST_TEST(contains(message_of(refused), "closed the connection"), message_of(refused));
+  served scheduler_port{port_limits("scheduler", true)};
+  auto admitted = peer.connect(scheduler_port.number(), tls_client("ours", "alice"));
+  BOOST_REQUIRE_MESSAGE(admitted.ok(), message_of(admitted));
+  BOOST_TEST(peer.doubles(admitted->remote));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_forged_basp_header_before_tls_never_reaches_the_basp_check, clusters) {
+  log_lines log;
+  served server{port_limits("scheduler")};
+  const int fd = strom::test::connect_loopback(server.number());
+  BOOST_REQUIRE(fd >= 0);
+  const unsigned char header[32] = {1, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF};
+  ::send(fd, header, sizeof header, MSG_NOSIGNAL);
+  BOOST_TEST(strom::test::closed_within(fd, 2s));
+  ::close(fd);
+  BOOST_TEST(log.has({"speaks plaintext, not TLS"}));
+  BOOST_TEST(!log.has({"4294967295-byte payload"}));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_tls_handshake_left_unfinished_is_closed_at_the_deadline, clusters) {
+  log_lines log;
+  auto limits = port_limits("scheduler");
+  limits.handshake_deadline = 300ms;
+  served server{limits};
+  const int fd = strom::test::connect_loopback(server.number());
+  BOOST_REQUIRE(fd >= 0);
+  const unsigned char record_start[3] = {22, 3, 1};  // a TLS record that never goes on
+  ::send(fd, record_start, sizeof record_start, MSG_NOSIGNAL);
+  BOOST_TEST(strom::test::closed_within(fd, 3s));
+  ::close(fd);
+  BOOST_TEST(log.has({"no TLS handshake within 300 ms"}));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_4_gib_header_inside_tls_is_cut_off_and_the_port_serves_on, clusters) {
+  log_lines log;
+  served server{port_limits("scheduler")};
+  {
+    strom::test::tls_socket attacker{server.number(), *identity("ours", "w1")};
+    BOOST_REQUIRE(attacker.ok());
+    const unsigned char header[32] = {1, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF};
+    BOOST_REQUIRE(attacker.send(header, sizeof header));
+    BOOST_TEST(attacker.closed_within(2s));
+  }
+  BOOST_TEST(log.has({"4294967295-byte payload"}));
+  client peer;
+  auto link = peer.connect(server.number(), tls_client("ours", "w1"));
+  BOOST_REQUIRE_MESSAGE(link.ok(), message_of(link));
+  BOOST_TEST(peer.doubles(link->remote));
+}
+
+BOOST_FIXTURE_TEST_CASE(the_registry_holds_each_peers_certificate_by_node_id_while_linked,
+                        clusters) {
+  auto limits = port_limits("scheduler", true);
+  auto peers = std::make_shared<peer_registry>();
+  limits.tls.peers = peers;
+  served server{limits};
+  client alice;
+  {
+    auto link = alice.connect(server.number(), tls_client("ours", "alice"));
+    BOOST_REQUIRE_MESSAGE(link.ok(), message_of(link));
+    // The server's guard reads the client's handshake after the client has the server's.
+    BOOST_REQUIRE(within_2_s([&] { return peers->find(alice.system.node()).has_value(); }));
+    const auto known = peers->find(alice.system.node());
+    BOOST_TEST(known->name == "alice");
+    BOOST_TEST((known->role == peer_role::client));
+    BOOST_TEST(contains(join_refusal(*peers, alice.system.node()).value_or(""),
+                        "certificate of 'alice' has role client; joining needs a node "
+                        "certificate"));
+  }
+  // The link closed with its guard: the peer is forgotten.
+  BOOST_TEST(within_2_s([&] { return !peers->find(alice.system.node()).has_value(); }));
+}
