@@ -25,6 +25,7 @@ commands:
   attach JOB_ID    follow a job submitted earlier (--to HOST:PORT) to its end
   status           list a scheduler's nodes and jobs (--to HOST:PORT)
   cancel JOB_ID    cancel a running job (--to HOST:PORT)
+  sim SCENARIO     run a simulation scenario (model mode); 'sim calibrate JOB' measures costs
 
 global options:
   --log-level LEVEL  trace, debug, info (default), warning, error or off
@@ -67,6 +68,8 @@ int dispatch(int argc, char** argv) {
     return cli::run_status(rest, rest_argv);
   if (command == "cancel")
     return cli::run_cancel(rest, rest_argv);
+  if (command == "sim")
+    return cli::run_sim(rest, rest_argv);
   fmt::print(stderr, "strom: unknown command '{}'\n\n{}", command, top_help);
   return cli::exit_usage;
 }
