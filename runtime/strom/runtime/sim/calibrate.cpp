@@ -95,7 +95,8 @@ result<density_measurement> measure_density(std::span<const float> update, doubl
   density_measurement out;
   compute::frame_workspace workspace;
   const auto start = clock_type::now();
-  while (encodes.size() < static_cast<std::size_t>(min_repetitions) || seconds_since(start) < budget) {
+  while (encodes.size() < static_cast<std::size_t>(min_repetitions)
+         || seconds_since(start) < budget) {
     compute::threshold_encoder encoder{update.size(), options};  // a zero residual each time
     const auto encode_start = clock_type::now();
     auto encoded = encoder.encode(update);
@@ -127,7 +128,9 @@ std::string machine_name() {
 
 result<calibration_message> calibrate(const job_spec& job, const calibrate_options& options) {
   auto spec = job.reader();
-  auto prefixed = [&](const error& e) { return error{fmt::format("{}: {}", job.source(), e.message)}; };
+  auto prefixed = [&](const error& e) {
+    return error{fmt::format("{}: {}", job.source(), e.message)};
+  };
   auto data = compute::load_data(spec.getData(), ".");
   if (!data)
     return prefixed(data.err());

@@ -330,7 +330,8 @@ result<step_costs> read_given_costs(schema::GivenCosts::Reader given, const job_
       return p.at(fmt::format("costs.given.{}", name),
                   fmt::format("{} is outside [0, 3600] seconds", value));
   if (given.getStepSeconds() <= 0)
-    return p.at("costs.given.stepSeconds", fmt::format("{} is not above 0", given.getStepSeconds()));
+    return p.at("costs.given.stepSeconds",
+                fmt::format("{} is not above 0", given.getStepSeconds()));
   out.step_seconds = given.getStepSeconds();
   out.encode_seconds = given.getEncodeSeconds();
   out.decode_seconds = given.getDecodeSeconds();
