@@ -179,12 +179,13 @@ std::string to_json(const sim_result& r) {
                           optional_seconds(f.remapped_after), optional_seconds(f.restored_after));
   std::string nodes;
   std::uint64_t bytes_sent = 0;
-  std::size_t lost = 0;
   for (const auto& n : m.nodes) {
     nodes += (nodes.empty() ? "" : ",") + node_json(n);
     bytes_sent += n.bytes_out;
-    lost += n.lost ? 1 : 0;
   }
+  // Lost once each time one was found lost (a restarted node may be lost and back).
+  const auto lost = std::count_if(m.faults.begin(), m.faults.end(),
+                                  [](const model_fault& f) { return f.detected_after >= 0; });
   std::string links;
   for (const auto& l : m.links)
     links += fmt::format("{}{{\"from\":{},\"to\":{},\"bytes\":{}}}", links.empty() ? "" : ",",

@@ -160,34 +160,35 @@ result<std::vector<scenario_event>> read_events(capnp::List<schema::Event>::Read
     if (!at)
       return at.err();
     ev.at = *at;
-    auto node_field = [&](const char* kind) { return fmt::format("{}.{}.node", ev.field, kind); };
-    auto named = [&](capnp::Text::Reader name, const char* kind) -> result<void> {
+    // The node an event of ev.kind names, at "events[i].KIND.node".
+    auto named = [&](capnp::Text::Reader name) -> result<void> {
       ev.node = text_of(name);
-      return check_node_name(ev.node, known, node_field(kind), p);
+      return check_node_name(ev.node, known,
+                             fmt::format("{}.{}.node", ev.field, to_string(ev.kind)), p);
     };
     result<void> ok = success();
     switch (e.which()) {
       case schema::Event::KILL:
         ev.kind = event_kind::kill;
         ev.silent = e.getKill().getSilent();
-        ok = named(e.getKill().getNode(), "kill");
+        ok = named(e.getKill().getNode());
         break;
       case schema::Event::HANG:
         ev.kind = event_kind::hang;
-        ok = named(e.getHang().getNode(), "hang");
+        ok = named(e.getHang().getNode());
         break;
       case schema::Event::RESUME:
         ev.kind = event_kind::resume;
-        ok = named(e.getResume().getNode(), "resume");
+        ok = named(e.getResume().getNode());
         break;
       case schema::Event::RESTART:
         ev.kind = event_kind::restart;
-        ok = named(e.getRestart().getNode(), "restart");
+        ok = named(e.getRestart().getNode());
         break;
       case schema::Event::SLOW_DOWN:
         ev.kind = event_kind::slow_down;
         ev.factor = e.getSlowDown().getFactor();
-        ok = named(e.getSlowDown().getNode(), "slowDown");
+        ok = named(e.getSlowDown().getNode());
         if (ok && !finite_in(ev.factor, 1 / max_speed_ratio, max_speed_ratio))
           return p.at(ev.field + ".slowDown.factor",
                       fmt::format("{} is outside [{}, {}]", ev.factor, 1 / max_speed_ratio,
