@@ -140,7 +140,7 @@ int run_sim(int argc, char** argv) {
   const auto& m = ran->model;
   fmt::print("strom sim: {} ({} mode, {} nodes, {} workers, {}, seed {}): {}; {:.1f} samples/s, "
              "scaling efficiency {:.4f}, {:.2f} s simulated\n",
-             args->positionals()[0], runtime::sim::to_string(ran->mode), m.nodes.size(),
+             args->positionals()[0], runtime::sim::to_string(ran->mode), ran->nodes,
              m.workers, m.topology, ran->seed, m.completed ? "completed" : "failed: " + m.failure,
              m.samples_per_second, m.scaling_efficiency, m.simulated_seconds);
   for (const auto& d : ran->strom_design)

@@ -127,7 +127,9 @@ private:
   result<void> set_up();
   void rebuild_links();
   bool is_hub(std::uint32_t i) const { return has_hub_ && i == hub_; }
-  std::uint32_t member_workers() const;
+  /// Workers of the nodes training now (kept: asked at every step of every node).
+  std::uint32_t member_workers() const { return member_workers_; }
+  void count_member_workers();
   bool shares() const { return member_workers() > 1; }
   bool network() const { return assumed_ == assumptions::strom && shares(); }
   double hop_latency(std::uint32_t a, std::uint32_t b) const {
@@ -188,6 +190,8 @@ private:
 
   // -- state ---------------------------------------------------------------------------------
   std::vector<node_state> nodes_;
+  std::uint32_t member_workers_ = 0;
+  std::size_t members_ = 0;
   std::unordered_map<std::string, std::uint32_t> index_of_;
   bool has_hub_ = false;
   std::uint32_t hub_ = 0;
@@ -219,12 +223,14 @@ private:
   model_outcome out_;
 };
 
-std::uint32_t model_run::member_workers() const {
-  std::uint32_t total = 0;
+void model_run::count_member_workers() {
+  member_workers_ = 0;
+  members_ = 0;
   for (const auto& n : nodes_)
-    if (n.member)
-      total += n.spec.workers;
-  return total;
+    if (n.member) {
+      member_workers_ += n.spec.workers;
+      ++members_;
+    }
 }
 
 result<void> model_run::set_up() {
@@ -260,6 +266,7 @@ result<void> model_run::set_up() {
   hub.alive = true;
   nodes_.push_back(std::move(hub));
   rebuild_links();
+  count_member_workers();
 
   out_.workers = member_workers();
   const double batch = costs_.batch_size;
@@ -389,8 +396,7 @@ void model_run::on_step_end(std::uint32_t a) {
 void model_run::note_epoch_progress(std::uint32_t a) {
   if (nodes_[a].done != next_epoch_step_)
     return;
-  if (++at_epoch_end_ < static_cast<std::size_t>(std::count_if(
-        nodes_.begin(), nodes_.end(), [](const node_state& n) { return n.member; })))
+  if (++at_epoch_end_ < members_)
     return;
   // Every member finished the epoch: the checkpoint keeper saves it.
   checkpoint_samples_ = out_.samples_trained;
@@ -630,6 +636,7 @@ void model_run::on_detection(std::uint32_t a) {
   n.member = false;
   n.lost = true;
   n.detection_time = infinity;
+  count_member_workers();
   lose_step_in_progress(a);
   for (auto& f : out_.faults)
     if (f.node == n.spec.name && f.detected_after < 0)
@@ -712,6 +719,7 @@ void model_run::on_join_ready() {
     trace_event("restored", fmt::format(",\"node\":\"{}\"", n.spec.name));
   }
   joining_.clear();
+  count_member_workers();
   paused_ = false;
   ++version_;
   rebuild_links();

@@ -102,6 +102,7 @@ result<sim_result> run_scenario(const scenario& s, const run_options& options) {
   sim_result r;
   r.mode = options.mode.value_or(s.mode);
   r.scenario = s.name;
+  r.nodes = s.nodes.size();
   r.seed = options.seed.value_or(s.job->reader().getTraining().getSeed());
   r.assumed = s.model_assumptions;
   if (r.mode == sim_mode::live)
@@ -217,7 +218,7 @@ std::string to_json(const sim_result& r) {
     "\"topology\":{{\"kind\":{},\"fanout\":{},\"version\":{},\"max_links\":{}}},"
     "\"root\":{},\"faults\":[{}],\"strom_design\":[{}],\"model_events\":{},"
     "\"per_node\":[{}],\"links\":[{}]}}",
-    r.passed, json_string(to_string(r.mode)), json_string(r.scenario), m.nodes.size(),
+    r.passed, json_string(to_string(r.mode)), json_string(r.scenario), r.nodes,
     m.workers, r.seed, json_string(r.trace_sha256), r.trace_lines,
     json_string(r.assumed == assumptions::strom ? "strom" : "deeplearning4j"), m.completed,
     m.completed ? "null" : json_string(m.failure), json_number(m.samples_per_second),

@@ -44,6 +44,7 @@ struct sim_result {
   bool passed = false;
   sim_mode mode = sim_mode::model;
   std::string scenario;
+  std::size_t nodes = 0;  ///< the cluster's at the start
   std::uint64_t seed = 0;
   std::string trace_sha256;
   std::uint64_t trace_lines = 0;
