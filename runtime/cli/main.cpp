@@ -26,6 +26,7 @@ commands:
   status           list a scheduler's nodes and jobs (--to HOST:PORT)
   cancel JOB_ID    cancel a running job (--to HOST:PORT)
   certs init DIR   make a cluster's CA and certificates for --tls-ca/--tls-cert/--tls-key
+  sim SCENARIO     run a simulation scenario (model mode); 'sim calibrate JOB' measures costs
 
 global options:
   --log-level LEVEL  trace, debug, info (default), warning, error or off
@@ -70,6 +71,8 @@ int dispatch(int argc, char** argv) {
     return cli::run_cancel(rest, rest_argv);
   if (command == "certs")
     return cli::run_certs(rest, rest_argv);
+  if (command == "sim")
+    return cli::run_sim(rest, rest_argv);
   fmt::print(stderr, "strom: unknown command '{}'\n\n{}", command, top_help);
   return cli::exit_usage;
 }

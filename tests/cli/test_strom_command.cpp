@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "strom/runtime/checkpoint.hpp"
+#include "support/strom_program.hpp"
 
 // End-to-end tests of the real `strom` program: real processes, real Fashion-MNIST.
 
@@ -18,24 +19,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct outcome {
-  int status = -1;
-  std::string output;  // stdout and stderr together
-};
+using strom::test::outcome;
 
-outcome run(const std::string& arguments) {
-  const std::string command =
-    std::string{STROM_BINARY_DIR} + "/runtime/strom " + arguments + " 2>&1";
-  outcome result;
-  FILE* pipe = popen(command.c_str(), "r");
-  BOOST_REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buffer{};
-  while (auto n = std::fread(buffer.data(), 1, buffer.size(), pipe))
-    result.output.append(buffer.data(), n);
-  const int raw = pclose(pipe);
-  result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return result;
-}
+outcome run(const std::string& arguments) { return strom::test::run_strom(arguments); }
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;

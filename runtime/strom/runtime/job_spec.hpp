@@ -38,6 +38,10 @@ private:
 result<job_spec> parse_job_text(std::string_view text, const std::string& source,
                                 const std::string& base_dir);
 
+/// Makes relative data paths of `job` absolute against `base_dir`, so the job means the same
+/// thing wherever it travels (to other nodes, into checkpoints).
+void resolve_data_paths(schema::Job::Builder job, const std::string& base_dir);
+
 /// The job in Cap'n Proto text format, as parse_job_text reads it: how a job travels to
 /// other nodes (data paths are absolute by then, overrides applied).
 std::string to_text(const job_spec& job);

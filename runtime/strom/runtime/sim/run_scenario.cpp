@@ -1,0 +1,234 @@
+#include "strom/runtime/sim/run_scenario.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "strom/runtime/json_text.hpp"
+#include "strom/runtime/sim/sim_trace.hpp"
+
+namespace strom::runtime::sim {
+
+namespace {
+
+/// The longest of `faults`' times picked by `time` (-1: none happened).
+template <class Pick>
+double longest(const std::vector<model_fault>& faults, Pick time) {
+  double most = -1;
+  for (const auto& f : faults)
+    most = std::max(most, time(f));
+  return most;
+}
+
+expectation_result check(const expectation& e, const model_outcome& m) {
+  expectation_result r{to_string(e.kind), e.field, {}, {}, std::nullopt, {}};
+  switch (e.kind) {
+    case expectation_kind::completes:
+      r.expected = "the job completes";
+      r.got = m.completed ? "completed" : "failed: " + m.failure;
+      r.held = m.completed;
+      break;
+    case expectation_kind::fails:
+      r.expected = "the job fails";
+      r.got = m.completed ? "completed" : "failed: " + m.failure;
+      r.held = !m.completed;
+      break;
+    case expectation_kind::accuracy_at_least:
+      r.expected = fmt::format("test accuracy at least {}", e.value);
+      r.got = "none";
+      r.note = "not checked: model mode trains nothing (run the scenario with --mode live)";
+      break;
+    case expectation_kind::nothing_applied_twice:
+      r.expected = "no frame applied twice";
+      r.got = fmt::format("{} applied twice, {} duplicates dropped", m.duplicates_applied,
+                          m.duplicates_dropped);
+      r.held = m.duplicates_applied == 0;
+      r.note = "the model's relays drop duplicates by (origin, sequence) as the product's do";
+      break;
+    case expectation_kind::detection_within: {
+      const double most = longest(m.faults, [](const model_fault& f) { return f.detected_after; });
+      r.expected = fmt::format("every lost node found within {} s", e.value);
+      r.got = most < 0 ? "no node was lost" : fmt::format("{} s", most);
+      r.held = most <= e.value;
+      break;
+    }
+    case expectation_kind::restore_within: {
+      double most = -1;
+      std::string never;
+      for (const auto& f : m.faults) {
+        const bool restores = f.event == "join" || f.event == "restart"
+                              || f.event == "schedulerKill";
+        if (restores && f.restored_after < 0)
+          never = f.node;
+        most = std::max(most, f.restored_after);
+      }
+      r.expected = fmt::format("every joining node trains within {} s", e.value);
+      r.got = !never.empty() ? fmt::format("{} never trained again", never)
+                             : most < 0 ? "nothing was restored" : fmt::format("{} s", most);
+      r.held = never.empty() && most <= e.value;
+      break;
+    }
+    case expectation_kind::samples_redone_at_most:
+      r.expected = fmt::format("at most {} samples redone", e.value);
+      r.got = fmt::format("{}", m.samples_redone);
+      r.held = static_cast<double>(m.samples_redone) <= e.value;
+      break;
+    case expectation_kind::samples_per_second_at_least:
+      r.expected = fmt::format("at least {} samples/s", e.value);
+      r.got = fmt::format("{}", m.samples_per_second);
+      r.held = m.samples_per_second >= e.value;
+      break;
+    case expectation_kind::scaling_efficiency:
+      r.expected = fmt::format("scaling efficiency in [{}, {}]", e.value, e.upper);
+      r.got = fmt::format("{}", m.scaling_efficiency);
+      r.held = m.scaling_efficiency >= e.value && m.scaling_efficiency <= e.upper;
+      break;
+  }
+  return r;
+}
+
+std::string node_json(const model_node_figures& n) {
+  return fmt::format("{{\"name\":{},\"workers\":{},\"speed_factor\":{},\"links\":{},"
+                     "\"bytes_out\":{},\"bytes_in\":{},\"steps\":{},\"lost\":{}}}",
+                     json_string(n.name), n.workers, json_number(n.speed_factor), n.links,
+                     n.bytes_out, n.bytes_in, n.steps, n.lost);
+}
+
+std::string optional_seconds(double value) { return value < 0 ? "null" : json_number(value); }
+
+} // namespace
+
+result<sim_result> run_scenario(const scenario& s, const run_options& options) {
+  sim_result r;
+  r.mode = options.mode.value_or(s.mode);
+  r.scenario = s.name;
+  r.nodes = s.nodes.size();
+  r.seed = options.seed.value_or(s.job->reader().getTraining().getSeed());
+  r.assumed = s.model_assumptions;
+  if (r.mode == sim_mode::live)
+    return error{fmt::format("{}: live mode is not built yet (issue #18); run it with --mode "
+                             "model",
+                             s.source)};
+  if (auto ok = require_model_costs(s); !ok)
+    return ok.err();
+  std::unique_ptr<sim_trace> trace;
+  if (options.trace_out.empty()) {
+    trace = std::make_unique<sim_trace>();
+  } else {
+    auto to_file = sim_trace::to_file(options.trace_out);
+    if (!to_file)
+      return to_file.err();
+    trace = std::move(*to_file);
+  }
+  auto model = run_model(s, s.model_assumptions, r.seed, *trace);
+  if (!model)
+    return model.err();
+  r.model = std::move(*model);
+  r.trace_lines = trace->lines();
+  auto hash = trace->finish();
+  if (!hash)
+    return hash.err();
+  r.trace_sha256 = *hash;
+  if (s.model_assumptions == assumptions::deeplearning4j) {
+    // The same costs under strom's design: its own topology and the mesh.
+    for (auto kind : {s.topology.kind, actors::topology_kind::mesh}) {
+      scenario variant = s;
+      variant.topology.kind = kind;
+      sim_trace untraced;
+      auto ours = run_model(variant, assumptions::strom, r.seed, untraced);
+      if (!ours)
+        return ours.err();
+      r.strom_design.push_back({ours->topology, ours->samples_per_second,
+                                ours->scaling_efficiency, ours->step_period_seconds});
+      if (kind == actors::topology_kind::mesh)
+        break;
+    }
+  }
+  r.passed = true;
+  for (const auto& e : s.expectations) {
+    r.expectations.push_back(check(e, r.model));
+    if (r.expectations.back().held == false)
+      r.passed = false;
+  }
+  return r;
+}
+
+std::string failed_expectations(const sim_result& r) {
+  std::string out;
+  for (const auto& e : r.expectations)
+    if (e.held == false)
+      out += fmt::format("{}{} ({}): expected {}, got {}", out.empty() ? "" : "; ", e.name,
+                         e.field, e.expected, e.got);
+  return out;
+}
+
+std::string to_json(const sim_result& r) {
+  const auto& m = r.model;
+  std::string expectations;
+  for (const auto& e : r.expectations)
+    expectations += fmt::format(
+      "{}{{\"name\":{},\"field\":{},\"expected\":{},\"got\":{},\"held\":{},\"note\":{}}}",
+      expectations.empty() ? "" : ",", json_string(e.name), json_string(e.field),
+      json_string(e.expected), json_string(e.got),
+      e.held ? (*e.held ? "true" : "false") : "null", json_string(e.note));
+  std::string faults;
+  for (const auto& f : m.faults)
+    faults += fmt::format("{}{{\"event\":{},\"node\":{},\"at\":{},\"detected_after\":{},"
+                          "\"remapped_after\":{},\"restored_after\":{}}}",
+                          faults.empty() ? "" : ",", json_string(f.event), json_string(f.node),
+                          json_number(f.at), optional_seconds(f.detected_after),
+                          optional_seconds(f.remapped_after), optional_seconds(f.restored_after));
+  std::string nodes;
+  std::uint64_t bytes_sent = 0;
+  for (const auto& n : m.nodes) {
+    nodes += (nodes.empty() ? "" : ",") + node_json(n);
+    bytes_sent += n.bytes_out;
+  }
+  // Lost once each time one was found lost (a restarted node may be lost and back).
+  const auto lost = std::count_if(m.faults.begin(), m.faults.end(),
+                                  [](const model_fault& f) { return f.detected_after >= 0; });
+  std::string links;
+  for (const auto& l : m.links)
+    links += fmt::format("{}{{\"from\":{},\"to\":{},\"bytes\":{}}}", links.empty() ? "" : ",",
+                         json_string(l.from), json_string(l.to), l.bytes);
+  std::string design;
+  for (const auto& d : r.strom_design)
+    design += fmt::format("{}{{\"topology\":{},\"samples_per_second\":{},"
+                          "\"scaling_efficiency\":{},\"step_period_seconds\":{}}}",
+                          design.empty() ? "" : ",", json_string(d.topology),
+                          json_number(d.samples_per_second), json_number(d.scaling_efficiency),
+                          json_number(d.step_period_seconds));
+  std::size_t restored = 0;
+  for (const auto& f : m.faults)
+    restored += (f.event == "join" || f.event == "restart") && f.restored_after >= 0 ? 1 : 0;
+  const double detection = longest(m.faults, [](const model_fault& f) { return f.detected_after; });
+  const double restore = longest(m.faults, [](const model_fault& f) {
+    return f.event == "schedulerKill" ? -1.0 : f.restored_after;
+  });
+  return fmt::format(
+    "{{\"passed\":{},\"mode\":{},\"scenario\":{},\"nodes\":{},\"workers\":{},\"seed\":{},"
+    "\"trace_sha256\":{},\"trace_lines\":{},\"assumptions\":{},\"completed\":{},\"failure\":{},"
+    "\"samples_per_second\":{},\"scaling_efficiency\":{},"
+    "\"single_worker_samples_per_second\":{},\"step_period_seconds\":{},"
+    "\"simulated_seconds\":{},\"expectations\":[{}],"
+    "\"train_samples\":{},\"train_samples_per_second\":{},\"bytes_sent\":{},"
+    "\"samples_redone\":{},\"nodes_lost\":{},\"nodes_restored\":{},"
+    "\"failure_detection_seconds\":{},\"restore_seconds\":{},\"frames_sent\":{},"
+    "\"duplicate_updates_dropped\":{},\"duplicate_updates_applied\":{},\"frames_rejected\":{},"
+    "\"topology\":{{\"kind\":{},\"fanout\":{},\"version\":{},\"max_links\":{}}},"
+    "\"root\":{},\"faults\":[{}],\"strom_design\":[{}],\"model_events\":{},"
+    "\"per_node\":[{}],\"links\":[{}]}}",
+    r.passed, json_string(to_string(r.mode)), json_string(r.scenario), r.nodes,
+    m.workers, r.seed, json_string(r.trace_sha256), r.trace_lines,
+    json_string(r.assumed == assumptions::strom ? "strom" : "deeplearning4j"), m.completed,
+    m.completed ? "null" : json_string(m.failure), json_number(m.samples_per_second),
+    json_number(m.scaling_efficiency), json_number(m.single_worker_samples_per_second),
+    json_number(m.step_period_seconds), json_number(m.simulated_seconds), expectations,
+    m.samples_trained, json_number(m.samples_per_second), bytes_sent, m.samples_redone, lost,
+    restored, optional_seconds(detection), optional_seconds(restore), m.frames_sent,
+    m.duplicates_dropped, m.duplicates_applied, m.frames_rejected, json_string(m.topology),
+    m.fanout, m.topology_version, m.max_links, node_json(m.root), faults, design, m.events,
+    nodes, links);
+}
+
+} // namespace strom::runtime::sim

@@ -1,0 +1,66 @@
+#pragma once
+// The harness's entry point: runs a scenario in its mode (or the one asked for), checks its
+// expectations and gives back what `strom sim --report-out` writes. A host program calls this
+// the same way the command does (the command is a thin front over it).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "strom/compute/result.hpp"
+#include "strom/runtime/sim/model.hpp"
+#include "strom/runtime/sim/scenario.hpp"
+
+namespace strom::runtime::sim {
+
+/// How to run a scenario.
+struct run_options {
+  std::optional<std::uint64_t> seed;   ///< default: the job's training.seed
+  std::optional<sim_mode> mode;        ///< default: the scenario's
+  std::string trace_out;               ///< write the trace here (JSON lines); empty: don't
+};
+
+/// One expectation and what the run found.
+struct expectation_result {
+  std::string name;      ///< "completes", "samplesPerSecondAtLeast", ...
+  std::string field;     ///< "expectations[2]"
+  std::string expected;  ///< "at least 1000"
+  std::string got;       ///< "1234.5"
+  std::optional<bool> held;  ///< empty: not checked in this mode (the note says why)
+  std::string note;
+};
+
+/// strom's own design on the same costs, for a scenario run under Deeplearning4j's assumptions.
+struct design_prediction {
+  std::string topology;
+  double samples_per_second = 0;
+  double scaling_efficiency = 0;
+  double step_period_seconds = 0;
+};
+
+/// Everything a run reports.
+struct sim_result {
+  bool passed = false;
+  sim_mode mode = sim_mode::model;
+  std::string scenario;
+  std::size_t nodes = 0;  ///< the cluster's at the start
+  std::uint64_t seed = 0;
+  std::string trace_sha256;
+  std::uint64_t trace_lines = 0;
+  assumptions assumed = assumptions::strom;
+  model_outcome model;
+  std::vector<expectation_result> expectations;
+  std::vector<design_prediction> strom_design;  ///< only under Deeplearning4j's assumptions
+};
+
+/// Runs `s`. Live mode is refused until it is built; the error says so.
+result<sim_result> run_scenario(const scenario& s, const run_options& options);
+
+/// The failed expectations, "name (field): expected ..., got ..." each, "; "-separated.
+std::string failed_expectations(const sim_result& r);
+
+/// The report: one JSON object.
+std::string to_json(const sim_result& r);
+
+} // namespace strom::runtime::sim

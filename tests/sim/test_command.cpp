@@ -1,0 +1,150 @@
+#define BOOST_TEST_MODULE sim_command
+#include <boost/test/unit_test.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "sim/scenario_text.hpp"
+#include "strom/runtime/sim/calibration.hpp"
+#include "support/scratch_dir.hpp"
+#include "support/strom_program.hpp"
+
+// `strom sim` as a user runs it: the example scenarios, failed expectations, bad files, the
+// seed's determinism and `strom sim calibrate`.
+
+using strom::test::run_strom;
+
+namespace {
+
+const std::string examples = std::string{STROM_SOURCE_DIR} + "/examples/sim/";
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in{path};
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// A field of the report's top-level object, as text up to the next comma or brace.
+std::string report_field(const std::string& json, const std::string& key) {
+  const auto at = json.find("\"" + key + "\":");
+  BOOST_REQUIRE_MESSAGE(at != std::string::npos, key << " missing in the report");
+  const auto start = at + key.size() + 3;
+  return json.substr(start, json.find_first_of(",}", start) - start);
+}
+
+/// A scenario of 4 nodes over links that lose, duplicate and reorder 5% of the frames.
+std::string lossy_scenario() {
+  return strom::test::scenario_text(
+    "nodes = (count = 4), link = (loss = 0.05, duplication = 0.05, reordering = 0.05)",
+    "steps = 200", strom::test::given_costs(0.01, 0.0001, 20000),
+    "events = [(at = (step = 50), kill = (node = \"n3\"))], "
+    "expectations = [(completes = void), (nothingAppliedTwice = void)]");
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(dl4j_scalability_predicts_deeplearning4js_0_7051) {
+  strom::test::scratch dir;
+  const auto report = dir.path() / "dl4j.json";
+  auto run =
+    run_strom("sim " + examples + "dl4j_scalability.scenario --report-out " + report.string());
+  BOOST_TEST(run.status == 0, run.output);
+  const auto json = read_file(report);
+  BOOST_TEST(report_field(json, "passed") == "true");
+  BOOST_TEST(std::stod(report_field(json, "scaling_efficiency")) == 0.7051,
+             boost::test_tools::tolerance(0.01 / 0.7051));
+  BOOST_TEST(contains(json, "\"strom_design\":[{\"topology\":\"plain\""));
+}
+
+BOOST_AUTO_TEST_CASE(mesh_4096_runs_to_the_end_and_passes) {
+  strom::test::scratch dir;
+  const auto report = dir.path() / "mesh.json";
+  auto run = run_strom("sim " + examples + "mesh_4096.scenario --report-out " + report.string());
+  BOOST_TEST(run.status == 0, run.output);
+  const auto json = read_file(report);
+  BOOST_TEST(report_field(json, "passed") == "true");
+  BOOST_TEST(report_field(json, "nodes") == "4096");
+  BOOST_TEST(report_field(json, "nodes_lost") == "1");
+}
+
+BOOST_AUTO_TEST_CASE(scaling_4_nodes_passes_in_model_mode) {
+  auto run = run_strom("sim " + examples + "scaling_4_nodes.scenario");
+  BOOST_TEST(run.status == 0, run.output);
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_expectation_exits_1_naming_it) {
+  strom::test::scratch dir;
+  const auto scenario = dir.write(
+    "slow.scenario",
+    strom::test::scenario_text("nodes = (count = 2)", "steps = 50",
+                               strom::test::given_costs(0.01, 0, 1000),
+                               "expectations = [(completes = void), "
+                               "(samplesPerSecondAtLeast = 1e9)]"));
+  const auto report = dir.path() / "r.json";
+  auto run = run_strom("sim " + scenario.string() + " --report-out " + report.string());
+  BOOST_TEST(run.status == 1, run.output);
+  BOOST_TEST(contains(run.output, "failed expectations: samplesPerSecondAtLeast "
+                                  "(expectations[1]): expected at least 1000000000 samples/s"),
+             run.output);
+  BOOST_TEST(!contains(run.output, "completes ("), run.output);
+  BOOST_TEST(report_field(read_file(report), "passed") == "false");
+}
+
+BOOST_AUTO_TEST_CASE(a_bad_scenario_exits_1_naming_file_field_and_value) {
+  strom::test::scratch dir;
+  const auto scenario = dir.write(
+    "bad.scenario", strom::test::scenario_text("nodes = (count = 0)", "steps = 5",
+                                               strom::test::given_costs(0.01, 0, 1000)));
+  auto run = run_strom("sim " + scenario.string());
+  BOOST_TEST(run.status == 1, run.output);
+  BOOST_TEST(contains(run.output, "bad.scenario: cluster.nodes.count: 0 is outside"), run.output);
+}
+
+BOOST_AUTO_TEST_CASE(live_mode_says_it_is_not_built_yet) {
+  auto run = run_strom("sim " + examples + "scaling_4_nodes.scenario --mode live");
+  BOOST_TEST(run.status == 1, run.output);
+  BOOST_TEST(contains(run.output, "live mode is not built yet"), run.output);
+}
+
+BOOST_AUTO_TEST_CASE(an_unknown_option_is_a_usage_error) {
+  auto run = run_strom("sim " + examples + "scaling_4_nodes.scenario --html-out x.html");
+  BOOST_TEST(run.status == 2, run.output);
+}
+
+BOOST_AUTO_TEST_CASE(the_same_seed_gives_the_same_trace_and_another_seed_another) {
+  strom::test::scratch dir;
+  const auto scenario = dir.write("lossy.scenario", lossy_scenario());
+  auto hash_of = [&](int seed, const std::string& name) {
+    const auto report = dir.path() / (name + ".json");
+    const auto trace = dir.path() / (name + ".jsonl");
+    auto run = run_strom("sim " + scenario.string() + " --seed " + std::to_string(seed)
+                         + " --report-out " + report.string() + " --trace-out " + trace.string());
+    BOOST_TEST(run.status == 0, run.output);
+    BOOST_TEST(!read_file(trace).empty());
+    return report_field(read_file(report), "trace_sha256");
+  };
+  const auto first = hash_of(7, "a");
+  BOOST_TEST(first.size() == 66u);  // 64 hex digits, quoted
+  BOOST_TEST(hash_of(7, "b") == first);
+  BOOST_TEST(read_file(dir.path() / "a.jsonl") == read_file(dir.path() / "b.jsonl"));
+  BOOST_TEST(hash_of(8, "c") != first);
+}
+
+BOOST_AUTO_TEST_CASE(calibrate_writes_a_file_that_scenarios_read) {
+  strom::test::scratch dir;
+  const auto out = dir.path() / "mlp.calibration";
+  auto run = run_strom("sim calibrate " + std::string{STROM_SOURCE_DIR}
+                       + "/examples/fashion_mlp.job -o " + out.string());
+  BOOST_TEST(run.status == 0, run.output);
+  auto table = strom::runtime::sim::load_calibration_file(out.string());
+  BOOST_REQUIRE_MESSAGE(table, (table ? "" : table.err().message));
+  BOOST_TEST(table->base.parameters == 535818u);  // 784-512-256-10
+  BOOST_TEST(table->base.step_seconds > 0);
+  BOOST_TEST(table->points.size() == 4u);
+}
