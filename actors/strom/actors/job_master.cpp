@@ -57,6 +57,7 @@ void report_status(self_ptr self, const job_master_setup& setup) {
   st.status.nodes_restored = st.report.nodes_restored;
   st.status.nodes_joined = st.report.nodes_joined;
   self->send(setup.scheduler, st.status);
+  publish_metrics(self, setup);
 }
 
 /// Ends the job master once every node it asked to stop has answered (or could not).
@@ -298,6 +299,8 @@ void end_epoch(self_ptr self, const job_master_setup& setup, const epoch_check& 
   }
   st.epoch_done.seconds = seconds_between(st.epoch_started, st.round_started);
   const auto summary = record_epoch(r, epoch, st.epoch_done, check.tested);
+  st.steps_done += st.epoch_done.batches;
+  st.epoch_done = {};  // recorded: the figures count it in the report from here
   st.status.epoch = epoch + 1;
   st.status.test_accuracy = summary.test_accuracy;
   report_status(self, setup);
@@ -561,11 +564,12 @@ caf::behavior job_master(caf::stateful_actor<job_master_state>* self, job_master
   assign(self, setup);
   self->delayed_send(self, setup.timeouts.silence_limit, watchdog_atom_v, setup.job_id);
   return {
-    [self](const node_progress& progress) {
+    [self, setup](const node_progress& progress) {
       if (!heard_this_round(self, progress))
         return;
       self->state.progress[progress.node_id] = progress;
       publish_progress(self);
+      publish_metrics(self, setup);
     },
     [self, setup](const node_epoch_report& report) {
       if (!heard_this_round(self, report))

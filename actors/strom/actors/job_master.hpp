@@ -35,6 +35,7 @@
 
 #include "strom/actors/data_assignment.hpp"
 #include "strom/actors/messages.hpp"
+#include "strom/actors/metrics_sink.hpp"
 #include "strom/actors/request_while_alive.hpp"
 #include "strom/actors/scheduler_store.hpp"
 #include "strom/actors/timing.hpp"
@@ -68,6 +69,8 @@ struct job_master_setup {
   /// Set when the scheduler restarted: the job goes on from its saved state (and, when it
   /// has one, its checkpoint in `store`) instead of from the start.
   std::optional<saved_job> resume;
+  /// Told the job's figures as they change; null: nobody watches (metrics_sink.hpp).
+  std::shared_ptr<metrics_sink> metrics;
 };
 
 /// A node that joined while the job runs, until it trains its first round.
@@ -104,6 +107,7 @@ struct job_master_state {
   std::map<std::uint64_t, node_epoch_report> epoch_reports;  ///< this round, by node
   std::map<std::uint64_t, drain_report> drained;  ///< latest totals by node, lost ones kept
   epoch_totals epoch_done;                        ///< this epoch's rounds so far
+  std::uint64_t steps_done = 0;                   ///< worker steps of the epochs recorded
   std::map<std::uint64_t, node_sharing_report> sharing;      ///< at the end, by node
   std::vector<std::string> lost;                  ///< the nodes lost, described
   training_report report;

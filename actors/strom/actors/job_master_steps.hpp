@@ -47,6 +47,12 @@ job_assignment assignment_for(const job_master_state& st, const job_master_setup
 
 void begin_training(self_ptr self, const job_master_setup& setup);
 
+// -- job_metrics.cpp --------------------------------------------------------------------------
+
+/// Tells setup.metrics (if any) the job's figures: the epochs recorded, and the epoch under
+/// way (its finished rounds and the current round's progress).
+void publish_metrics(self_ptr self, const job_master_setup& setup);
+
 // -- job_membership.cpp -----------------------------------------------------------------------
 
 void drop_joiner(self_ptr self, const job_master_setup& setup, std::uint64_t node,

@@ -131,13 +131,14 @@ struct relay_stats {
   std::uint64_t frames_forwarded = 0;  ///< new frames handed on
   std::uint64_t duplicates_dropped = 0;
   std::uint64_t frames_rejected = 0;   ///< frames that failed to read
+  std::uint64_t bytes_received = 0;    ///< frame bytes that came from peer relays
 };
 
 // -- cluster protocol ------------------------------------------------------------------------
 
 /// Bumped whenever a message of this header changes: nodes of different versions refuse to
 /// join instead of misreading each other.
-inline constexpr std::uint32_t protocol_version = 9;
+inline constexpr std::uint32_t protocol_version = 10;
 
 /// node_agent -> scheduler: asks to join (the sender is the agent the scheduler monitors).
 struct join_request {
@@ -340,6 +341,9 @@ struct job_status {
   std::uint32_t nodes_lost = 0;      ///< while it ran
   std::uint32_t nodes_restored = 0;
   std::uint32_t nodes_joined = 0;
+  /// Set while the job's steps wait longer than the stall warning: whom they wait for, what
+  /// it last did and for how long (stall_watch.hpp); empty otherwise.
+  std::string stall;
 };
 
 /// scheduler -> (status_atom) requester.
@@ -464,7 +468,7 @@ typename F::result_type inspect(F& f, framing_stats& x) {
 template <class F>
 typename F::result_type inspect(F& f, relay_stats& x) {
   return f(caf::meta::type_name("relay_stats"), x.frames_forwarded, x.duplicates_dropped,
-           x.frames_rejected);
+           x.frames_rejected, x.bytes_received);
 }
 
 template <class F>
@@ -571,7 +575,7 @@ template <class F>
 typename F::result_type inspect(F& f, job_status& x) {
   return f(caf::meta::type_name("job_status"), x.job_id, x.name, x.state, x.epoch, x.epochs,
            x.failure, x.test_accuracy, x.topology, x.nodes, x.nodes_lost, x.nodes_restored,
-           x.nodes_joined);
+           x.nodes_joined, x.stall);
 }
 
 template <class F>

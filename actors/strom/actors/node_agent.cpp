@@ -57,6 +57,33 @@ node_epoch_report epoch_report_of(const node_agent_state& st) {
   return report;
 }
 
+/// The node's figures in its job, but its relay's counts.
+node_metrics node_figures(const node_agent_setup& setup, const node_job_run& run) {
+  node_metrics figures;
+  figures.node = setup.identity.name;
+  figures.job_id = run.job_id;
+  figures.samples = run.job_totals.samples;
+  figures.steps = run.job_totals.batches;
+  figures.loss_sum = run.job_totals.loss_sum;
+  figures.sent = run.actors.framer->stats();
+  return figures;
+}
+
+/// Tells setup.metrics (if any) the node's figures, with its relay's counts once it answers.
+void publish_node_metrics(self_ptr self, const node_agent_setup& setup) {
+  auto& st = self->state;
+  if (!setup.metrics || !st.run)
+    return;
+  const auto& run = *st.run;
+  auto figures = node_figures(setup, run);
+  self->request(run.actors.relay, setup.timeouts.answer_timeout, stats_atom_v)
+    .then([sink = setup.metrics, figures](const relay_stats& relayed) mutable {
+      figures.relayed = relayed;
+      sink->node(figures);
+    },
+    [](caf::error&) {});  // a relay that ended with its job has nothing more to count
+}
+
 /// Every trainer finished and drained the round: report it.
 void end_round(self_ptr self, const node_agent_setup& setup) {
   auto& st = self->state;
@@ -350,6 +377,7 @@ void stop(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id) {
   answer->job_id = job_id;
   answer->node_id = st.node_id;
   answer->sent = st.run->actors.framer->stats();
+  auto figures = node_figures(setup, *st.run);
   // The node is free for its next job at once (a cancel is often followed by a submit): the
   // trainers end now, the relay once it has reported its counts.
   const auto relay = st.run->actors.relay;
@@ -359,8 +387,12 @@ void stop(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id) {
   st.run.reset();
   self->request(relay, setup.timeouts.answer_timeout, stats_atom_v)
     .then(
-      [self, answer, promise, relay](const relay_stats& relayed) mutable {
+      [self, setup, answer, promise, relay, figures](const relay_stats& relayed) mutable {
         answer->relayed = relayed;
+        if (setup.metrics) {  // the job's last figures of this node
+          figures.relayed = relayed;
+          setup.metrics->node(figures);
+        }
         promise.deliver(*answer);
         end_actor(self, relay);
       },
@@ -461,6 +493,9 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
       run.totals.loss_sum += step.loss_sum;
       run.totals.batches += step.batches;
       run.totals.samples += step.samples;
+      run.job_totals.loss_sum += step.loss_sum;
+      run.job_totals.batches += step.batches;
+      run.job_totals.samples += step.samples;
       const auto now = self->clock().now();
       if (now - run.progress_sent < setup.timeouts.progress_interval)
         return;
@@ -468,6 +503,7 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
       self->send(setup.scheduler, node_progress{run.job_id, st.node_id, run.round,
                                                 run.totals.batches, run.totals.samples,
                                                 run.totals.loss_sum});
+      publish_node_metrics(self, setup);
     },
     [self, setup](const epoch_report& done) {
       auto& st = self->state;

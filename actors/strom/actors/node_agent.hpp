@@ -20,6 +20,7 @@
 
 #include "strom/actors/local_node.hpp"
 #include "strom/actors/messages.hpp"
+#include "strom/actors/metrics_sink.hpp"
 #include "strom/actors/snapshot_transfer.hpp"
 #include "strom/actors/timing.hpp"
 #include "strom/compute/result.hpp"
@@ -70,6 +71,8 @@ struct node_agent_setup {
   relay_connector connect_relay;  ///< empty: the node cannot join a mesh
   caf::actor observer;  ///< optional: receives the scheduler's join_reply
   timing timeouts;  ///< its own, and its trainers' park_spin
+  /// Told the node's figures with each progress report; null: nobody watches.
+  std::shared_ptr<metrics_sink> metrics;
 };
 
 /// The job a node trains now.
@@ -80,6 +83,7 @@ struct node_job_run {
   local_node actors;
   std::uint32_t round = 0;
   epoch_totals totals;            ///< this round so far
+  epoch_totals job_totals;        ///< every round so far (for metrics)
   std::vector<std::uint64_t> steps;   ///< by worker slot: batches of the round, once done
   std::uint32_t epochs_reported = 0;  ///< trainers done with the round's samples
   std::uint32_t drained = 0;          ///< trainers that applied every frame of the round

@@ -115,6 +115,8 @@ void relay_frame(caf::stateful_actor<relay_state>* self, const shared_frame& inc
   auto& st = self->state;
   if (from_forgotten(self))
     return;
+  if (!local)
+    st.stats.bytes_received += incoming.value.size();
   auto view = compute::read_update_frame(incoming.value, st.workspace);
   if (!view) {
     ++st.stats.frames_rejected;

@@ -11,6 +11,7 @@
 #include "strom/compute/result.hpp"
 #include "strom/runtime/job_spec.hpp"
 #include "strom/runtime/metrics_report.hpp"
+#include "strom/runtime/observability/observation.hpp"
 #include "strom/runtime/training_progress.hpp"
 
 namespace strom::runtime {
@@ -25,6 +26,7 @@ struct local_training_options {
   std::optional<std::uint32_t> averaging_frequency;  ///< overrides distributed.averagingFrequency
   std::string checkpoint_dir;           ///< empty: no checkpoint
   training_observer* observer = nullptr;
+  observers watch;  ///< metrics and timeline hooks for the run's actors (observation.hpp)
 };
 
 } // namespace strom::runtime

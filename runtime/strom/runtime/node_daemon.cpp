@@ -160,6 +160,10 @@ result<void> run_scheduler_node(const scheduler_node_options& options) {
     setup.store = *store;
     setup.restored = std::move(*record);
   }
+  auto watching = observation::start(options.observe);
+  if (!watching)
+    return watching.err();
+  setup.metrics = (*watching)->hooks().metrics;
   system_config config{true};
   caf::actor_system system{config};
   auto scheduler = system.spawn(actors::scheduler, setup);
@@ -221,13 +225,13 @@ enum class session_end {
 /// scheduler's loss.
 result<session_end> serve_scheduler(caf::actor_system& system, const worker_node_options& options,
                                     const node_identity& identity,
-                                    const guarded_connection& scheduler) {
+                                    const guarded_connection& scheduler, const observers& watch) {
   const auto where = to_string(options.scheduler);
   const auto& name = identity.name;
   caf::scoped_actor self{system};
   const auto join_limit = options.timeouts.join_timeout + join_answer_margin;
   auto agent = spawn_node(system, scheduler.remote, identity, caf::actor_cast<caf::actor>(self),
-                          options.timeouts);
+                          options.timeouts, watch);
   self->monitor(agent);
   std::optional<actors::join_reply> answer;
   const auto waited_for_join =
@@ -274,6 +278,9 @@ result<void> run_worker_node(const worker_node_options& options) {
   if (!advertised)
     return advertised.err();
   stop_signals signals;
+  auto watching = observation::start(options.observe);
+  if (!watching)
+    return watching.err();
   system_config config{true};
   caf::actor_system system{config};
   connect_options connecting;
@@ -287,7 +294,7 @@ result<void> run_worker_node(const worker_node_options& options) {
     options.workers ? options.workers : std::max(1u, std::thread::hardware_concurrency()),
     {}, *advertised};
   for (;;) {
-    auto ended = serve_scheduler(system, options, identity, *scheduler);
+    auto ended = serve_scheduler(system, options, identity, *scheduler, (*watching)->hooks());
     if (!ended)
       return ended.err();
     if (*ended == session_end::stopped)

@@ -24,7 +24,7 @@ constexpr std::size_t admission_token_words = 4;
 
 caf::actor spawn_node(caf::actor_system& system, const caf::actor& scheduler,
                       const node_identity& identity, const caf::actor& observer,
-                      const actors::timing& timeouts) {
+                      const actors::timing& timeouts, const observers& watch) {
   actors::node_agent_setup setup;
   setup.scheduler = scheduler;
   setup.identity.name = identity.name;
@@ -33,6 +33,7 @@ caf::actor spawn_node(caf::actor_system& system, const caf::actor& scheduler,
   setup.identity.workers = identity.workers;
   setup.identity.admission_token = identity.admission_token;
   setup.timeouts = timeouts;
+  setup.metrics = watch.metrics;
   setup.prepare = prepare_node_job;
   if (!identity.relay_host.empty()) {
     setup.publish_relay = relay_publisher_on(system, identity.relay_host);

@@ -1,0 +1,30 @@
+#include "strom/runtime/observability/observation.hpp"
+
+#include "strom/log.hpp"
+#include "strom/runtime/observability/metrics_endpoint.hpp"
+#include "strom/runtime/observability/prometheus_metrics.hpp"
+
+namespace strom::runtime {
+
+result<std::unique_ptr<observation>> observation::start(const observation_options& options) {
+  std::unique_ptr<observation> started{new observation};
+  if (options.metrics_listen) {
+    started->metrics_ = std::make_shared<prometheus_metrics>();
+    auto opened = metrics_endpoint::open(*options.metrics_listen, started->metrics_->registry());
+    if (!opened)
+      return opened.err();
+    started->endpoint_ = std::move(*opened);
+    started->hooks_.metrics = started->metrics_;
+    log::info("metrics: serving http://{}/metrics",
+              to_string(endpoint{options.metrics_listen->host, started->endpoint_->port()}));
+  }
+  return started;
+}
+
+observation::~observation() = default;
+
+std::uint16_t observation::metrics_port() const noexcept {
+  return endpoint_ ? endpoint_->port() : 0;
+}
+
+} // namespace strom::runtime
