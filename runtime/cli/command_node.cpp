@@ -12,7 +12,7 @@ namespace strom::cli {
 
 namespace {
 
-const command_spec node_spec = with_observation_options({
+const command_spec node_spec = with_stall_option(with_observation_options({
   "strom node (--scheduler --listen HOST:PORT | --join HOST:PORT) [options]",
   "Runs a cluster node until SIGINT or SIGTERM. With --scheduler it admits worker nodes and\n"
   "runs the jobs clients submit, and prints 'strom scheduler listening on HOST:PORT' once it\n"
@@ -42,7 +42,7 @@ const command_spec node_spec = with_observation_options({
      "back within it (default 60s)"},
   },
   0,
-});
+}));
 
 /// Bounds of the heartbeat options, in milliseconds: below 10 ms pings cost more than they
 /// tell; above an hour a hung node would hold a job for longer than anyone waits.
@@ -86,6 +86,8 @@ int run_scheduler(const arguments& args) {
   if (!observe)
     return usage(observe.err().message);
   options.observe = *observe;
+  if (auto ok = read_stall_warning(args, options.setup.timeouts); !ok)
+    return usage(ok.err().message);
   options.state_dir = args.get("state-dir").value_or("");
   if (args.has("state-dir") && options.state_dir.empty())
     return usage("--state-dir must not be empty");
@@ -111,7 +113,8 @@ int run_scheduler(const arguments& args) {
 
 int run_worker(const arguments& args) {
   for (const char* scheduler_only :
-       {"listen", "heartbeat-interval", "heartbeat-timeout", "state-dir", "checkpoint-every"})
+       {"listen", "heartbeat-interval", "heartbeat-timeout", "state-dir", "checkpoint-every",
+        "stall-warning"})
     if (args.has(scheduler_only))
       return usage(fmt::format("--{} is for the scheduler, not with --join", scheduler_only));
   auto join = args.get_endpoint("join");

@@ -20,7 +20,7 @@ namespace strom::cli {
 
 namespace {
 
-const command_spec train_spec = with_observation_options(with_distribution_options({
+const command_spec train_spec = with_stall_option(with_observation_options(with_distribution_options({
   "strom train JOB [options]",
   "Trains the job file JOB, evaluates it on the test set after every epoch and saves a\n"
   "checkpoint of parameters, updater state and progress. Ctrl-C (or SIGTERM) stops it and\n"
@@ -34,7 +34,7 @@ const command_spec train_spec = with_observation_options(with_distribution_optio
     {"checkpoint-dir", "DIR", "where to save JOBNAME.ckpt (default: checkpoints)"},
   },
   1,
-}));
+})));
 
 /// Nodes of an in-process cluster; each starts an actor system with its own threads.
 constexpr std::uint64_t max_nodes = 64;
@@ -119,6 +119,10 @@ int run_train(int argc, char** argv) {
     return exit_failure;
   }
   options.watch = (*watching)->hooks();
+  if (auto ok = read_stall_warning(*args, options.timeouts); !ok) {
+    fmt::print(stderr, "strom train: {}\n", ok.err().message);
+    return exit_usage;
+  }
   runtime::cluster_shape shape;
   shape.nodes = static_cast<std::uint32_t>(nodes.value().value_or(1));
   const std::uint32_t default_workers =

@@ -155,6 +155,9 @@ void start_round(self_ptr self, bool makeup) {
   st.work = plan_round(live_workers(st), st.round, st.status.epoch, st.data,
                        makeup ? &left : nullptr);
   st.progress.clear();
+  st.progressed_at.clear();  // the stall watch counts from the round's start
+  st.inquiry.clear();
+  st.inquiry_pending = 0;    // answers of an inquiry about the last round are ignored
   st.epoch_reports.clear();
   st.round_running = true;
   st.cut = false;
@@ -563,10 +566,16 @@ caf::behavior job_master(caf::stateful_actor<job_master_state>* self, job_master
   });
   assign(self, setup);
   self->delayed_send(self, setup.timeouts.silence_limit, watchdog_atom_v, setup.job_id);
+  watch_stalls(self, setup);
   return {
+    [self, setup](stall_atom, std::uint64_t job_id) {
+      if (job_id == self->state.status.job_id)
+        watch_stalls(self, setup);
+    },
     [self, setup](const node_progress& progress) {
       if (!heard_this_round(self, progress))
         return;
+      note_progress(self, progress);
       self->state.progress[progress.node_id] = progress;
       publish_progress(self);
       publish_metrics(self, setup);

@@ -104,6 +104,14 @@ struct job_master_state {
   std::optional<bool> paused;         ///< too few nodes: the round to start (makeup or not)
   std::uint64_t batches_per_round = 0;
   std::map<std::uint64_t, node_progress> progress;           ///< latest, by node, this round
+  /// When each node's reported steps last grew (or the round started), for the stall watch.
+  std::map<std::uint64_t, caf::actor_clock::time_point> progressed_at;
+  /// The stall watch's inquiry in flight: the answers so far, by node (nullopt: none came).
+  std::map<std::uint64_t, std::optional<node_activity>> inquiry;
+  std::size_t inquiry_pending = 0;  ///< nodes whose answer is awaited
+  /// The node the stall watch named last (logged once per stall), while it holds.
+  std::optional<std::uint64_t> stalled_on;
+  caf::actor_clock::time_point stalled_since;  ///< when the steps stood still
   std::map<std::uint64_t, node_epoch_report> epoch_reports;  ///< this round, by node
   std::map<std::uint64_t, drain_report> drained;  ///< latest totals by node, lost ones kept
   epoch_totals epoch_done;                        ///< this epoch's rounds so far
@@ -126,7 +134,9 @@ struct job_master_state {
   static inline const char* name = "strom.job_master";
 };
 
-/// Handles: node_progress, node_epoch_report, node_failure (the scheduler passes them on from
+/// Handles: (stall_atom, job_id) from itself every quarter stall_warning, which watches
+/// for stalls (stall_watch.hpp; the verdict goes into job_status.stall and the log);
+/// node_progress, node_epoch_report, node_failure (the scheduler passes them on from
 /// the job's nodes); member_lost from the scheduler; member_joined -> bool (whether the job
 /// takes the node; it is brought in at the next round, cutting the running one short);
 /// (attach_atom, job_id) -> submit_reply

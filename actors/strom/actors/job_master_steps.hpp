@@ -53,6 +53,15 @@ void begin_training(self_ptr self, const job_master_setup& setup);
 /// way (its finished rounds and the current round's progress).
 void publish_metrics(self_ptr self, const job_master_setup& setup);
 
+// -- job_stall.cpp ----------------------------------------------------------------------------
+
+/// Notes a node's progress report: the stall watch counts stillness from its last growth.
+void note_progress(self_ptr self, const node_progress& progress);
+
+/// The stall watch's tick: asks the nodes what their workers do once a node's steps stood
+/// still for stall_warning, and judges their answers; it clears the verdict once all move.
+void watch_stalls(self_ptr self, const job_master_setup& setup);
+
 // -- job_membership.cpp -----------------------------------------------------------------------
 
 void drop_joiner(self_ptr self, const job_master_setup& setup, std::uint64_t node,

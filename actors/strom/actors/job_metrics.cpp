@@ -57,6 +57,8 @@ void publish_metrics(self_ptr self, const job_master_setup& setup) {
   }
   for (auto& lag : figures.lag)
     lag.behind = fastest - lag.steps;
+  if (st.stalled_on)
+    figures.stalled_seconds = seconds_between(st.stalled_since, self->clock().now());
   for (const auto& [id, node] : st.sharing)
     figures.bytes_received += node.relayed.bytes_received;
   setup.metrics->job(figures);

@@ -256,6 +256,26 @@ struct node_progress {
   double loss_sum = 0.0;
 };
 
+/// trainer -> the requester of stall_atom: what the worker does in its round, for the stall
+/// watch (stall_watch.hpp).
+struct worker_activity {
+  std::uint32_t worker = 0;
+  std::uint32_t round = 0;
+  std::uint64_t steps = 0;   ///< steps taken in the round
+  bool answered = true;      ///< false: the worker did not answer in time (busy in a step)
+  bool waiting = false;      ///< parked: the staleness bound or an average holds its next step
+  bool finished = false;     ///< trained its share of the round, waits for the drains
+  /// Origins (node ids) whose frames or drain marker it waits for.
+  std::vector<std::uint64_t> waiting_for;
+};
+
+/// node_agent -> job_master: the answer to (stall_atom, job_id), its workers' activity.
+struct node_activity {
+  std::uint64_t job_id = 0;
+  std::uint64_t node_id = 0;
+  std::vector<worker_activity> workers;  ///< by worker slot
+};
+
 /// node_agent -> scheduler: the node trained and drained a round.
 struct node_epoch_report {
   std::uint64_t job_id = 0;
@@ -523,6 +543,17 @@ typename F::result_type inspect(F& f, node_failure& x) {
 }
 
 template <class F>
+typename F::result_type inspect(F& f, worker_activity& x) {
+  return f(caf::meta::type_name("worker_activity"), x.worker, x.round, x.steps, x.answered,
+           x.waiting, x.finished, x.waiting_for);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, node_activity& x) {
+  return f(caf::meta::type_name("node_activity"), x.job_id, x.node_id, x.workers);
+}
+
+template <class F>
 typename F::result_type inspect(F& f, node_progress& x) {
   return f(caf::meta::type_name("node_progress"), x.job_id, x.node_id, x.round, x.batches,
            x.samples, x.loss_sum);
@@ -643,6 +674,8 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   CAF_ADD_TYPE_ID(strom, (strom::actors::assembled_snapshot))
   CAF_ADD_TYPE_ID(strom, (strom::actors::topology_update))
   CAF_ADD_TYPE_ID(strom, (strom::actors::job_checkpointed))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::worker_activity))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::node_activity))
 
   // Atoms: at most 10 characters each (CAF 0.17 atom_value).
   CAF_ADD_ATOM(strom, strom::actors, step_atom, "step")
@@ -674,5 +707,6 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   CAF_ADD_ATOM(strom, strom::actors, wire_atom, "wire")
   CAF_ADD_ATOM(strom, strom::actors, wired_atom, "wired")
   CAF_ADD_ATOM(strom, strom::actors, checkpoint_atom, "checkpoint")
+  CAF_ADD_ATOM(strom, strom::actors, stall_atom, "stall")
 
 CAF_END_TYPE_ID_BLOCK(strom)

@@ -8,6 +8,7 @@
 #include "strom/actors/error_text.hpp"
 #include "strom/actors/errors.hpp"
 #include "strom/actors/snapshot_transfer.hpp"
+#include "strom/actors/stall_watch.hpp"
 #include "strom/compute/snapshots/snapshot_encoding.hpp"
 #include "strom/log.hpp"
 
@@ -82,6 +83,38 @@ void publish_node_metrics(self_ptr self, const node_agent_setup& setup) {
       sink->node(figures);
     },
     [](caf::error&) {});  // a relay that ended with its job has nothing more to count
+}
+
+/// Answers the stall watch with what each of the job's trainers does; a trainer that does not
+/// answer within trainer_activity_limit (busy in a long step) is marked so.
+void tell_activity(self_ptr self, std::uint64_t job_id) {
+  auto& st = self->state;
+  auto promise = self->make_response_promise();
+  auto gathered = std::make_shared<node_activity>();
+  gathered->job_id = job_id;
+  gathered->node_id = st.node_id;
+  if (!st.run || st.run->job_id != job_id || st.run->actors.trainers.empty()) {
+    promise.deliver(*gathered);
+    return;
+  }
+  const auto& trainers = st.run->actors.trainers;
+  gathered->workers.resize(trainers.size());
+  auto left = std::make_shared<std::size_t>(trainers.size());
+  for (std::uint32_t w = 0; w < trainers.size(); ++w) {
+    gathered->workers[w].worker = w;
+    gathered->workers[w].answered = false;
+    self->request(trainers[w], trainer_activity_limit, stall_atom_v)
+      .then(
+        [gathered, left, promise, w](const worker_activity& activity) mutable {
+          gathered->workers[w] = activity;
+          if (--*left == 0)
+            promise.deliver(*gathered);
+        },
+        [gathered, left, promise](caf::error&) mutable {
+          if (--*left == 0)
+            promise.deliver(*gathered);
+        });
+  }
 }
 
 /// Every trainer finished and drained the round: report it.
@@ -531,6 +564,7 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
         end_round(self, setup);
     },
     [self, setup](stop_atom, std::uint64_t job_id) { stop(self, setup, job_id); },
+    [self](stall_atom, std::uint64_t job_id) { tell_activity(self, job_id); },
     [self, setup](caf::tick_atom) { send_keepalive(self, setup); },
     [self, setup](dropped_atom, const std::string& reason) {
       if (self->current_sender() == setup.scheduler.address())

@@ -133,7 +133,8 @@ struct node_agent_state {
 /// snapshot_sent (its first trainer's snapshot, as chunks to `receiver`); (restore_atom,
 /// job_id, source) -> snapshot_sent (a joining node: `source`'s snapshot into every trainer,
 /// chunks arriving as snapshot_chunk); step_report, epoch_report, drain_report from
-/// its trainers; (stop_atom, job_id) -> node_sharing_report (also for a job still being
+/// its trainers; (stall_atom, job_id) -> node_activity (each trainer's worker_activity, for the
+/// stall watch); (stop_atom, job_id) -> node_sharing_report (also for a job still being
 /// prepared, which is then dropped); topology_update -> wired_atom once the node's relay
 /// and its mesh parent's are peers of each other (one update at a time: of those that come
 /// meanwhile only the newest version is wired next, the others, and any not newer than the

@@ -91,6 +91,27 @@ bool may_step(const trainer_state& st, std::uint32_t staleness) {
   return true;
 }
 
+/// What the worker does now, for the stall watch: whose frames or drains it waits for when
+/// parked or done with its share.
+worker_activity activity_of(const trainer_state& st, const trainer_setup& setup) {
+  worker_activity activity;
+  activity.worker = setup.worker;
+  activity.round = st.epoch;
+  activity.steps = st.batches;
+  activity.waiting = st.waiting;
+  activity.finished = st.finished;
+  if (!st.waiting && !st.finished)
+    return activity;
+  for (const auto& entry : st.origins) {
+    if (!entry.member || entry.drained > st.epoch)
+      continue;
+    const std::uint64_t clock = entry.clock_epoch == st.epoch ? entry.clock : 0;
+    if (st.finished || clock + setup.staleness < st.batches)
+      activity.waiting_for.push_back(entry.origin);
+  }
+  return activity;
+}
+
 /// Whether the average the next step waits for (if any) is complete: every other node's
 /// contribution came and every worker of this node added its own.
 bool average_ready(const trainer_state& st, const trainer_setup& setup) {
@@ -241,6 +262,7 @@ void start_round(caf::stateful_actor<trainer_state>* self, const trainer_setup& 
       std::make_unique<compute::batch_loader>(*setup.train, std::move(order), setup.batch_size);
   st.epoch = round;
   st.waiting = false;
+  st.finished = false;
   st.loss_sum = 0.0;
   st.batches = 0;
   st.samples = 0;
@@ -416,6 +438,7 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
       const auto* batch = st.cut ? nullptr : st.loader->next();
       if (!batch) {
         replica.finish_epoch();
+        st.finished = true;
         report_steps(self, setup);
         self->send(setup.supervisor, epoch_report{setup.worker, st.epoch, st.loss_sum,
                                                   st.batches, st.samples, replica.iteration()});
@@ -459,6 +482,11 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
     [self, setup](const drain_marker& marker) {
       take(self, setup, marker);
       linger_if_parked(self, setup);
+    },
+    [self, setup](stall_atom) {
+      auto activity = activity_of(self->state, setup);
+      linger_if_parked(self, setup);
+      return activity;
     },
     [self, setup](snapshot_atom, const caf::actor& receiver) -> caf::result<snapshot_sent> {
       auto sent = send_snapshot(self, setup, receiver);

@@ -105,6 +105,7 @@ struct trainer_state {
   std::uint32_t epoch = 0;  ///< the current round (an epoch when rounds are not planned)
   std::uint32_t drain_reported = 0;  ///< rounds whose drain_report went to the supervisor
   bool waiting = false;  ///< a step is held back by the staleness bound
+  bool finished = false;  ///< its share of the round is trained (it waits for the drains)
   double loss_sum = 0.0;
   std::uint64_t batches = 0;
   std::uint64_t samples = 0;
@@ -135,7 +136,8 @@ struct trainer_state {
 /// shared_frame is applied to the replica; drain_marker counts the origin as drained and,
 /// once every member origin drained the round, answers the supervisor with a drain_report;
 /// (snapshot_atom, receiver) sends the replica's snapshot to `receiver` as snapshot_chunk
-/// messages and answers snapshot_sent (trainer_snapshot.hpp). A parked
+/// messages and answers snapshot_sent (trainer_snapshot.hpp); stall_atom -> worker_activity
+/// (whom it waits for, for the stall watch). A parked
 /// trainer spins for up to park_spin after each message before its thread may block. An
 /// exception in a step ends the actor with its message; a setup without origins or framer
 /// ends it at once with an error.

@@ -18,7 +18,7 @@ result<training_report> train_on_cluster(job_spec& job, const local_training_opt
   if (!submission)
     return submission.err();
 
-  auto cluster = in_process_cluster::start(shape, options.watch);
+  auto cluster = in_process_cluster::start(shape, options.watch, options.timeouts);
   if (!cluster)
     return error{fmt::format("{}: {}", job.source(), cluster.err().message)};
   auto report = run_job((*cluster)->home(), (*cluster)->scheduler(), *submission, options.observer);

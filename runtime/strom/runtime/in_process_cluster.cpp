@@ -22,7 +22,8 @@ constexpr auto join_wait = std::chrono::seconds(30);
 } // namespace
 
 result<std::unique_ptr<in_process_cluster>>
-in_process_cluster::start(const cluster_shape& shape, const observers& watch) {
+in_process_cluster::start(const cluster_shape& shape, const observers& watch,
+                          const actors::timing& timeouts) {
   const bool networked = shape.nodes > 1;
   std::unique_ptr<in_process_cluster> cluster{new in_process_cluster(networked, watch)};
   // The first system hosts the scheduler; the nodes' agents start below.
@@ -34,6 +35,7 @@ in_process_cluster::start(const cluster_shape& shape, const observers& watch) {
   actors::scheduler_setup setup;
   setup.admission_token = cluster->admission_token_ = make_admission_token();
   setup.metrics = watch.metrics;
+  setup.timeouts = timeouts;
   cluster->scheduler_ = home.spawn(actors::scheduler, setup);
   if (networked) {
     auto port = guarded_port::open(home, cluster->scheduler_, {loopback, 0});

@@ -13,6 +13,7 @@
 
 #include <caf/all.hpp>
 
+#include "strom/actors/timing.hpp"
 #include "strom/compute/result.hpp"
 #include "strom/runtime/observability/observation.hpp"
 #include "strom/runtime/system_config.hpp"
@@ -30,10 +31,11 @@ struct cluster_shape {
 /// The actor systems of the cluster; node 0's also hosts the scheduler.
 class in_process_cluster {
 public:
-  /// Starts the systems, the scheduler and one agent per node, and waits until all joined;
-  /// `watch` are the hooks its actors report to.
+  /// Starts the systems, the scheduler (keeping to `timeouts`) and one agent per node, and
+  /// waits until all joined; `watch` are the hooks its actors report to.
   static result<std::unique_ptr<in_process_cluster>> start(const cluster_shape& shape,
-                                                           const observers& watch = {});
+                                                           const observers& watch = {},
+                                                           const actors::timing& timeouts = {});
 
   in_process_cluster(const in_process_cluster&) = delete;
   in_process_cluster& operator=(const in_process_cluster&) = delete;

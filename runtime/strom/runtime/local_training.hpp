@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "strom/actors/timing.hpp"
 #include "strom/actors/topology.hpp"
 #include "strom/compute/result.hpp"
 #include "strom/runtime/job_spec.hpp"
@@ -27,6 +28,7 @@ struct local_training_options {
   std::string checkpoint_dir;           ///< empty: no checkpoint
   training_observer* observer = nullptr;
   observers watch;  ///< metrics and timeline hooks for the run's actors (observation.hpp)
+  actors::timing timeouts;  ///< the scheduler's (--stall-warning sets stall_warning)
 };
 
 } // namespace strom::runtime
