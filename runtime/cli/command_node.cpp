@@ -12,7 +12,7 @@ namespace strom::cli {
 
 namespace {
 
-const command_spec node_spec = with_stall_option(with_observation_options({
+const command_spec node_spec = with_timeline_option(with_stall_option(with_observation_options({
   "strom node (--scheduler --listen HOST:PORT | --join HOST:PORT) [options]",
   "Runs a cluster node until SIGINT or SIGTERM. With --scheduler it admits worker nodes and\n"
   "runs the jobs clients submit, and prints 'strom scheduler listening on HOST:PORT' once it\n"
@@ -42,7 +42,7 @@ const command_spec node_spec = with_stall_option(with_observation_options({
      "back within it (default 60s)"},
   },
   0,
-}));
+})));
 
 /// Bounds of the heartbeat options, in milliseconds: below 10 ms pings cost more than they
 /// tell; above an hour a hung node would hold a job for longer than anyone waits.
@@ -64,7 +64,8 @@ int usage(const std::string& message) {
 }
 
 int run_scheduler(const arguments& args) {
-  for (const char* worker_only : {"join", "workers", "name", "connect-timeout", "reconnect-timeout"})
+  for (const char* worker_only :
+       {"join", "workers", "name", "connect-timeout", "reconnect-timeout", "timeline"})
     if (args.has(worker_only))
       return usage(fmt::format("--{} is for worker nodes, not with --scheduler", worker_only));
   auto listen = args.get_endpoint("listen");

@@ -20,7 +20,8 @@ namespace strom::cli {
 
 namespace {
 
-const command_spec train_spec = with_stall_option(with_observation_options(with_distribution_options({
+const command_spec train_spec = with_timeline_option(with_stall_option(with_observation_options(
+  with_distribution_options({
   "strom train JOB [options]",
   "Trains the job file JOB, evaluates it on the test set after every epoch and saves a\n"
   "checkpoint of parameters, updater state and progress. Ctrl-C (or SIGTERM) stops it and\n"
@@ -34,7 +35,7 @@ const command_spec train_spec = with_stall_option(with_observation_options(with_
     {"checkpoint-dir", "DIR", "where to save JOBNAME.ckpt (default: checkpoints)"},
   },
   1,
-})));
+}))));
 
 /// Nodes of an in-process cluster; each starts an actor system with its own threads.
 constexpr std::uint64_t max_nodes = 64;
@@ -129,6 +130,10 @@ int run_train(int argc, char** argv) {
     shape.nodes > 1 ? 1 : std::max(1u, std::thread::hardware_concurrency());
   shape.workers = static_cast<std::uint32_t>(workers.value().value_or(default_workers));
   auto report = runtime::train_on_cluster(*job, options, shape);
+  if (auto written = (*watching)->finish(); !written) {
+    fmt::print(stderr, "strom train: {}\n", written.err().message);
+    return exit_failure;
+  }
   if (!report && runtime::stop_requested())
     return report_interrupted(
       runtime::checkpoint_path(options.checkpoint_dir, job->reader().getName().cStr()),

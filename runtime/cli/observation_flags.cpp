@@ -18,8 +18,20 @@ command_spec with_observation_options(command_spec spec) {
   return spec;
 }
 
+command_spec with_timeline_option(command_spec spec) {
+  spec.options.push_back({"timeline", "FILE",
+                          "write what every worker and relay did when as a Chrome trace "
+                          "(chrome://tracing, Perfetto) to FILE at the end"});
+  return spec;
+}
+
 result<runtime::observation_options> read_observation_flags(const arguments& args) {
   runtime::observation_options options;
+  if (args.has("timeline")) {
+    options.timeline_path = args.get("timeline").value_or("");
+    if (options.timeline_path.empty())
+      return error{"--timeline must name a file"};
+  }
   if (args.has("metrics-listen")) {
     auto where = args.get_endpoint("metrics-listen");
     if (!where)

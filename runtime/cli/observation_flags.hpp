@@ -1,7 +1,8 @@
 #pragma once
 // --metrics-listen, which `strom train` and `strom node` (scheduler and worker) take: what the
-// process serves for operators (runtime/strom/runtime/observability/); and --stall-warning,
-// which `strom train` and the scheduler take (their job masters watch for stalls).
+// process serves for operators (runtime/strom/runtime/observability/); --timeline, which
+// `strom train` and worker nodes take (they run trainers); and --stall-warning, which
+// `strom train` and the scheduler take (their job masters watch for stalls).
 
 #include "arguments.hpp"
 #include "strom/actors/timing.hpp"
@@ -15,6 +16,9 @@ command_spec with_observation_options(command_spec spec);
 
 /// Reads the options; errors name the option and value.
 result<runtime::observation_options> read_observation_flags(const arguments& args);
+
+/// `spec` with --timeline added (commands whose process runs trainers).
+command_spec with_timeline_option(command_spec spec);
 
 /// `spec` with --stall-warning added.
 command_spec with_stall_option(command_spec spec);

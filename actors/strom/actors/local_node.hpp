@@ -12,6 +12,7 @@
 
 #include "strom/actors/node_framer.hpp"
 #include "strom/actors/parameter_averaging.hpp"
+#include "strom/actors/timeline.hpp"
 #include "strom/actors/timing.hpp"
 #include "strom/compute/codecs/threshold_encoder.hpp"
 #include "strom/compute/data/dataset.hpp"
@@ -40,6 +41,8 @@ struct local_node_setup {
   caf::actor supervisor;  ///< receives the trainers' reports
   caf::timespan park_spin = timing{}.park_spin;  ///< the trainers' (timing.hpp)
   averaging_options averaging;  ///< parameter averaging instead of sharing, with a frequency
+  /// Where the trainers and the relay record what they do (--timeline); null: nowhere.
+  std::shared_ptr<timeline_tracks> timeline;
 };
 
 /// Handles of a node's actors; keeping them keeps the actors alive.

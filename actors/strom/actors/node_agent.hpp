@@ -73,6 +73,8 @@ struct node_agent_setup {
   timing timeouts;  ///< its own, and its trainers' park_spin
   /// Told the node's figures with each progress report; null: nobody watches.
   std::shared_ptr<metrics_sink> metrics;
+  /// Where its jobs' trainers and relays record what they do (--timeline); null: nowhere.
+  std::shared_ptr<timeline_tracks> timeline;
 };
 
 /// The job a node trains now.

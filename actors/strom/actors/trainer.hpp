@@ -35,6 +35,7 @@
 #include "strom/actors/node_framer.hpp"
 #include "strom/actors/parameter_averaging.hpp"
 #include "strom/actors/seen_updates.hpp"
+#include "strom/actors/timeline.hpp"
 #include "strom/actors/timing.hpp"
 #include "strom/compute/codecs/threshold_encoder.hpp"
 #include "strom/compute/data/batch_loader.hpp"
@@ -77,6 +78,7 @@ struct trainer_setup {
   /// (parameter_averaging.hpp).
   averaging_options averaging;
   std::shared_ptr<node_average> node_sums;  ///< the node's, shared by its trainers (averaging)
+  std::shared_ptr<timeline_track> track;  ///< its timeline (--timeline); null: none kept
 };
 
 /// How far one origin's frames got in the current rounds ("epoch" in frames and markers).
@@ -106,6 +108,9 @@ struct trainer_state {
   std::uint32_t drain_reported = 0;  ///< rounds whose drain_report went to the supervisor
   bool waiting = false;  ///< a step is held back by the staleness bound
   bool finished = false;  ///< its share of the round is trained (it waits for the drains)
+  /// With a timeline: when the step waiting now was parked, and an origin it waits for.
+  std::optional<caf::actor_clock::time_point> parked_at;
+  std::uint64_t parked_for = 0;
   double loss_sum = 0.0;
   std::uint64_t batches = 0;
   std::uint64_t samples = 0;

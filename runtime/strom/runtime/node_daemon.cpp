@@ -293,24 +293,29 @@ result<void> run_worker_node(const worker_node_options& options) {
     options.name.empty() ? default_node_name() : options.name, *advertised,
     options.workers ? options.workers : std::max(1u, std::thread::hardware_concurrency()),
     {}, *advertised};
-  for (;;) {
-    auto ended = serve_scheduler(system, options, identity, *scheduler, (*watching)->hooks());
-    if (!ended)
-      return ended.err();
-    if (*ended == session_end::stopped)
-      return success();
-    scheduler = reconnect_to_scheduler(system, options.scheduler, connecting,
-                                       options.timeouts.reconnect_timeout);
-    if (!scheduler && stop_requested())
-      return success();
-    if (!scheduler) {
-      const std::chrono::duration<double> waited = options.timeouts.reconnect_timeout;
-      return error{fmt::format("node '{}': the scheduler at {} did not come back within {:g} s "
-                               "(--reconnect-timeout): {}",
-                               identity.name, to_string(options.scheduler), waited.count(),
-                               scheduler.err().message)};
+  const auto served = [&]() -> result<void> {
+    for (;;) {
+      auto ended = serve_scheduler(system, options, identity, *scheduler, (*watching)->hooks());
+      if (!ended)
+        return ended.err();
+      if (*ended == session_end::stopped)
+        return success();
+      scheduler = reconnect_to_scheduler(system, options.scheduler, connecting,
+                                         options.timeouts.reconnect_timeout);
+      if (!scheduler && stop_requested())
+        return success();
+      if (!scheduler) {
+        const std::chrono::duration<double> waited = options.timeouts.reconnect_timeout;
+        return error{fmt::format("node '{}': the scheduler at {} did not come back within "
+                                 "{:g} s (--reconnect-timeout): {}",
+                                 identity.name, to_string(options.scheduler), waited.count(),
+                                 scheduler.err().message)};
+      }
     }
-  }
+  }();
+  // The node's timeline holds what it trained up to its end, however it ended.
+  auto written = (*watching)->finish();
+  return served ? written : served;
 }
 
 } // namespace strom::runtime

@@ -34,6 +34,7 @@ caf::actor spawn_node(caf::actor_system& system, const caf::actor& scheduler,
   setup.identity.admission_token = identity.admission_token;
   setup.timeouts = timeouts;
   setup.metrics = watch.metrics;
+  setup.timeline = watch.timeline;
   setup.prepare = prepare_node_job;
   if (!identity.relay_host.empty()) {
     setup.publish_relay = relay_publisher_on(system, identity.relay_host);
