@@ -2,8 +2,6 @@
 // A plain HTTP/1.0 GET over a real loopback socket, and a reader for Prometheus's text
 // format, for tests of /metrics (runtime/strom/runtime/observability/).
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
@@ -13,6 +11,8 @@
 #include <sstream>
 #include <string>
 
+#include "support/loopback_socket.hpp"
+
 namespace strom::test {
 
 /// Time a GET may take before the test gives up on its answer.
@@ -21,17 +21,11 @@ inline constexpr int http_timeout_seconds = 5;
 /// The body of GET http://127.0.0.1:port/path, or nullopt when the connection fails or the
 /// status is not 200.
 inline std::optional<std::string> http_get(std::uint16_t port, const std::string& path) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int fd = connect_loopback(port);
+  if (fd < 0)
+    return std::nullopt;
   timeval limit{http_timeout_seconds, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    ::close(fd);
-    return std::nullopt;
-  }
   const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
   ::send(fd, request.data(), request.size(), 0);
   std::string response;

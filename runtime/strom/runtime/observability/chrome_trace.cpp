@@ -61,7 +61,8 @@ void append_track(std::string& out, bool& first, const actors::timeline_track& t
                          micros(event.start_ns), args_of(event));
     else
       out += fmt::format(
-        R"({{"name":"{}","cat":"strom","ph":"X","pid":{},"tid":{},"ts":{:.3f},"dur":{:.3f},"args":{}}})",
+        R"({{"name":"{}","cat":"strom","ph":"X","pid":{},"tid":{},"ts":{:.3f},)"
+        R"("dur":{:.3f},"args":{}}})",
         actors::name_of(event.kind), track.node(), track.lane(), micros(event.start_ns),
         micros(event.end_ns - event.start_ns), args_of(event));
   }
