@@ -101,8 +101,9 @@ void inquire(self_ptr self, const job_master_setup& setup) {
       return !st.outcome && st.status.job_id == job_id && st.round == round
              && st.inquiry_pending > 0;
     };
-    request_while_alive(self, st.awaiting, id, st.members.at(id).agent, node_activity_limit,
-                        stall_atom_v, job_id)
+    // A plain request: its limit is short, and inquiries repeat while a stall lasts (the
+    // job's pending_requests would keep each).
+    self->request(st.members.at(id).agent, node_activity_limit, stall_atom_v, job_id)
       .then(
         [self, setup, node, current](const node_activity& answer) {
           if (!current())
