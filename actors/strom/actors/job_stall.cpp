@@ -13,11 +13,14 @@ namespace strom::actors::job_steps {
 
 namespace {
 
+/// The shortest tick: a warning of a few milliseconds (a test's) must not keep the job_master
+/// busy ticking.
+constexpr auto min_watch_period = std::chrono::milliseconds(10);
+
 /// The tick's period: a quarter of the warning, so a stall is judged within 1.25 warnings
 /// (and the verdict within a node's answer limit more).
 caf::timespan watch_period(const job_master_setup& setup) {
-  return std::max<caf::timespan>(setup.timeouts.stall_warning / 4,
-                                 std::chrono::milliseconds(10));
+  return std::max<caf::timespan>(setup.timeouts.stall_warning / 4, min_watch_period);
 }
 
 /// The longest a node of the running round has stood still (nodes done with it excluded).
