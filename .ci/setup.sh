@@ -15,7 +15,7 @@ esac
 packages=(
   g++ cmake ninja-build pkg-config
   libcaf-dev capnproto libcapnp-dev libssl-dev liblz4-dev libfmt-dev zlib1g-dev
-  libopenblas-dev libboost-test-dev
+  libopenblas-dev libboost-test-dev prometheus-cpp-dev
   dataset-fashion-mnist
 )
 missing=()

@@ -4,6 +4,7 @@
 
 #include "arguments.hpp"
 #include "commands.hpp"
+#include "observation_flags.hpp"
 #include "scheduler_link.hpp"
 #include "tls_flags.hpp"
 #include "strom/runtime/node_daemon.hpp"
@@ -12,7 +13,7 @@ namespace strom::cli {
 
 namespace {
 
-const command_spec node_spec{
+const command_spec node_spec = with_timeline_option(with_stall_option(with_observation_options({
   "strom node (--scheduler --listen HOST:PORT | --join HOST:PORT) [options]",
   "Runs a cluster node until SIGINT or SIGTERM. With --scheduler it admits worker nodes and\n"
   "runs the jobs clients submit, and prints 'strom scheduler listening on HOST:PORT' once it\n"
@@ -44,7 +45,7 @@ const command_spec node_spec{
      "back within it (default 60s)"},
   }),
   0,
-};
+})));
 
 /// Bounds of the heartbeat options, in milliseconds: below 10 ms pings cost more than they
 /// tell; above an hour a hung node would hold a job for longer than anyone waits.
@@ -67,7 +68,7 @@ int usage(const std::string& message) {
 
 int run_scheduler(const arguments& args) {
   for (const char* worker_only :
-       {"join", "workers", "role", "name", "connect-timeout", "reconnect-timeout"})
+       {"join", "workers", "role", "name", "connect-timeout", "reconnect-timeout", "timeline"})
     if (args.has(worker_only))
       return usage(fmt::format("--{} is for worker nodes, not with --scheduler", worker_only));
   auto listen = args.get_endpoint("listen");
@@ -85,6 +86,12 @@ int run_scheduler(const arguments& args) {
     return usage("--checkpoint-every needs --state-dir: checkpoints are kept there");
   runtime::scheduler_node_options options;
   options.listen = *listen;
+  auto observe = read_observation_flags(args);
+  if (!observe)
+    return usage(observe.err().message);
+  options.observe = *observe;
+  if (auto ok = read_stall_warning(args, options.setup.timeouts); !ok)
+    return usage(ok.err().message);
   options.state_dir = args.get("state-dir").value_or("");
   if (args.has("state-dir") && options.state_dir.empty())
     return usage("--state-dir must not be empty");
@@ -116,7 +123,8 @@ int run_scheduler(const arguments& args) {
 
 int run_worker(const arguments& args) {
   for (const char* scheduler_only :
-       {"listen", "heartbeat-interval", "heartbeat-timeout", "state-dir", "checkpoint-every"})
+       {"listen", "heartbeat-interval", "heartbeat-timeout", "state-dir", "checkpoint-every",
+        "stall-warning"})
     if (args.has(scheduler_only))
       return usage(fmt::format("--{} is for the scheduler, not with --join", scheduler_only));
   auto join = args.get_endpoint("join");
@@ -131,6 +139,10 @@ int run_worker(const arguments& args) {
     return usage(reconnect.err().message);
   runtime::worker_node_options options;
   options.scheduler = *join;
+  auto observe = read_observation_flags(args);
+  if (!observe)
+    return usage(observe.err().message);
+  options.observe = *observe;
   options.name = args.get("name").value_or("");
   options.advertise = args.get("advertise").value_or("");
   options.netmask = args.get("netmask").value_or("");

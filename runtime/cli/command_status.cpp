@@ -46,6 +46,8 @@ void print_status(const std::string& where, const actors::cluster_status& status
                  job.nodes_lost, job.nodes_restored, job.nodes_joined);
     if (!job.topology.empty())
       fmt::print("        relays: {}\n", job.topology);
+    if (!job.stall.empty())
+      fmt::print("        stalled: {}\n", job.stall);
   }
 }
 

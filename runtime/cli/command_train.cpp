@@ -5,6 +5,7 @@
 
 #include "arguments.hpp"
 #include "distribution_flags.hpp"
+#include "observation_flags.hpp"
 #include "commands.hpp"
 #include "training_summary.hpp"
 #include "strom/log.hpp"
@@ -19,7 +20,8 @@ namespace strom::cli {
 
 namespace {
 
-const command_spec train_spec = with_distribution_options({
+const command_spec train_spec = with_timeline_option(with_stall_option(with_observation_options(
+  with_distribution_options({
   "strom train JOB [options]",
   "Trains the job file JOB, evaluates it on the test set after every epoch and saves a\n"
   "checkpoint of parameters, updater state and progress. Ctrl-C (or SIGTERM) stops it and\n"
@@ -34,7 +36,7 @@ const command_spec train_spec = with_distribution_options({
     {"checkpoint-dir", "DIR", "where to save JOBNAME.ckpt (default: checkpoints)"},
   },
   1,
-});
+}))));
 
 /// Nodes of an in-process cluster; each starts an actor system with its own threads.
 constexpr std::uint64_t max_nodes = 64;
@@ -109,6 +111,21 @@ int run_train(int argc, char** argv) {
     return exit_failure;
   }
   options.observer = &epochs_done;
+  auto observe = read_observation_flags(*args);
+  if (!observe) {
+    fmt::print(stderr, "strom train: {}\n", observe.err().message);
+    return exit_usage;
+  }
+  auto watching = runtime::observation::start(*observe);
+  if (!watching) {
+    fmt::print(stderr, "strom train: {}\n", watching.err().message);
+    return exit_failure;
+  }
+  options.watch = (*watching)->hooks();
+  if (auto ok = read_stall_warning(*args, options.timeouts); !ok) {
+    fmt::print(stderr, "strom train: {}\n", ok.err().message);
+    return exit_usage;
+  }
   runtime::cluster_shape shape;
   shape.nodes = static_cast<std::uint32_t>(nodes.value().value_or(1));
   const std::uint32_t default_workers =
@@ -116,6 +133,10 @@ int run_train(int argc, char** argv) {
   shape.workers = static_cast<std::uint32_t>(workers.value().value_or(default_workers));
   shape.servers = static_cast<std::uint32_t>(servers.value().value_or(0));
   auto report = runtime::train_on_cluster(*job, options, shape);
+  if (auto written = (*watching)->finish(); !written) {
+    fmt::print(stderr, "strom train: {}\n", written.err().message);
+    return exit_failure;
+  }
   if (!report && runtime::stop_requested())
     return report_interrupted(
       runtime::checkpoint_path(options.checkpoint_dir, job->reader().getName().cStr()),

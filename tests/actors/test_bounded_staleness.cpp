@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -178,6 +179,25 @@ BOOST_AUTO_TEST_CASE(a_drained_origin_no_longer_holds_a_trainer_back) {
   env.self->send(t, drain_marker{1, 0});
   env.sched.run();
   BOOST_TEST(published(env) == 1u);
+  stop(env, t);
+}
+
+BOOST_AUTO_TEST_CASE(a_parked_trainer_tells_the_stall_watch_which_origin_it_waits_for) {
+  deterministic_system env;
+  auto t = spawn_trainer(env, {own_node, 0, 1}, 1);
+  env.self->send(t, start_atom_v, std::uint32_t{0});
+  env.sched.run();
+  BOOST_TEST(published(env) == 2u);
+  env.self->send(t, shared_frame{empty_round(0, 0, 0)});  // origin 0 catches up, 1 does not
+  env.self->send(t, stall_atom_v);
+  env.sched.run();
+  std::optional<worker_activity> activity;
+  env.self->receive([&](const worker_activity& a) { activity = a; },
+                    caf::after(std::chrono::seconds(0)) >> [] {});
+  BOOST_REQUIRE(activity);
+  BOOST_TEST(activity->waiting);
+  BOOST_TEST(activity->steps == 2u);
+  BOOST_TEST((activity->waiting_for == std::vector<std::uint64_t>{1}));
   stop(env, t);
 }
 

@@ -517,3 +517,61 @@ BOOST_AUTO_TEST_CASE(a_job_below_its_minimum_pauses_and_fails_naming_the_lost_af
   env.self->send_exit(master, caf::exit_reason::user_shutdown);
   env.sched.run();
 }
+
+namespace {
+
+/// The stall verdict of the latest job_status the test (as scheduler) got, if one came; the
+/// other messages waiting are dropped.
+std::optional<std::string> latest_stall(job_fixture& env) {
+  std::optional<std::string> stall;
+  for (bool more = true; more;)
+    env.self->receive([&](const job_status& s) { stall = s.stall; }, [](caf::message&) {},
+                      caf::after(0s) >> [&] { more = false; });
+  return stall;
+}
+
+/// Moves virtual time on by `span` in quarter stall warnings, running what falls due.
+void pass(job_fixture& env, caf::timespan span) {
+  const auto step = strom::testing::job_test_timeouts().stall_warning / 4;
+  for (caf::timespan passed{0}; passed < span; passed += step) {
+    env.sched.advance_time(step);
+    env.sched.run();
+  }
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(the_node_everyone_waits_for_is_named_in_status_until_it_moves) {
+  job_fixture env;
+  env.prepare_both();
+  BOOST_REQUIRE(env.started(env.a, 0));
+  BOOST_REQUIRE(env.started(env.b, 0));
+  env.a->send(env.master, node_progress{job_id, 1, 0, 4, 40, 2.0});
+  env.b->send(env.master, node_progress{job_id, 2, 0, 2, 20, 1.0});
+  env.sched.run();
+  BOOST_TEST(latest_stall(env).value_or("").empty());
+  pass(env, strom::testing::job_test_timeouts().stall_warning);
+  // Node a's two workers wait for node b's frames; b says nothing.
+  bool asked = false;
+  env.a->receive(
+    [&](stall_atom, std::uint64_t id) {
+      asked = id == job_id;
+      return node_activity{job_id, 1, {{0, 0, 2, true, true, false, {2}},
+                                       {1, 0, 2, true, true, false, {2}}}};
+    },
+    caf::after(0s) >> [] {});
+  BOOST_REQUIRE(asked);
+  env.sched.run();
+  const auto stall = latest_stall(env).value_or("");
+  BOOST_TEST(stall.find("waiting for node 2 (b at 10.0.0.2)") != std::string::npos, stall);
+  BOOST_TEST(stall.find("last reported step 2 of round 0") != std::string::npos, stall);
+  BOOST_TEST(stall.find("2 workers wait for it") != std::string::npos, stall);
+  // b moves again, and with it a: the next tick clears the verdict.
+  env.b->send(env.master, node_progress{job_id, 2, 0, 3, 30, 1.5});
+  env.a->send(env.master, node_progress{job_id, 1, 0, 6, 60, 3.0});
+  env.sched.run();
+  pass(env, strom::testing::job_test_timeouts().stall_warning / 4);
+  const auto cleared = latest_stall(env);
+  BOOST_REQUIRE(cleared);
+  BOOST_TEST(cleared->empty(), *cleared);
+}

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <span>
 #include <vector>
@@ -11,6 +12,7 @@
 
 #include "strom/actors/messages.hpp"
 #include "strom/actors/node_framer.hpp"
+#include "strom/actors/timeline.hpp"
 #include "strom/actors/trainer.hpp"
 #include "strom/compute/snapshots/replica_snapshot.hpp"
 #include "strom/compute/snapshots/snapshot_chunks.hpp"
@@ -166,5 +168,29 @@ BOOST_AUTO_TEST_CASE(a_restored_trainer_takes_the_others_view_without_the_source
     BOOST_TEST(value == 0.0f);
   for (const auto& t : {source, receiver})
     env.self->send_exit(t, caf::exit_reason::user_shutdown);
+  env.sched.run();
+}
+
+BOOST_AUTO_TEST_CASE(a_trainer_with_a_timeline_records_its_steps_and_the_snapshot_it_sent) {
+  deterministic_system env;
+  auto setup = small_setup(env);
+  setup.origins = {own_node, own_node + 1};  // not alone: it encodes and frames
+  timeline_tracks recorded{env.sys.clock().now()};
+  setup.track = recorded.track(own_node, 0, "worker 0");
+  auto t = env.sys.spawn(trainer, setup);
+  env.self->send(t, start_atom_v, std::uint32_t{0});
+  env.sched.run();
+  env.self->send(t, snapshot_atom_v, env.me());
+  env.sched.run();
+  std::map<timeline_kind, std::size_t> kinds;
+  for (const auto& event : setup.track->events()) {
+    ++kinds[event.kind];
+    BOOST_TEST(event.end_ns >= event.start_ns);
+  }
+  // Both steps of its share, then the snapshot.
+  for (const auto kind : {timeline_kind::batch, timeline_kind::forward_backward,
+                          timeline_kind::encode, timeline_kind::frame, timeline_kind::snapshot})
+    BOOST_TEST(kinds[kind] > 0u, name_of(kind) << " missing");
+  env.self->send_exit(t, caf::exit_reason::user_shutdown);
   env.sched.run();
 }

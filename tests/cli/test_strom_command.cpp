@@ -12,6 +12,7 @@
 
 #include "strom/runtime/checkpoint.hpp"
 #include "support/strom_program.hpp"
+#include "support/loopback_socket.hpp"
 
 // End-to-end tests of the real `strom` program: real processes, real Fashion-MNIST.
 
@@ -142,6 +143,29 @@ BOOST_AUTO_TEST_CASE(reconnect_timeout_takes_a_duration_within_bounds) {
   BOOST_TEST(on_scheduler.status == 2);
   BOOST_TEST(contains(on_scheduler.output, "--reconnect-timeout is for worker nodes"),
              on_scheduler.output);
+}
+
+BOOST_AUTO_TEST_CASE(operations_flags_are_checked_and_a_busy_metrics_port_exits_1) {
+  const std::string job = std::string{STROM_SOURCE_DIR} + "/examples/fashion_mlp.job";
+  std::uint16_t port = 0;
+  const int busy = strom::test::listen_loopback(1, port);
+  const auto taken = "127.0.0.1:" + std::to_string(port);
+  auto refused = run("train " + job + " --metrics-listen " + taken);
+  ::close(busy);
+  BOOST_TEST(refused.status == 1);
+  BOOST_TEST(contains(refused.output, "cannot serve metrics on " + taken), refused.output);
+  auto quick = run("train " + job + " --stall-warning 50ms");
+  BOOST_TEST(quick.status == 2);
+  BOOST_TEST(contains(quick.output, "--stall-warning: 50ms is outside"), quick.output);
+  auto timeline = run("node --scheduler --listen 127.0.0.1:0 --timeline t.json");
+  BOOST_TEST(timeline.status == 2);
+  BOOST_TEST(contains(timeline.output, "--timeline is for worker nodes"), timeline.output);
+  auto stall = run("node --join 127.0.0.1:1 --stall-warning 2s");
+  BOOST_TEST(stall.status == 2);
+  BOOST_TEST(contains(stall.output, "--stall-warning is for the scheduler"), stall.output);
+  auto help = run("node --help");
+  for (const char* word : {"--metrics-listen", "--stall-warning", "--timeline"})
+    BOOST_TEST(contains(help.output, word), word);
 }
 
 BOOST_AUTO_TEST_CASE(cancel_is_listed_and_needs_a_numeric_job_id) {

@@ -32,6 +32,8 @@ void ping(monitor_actor* self, const heartbeat_setup& setup) {
   self->send<caf::message_priority::high>(setup.node_agent, ping_atom_v);
   self->delayed_send(self, setup.timeout, caf::timeout_atom_v, self->state.pings_sent);
   ++self->state.pings_sent;
+  if (setup.metrics)
+    self->state.unanswered.push_back(self->clock().now());
 }
 
 } // namespace
@@ -58,9 +60,18 @@ caf::behavior heartbeat_monitor(monitor_actor* self, heartbeat_setup setup) {
       ping(self, setup);
       self->delayed_send(self, setup.interval, caf::tick_atom_v);
     },
-    [self, agent](pong_atom) {
-      if (self->current_sender() == agent)
-        ++self->state.pongs_received;
+    [self, setup, agent](pong_atom) {
+      if (self->current_sender() != agent)
+        return;
+      auto& st = self->state;
+      ++st.pongs_received;
+      // Pongs come in the order of the pings: this one answers the oldest in flight.
+      if (setup.metrics && !st.unanswered.empty()) {
+        setup.metrics->heartbeat(setup.node, std::chrono::duration<double>(
+                                               self->clock().now() - st.unanswered.front())
+                                               .count());
+        st.unanswered.pop_front();
+      }
     },
     [self, setup](caf::timeout_atom, std::uint64_t ping_number) {
       if (self->state.pongs_received <= ping_number)

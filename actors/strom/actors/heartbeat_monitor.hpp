@@ -5,8 +5,13 @@
 // pings the agent and reports the node when a ping goes unanswered.
 
 #include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
 
 #include <caf/all.hpp>
+
+#include "strom/actors/metrics_sink.hpp"
 
 namespace strom::actors {
 
@@ -17,6 +22,8 @@ struct heartbeat_setup {
   caf::actor scheduler;       ///< told (node_hung_atom, node_id, std::string reason)
   caf::timespan interval{};   ///< time between pings
   caf::timespan timeout{};    ///< no pong for this long: the node is hung
+  std::string node;           ///< its name, as metrics show it
+  std::shared_ptr<metrics_sink> metrics;  ///< told each round trip; null: nobody watches
 };
 
 /// A heartbeat monitor's state.
@@ -24,6 +31,7 @@ struct heartbeat_state {
   std::uint64_t pings_sent = 0;
   std::uint64_t pongs_received = 0;  ///< the agent answers in order: ping n is answered
                                      ///< once this exceeds n
+  std::deque<caf::actor_clock::time_point> unanswered;  ///< send times of pings in flight
 
   static inline const char* name = "strom.heartbeat_monitor";
 };

@@ -57,6 +57,7 @@ void report_status(self_ptr self, const job_master_setup& setup) {
   st.status.nodes_restored = st.report.nodes_restored;
   st.status.nodes_joined = st.report.nodes_joined;
   self->send(setup.scheduler, st.status);
+  publish_metrics(self, setup);
 }
 
 /// Ends the job master once every node it asked to stop has answered (or could not).
@@ -154,6 +155,9 @@ void start_round(self_ptr self, bool makeup) {
   st.work = plan_round(live_workers(st), st.round, st.status.epoch, st.data,
                        makeup ? &left : nullptr);
   st.progress.clear();
+  st.progressed_at.clear();  // the stall watch counts from the round's start
+  st.inquiry.clear();
+  st.inquiry_pending = 0;    // answers of an inquiry about the last round are ignored
   st.epoch_reports.clear();
   st.round_running = true;
   st.cut = false;
@@ -313,6 +317,8 @@ void end_epoch(self_ptr self, const job_master_setup& setup, const epoch_check& 
   }
   st.epoch_done.seconds = seconds_between(st.epoch_started, st.round_started);
   const auto summary = record_epoch(r, epoch, st.epoch_done, check.tested);
+  st.steps_done += st.epoch_done.batches;
+  st.epoch_done = {};  // recorded: the figures count it in the report from here
   st.status.epoch = epoch + 1;
   st.status.test_accuracy = summary.test_accuracy;
   report_status(self, setup);
@@ -583,12 +589,19 @@ caf::behavior job_master(caf::stateful_actor<job_master_state>* self, job_master
     st.members.emplace(server.status.node_id, server);
   serve_then_assign(self, setup);
   self->delayed_send(self, setup.timeouts.silence_limit, watchdog_atom_v, setup.job_id);
+  watch_stalls(self, setup);
   return {
-    [self](const node_progress& progress) {
+    [self, setup](stall_atom, std::uint64_t job_id) {
+      if (job_id == self->state.status.job_id)
+        watch_stalls(self, setup);
+    },
+    [self, setup](const node_progress& progress) {
       if (!heard_this_round(self, progress))
         return;
+      note_progress(self, progress);
       self->state.progress[progress.node_id] = progress;
       publish_progress(self);
+      publish_metrics(self, setup);
     },
     [self, setup](const node_epoch_report& report) {
       if (!heard_this_round(self, report))

@@ -35,6 +35,7 @@
 
 #include "strom/actors/data_assignment.hpp"
 #include "strom/actors/messages.hpp"
+#include "strom/actors/metrics_sink.hpp"
 #include "strom/actors/request_while_alive.hpp"
 #include "strom/actors/scheduler_store.hpp"
 #include "strom/actors/timing.hpp"
@@ -69,6 +70,8 @@ struct job_master_setup {
   /// Set when the scheduler restarted: the job goes on from its saved state (and, when it
   /// has one, its checkpoint in `store`) instead of from the start.
   std::optional<saved_job> resume;
+  /// Told the job's figures as they change; null: nobody watches (metrics_sink.hpp).
+  std::shared_ptr<metrics_sink> metrics;
 };
 
 /// A node that joined while the job runs, until it trains its first round.
@@ -102,9 +105,18 @@ struct job_master_state {
   std::optional<bool> paused;         ///< too few nodes: the round to start (makeup or not)
   std::uint64_t batches_per_round = 0;
   std::map<std::uint64_t, node_progress> progress;           ///< latest, by node, this round
+  /// When each node's reported steps last grew (or the round started), for the stall watch.
+  std::map<std::uint64_t, caf::actor_clock::time_point> progressed_at;
+  /// The stall watch's inquiry in flight: the answers so far, by node (nullopt: none came).
+  std::map<std::uint64_t, std::optional<node_activity>> inquiry;
+  std::size_t inquiry_pending = 0;  ///< nodes whose answer is awaited
+  /// The node the stall watch named last (logged once per stall), while it holds.
+  std::optional<std::uint64_t> stalled_on;
+  caf::actor_clock::time_point stalled_since;  ///< when the steps stood still
   std::map<std::uint64_t, node_epoch_report> epoch_reports;  ///< this round, by node
   std::map<std::uint64_t, drain_report> drained;  ///< latest totals by node, lost ones kept
   epoch_totals epoch_done;                        ///< this epoch's rounds so far
+  std::uint64_t steps_done = 0;                   ///< worker steps of the epochs recorded
   std::map<std::uint64_t, node_sharing_report> sharing;      ///< at the end, by node
   std::vector<std::string> lost;                  ///< the nodes lost, described
   training_report report;
@@ -124,7 +136,9 @@ struct job_master_state {
   static inline const char* name = "strom.job_master";
 };
 
-/// Handles: node_progress, node_epoch_report, node_failure (the scheduler passes them on from
+/// Handles: (stall_atom, job_id) from itself every quarter stall_warning, which watches
+/// for stalls (stall_watch.hpp; the verdict goes into job_status.stall and the log);
+/// node_progress, node_epoch_report, node_failure (the scheduler passes them on from
 /// the job's nodes); member_lost from the scheduler; member_joined -> bool (whether the job
 /// takes the node; it is brought in at the next round, cutting the running one short);
 /// (attach_atom, job_id) -> submit_reply

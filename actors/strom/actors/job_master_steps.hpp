@@ -72,6 +72,21 @@ void lose_server(self_ptr self, const job_master_setup& setup, const member_lost
 /// Adds the shards' counts to the report, then runs `next`.
 void count_shards_then(self_ptr self, const job_master_setup& setup, std::function<void()> next);
 
+// -- job_metrics.cpp --------------------------------------------------------------------------
+
+/// Tells setup.metrics (if any) the job's figures: the epochs recorded, and the epoch under
+/// way (its finished rounds and the current round's progress).
+void publish_metrics(self_ptr self, const job_master_setup& setup);
+
+// -- job_stall.cpp ----------------------------------------------------------------------------
+
+/// Notes a node's progress report: the stall watch counts stillness from its last growth.
+void note_progress(self_ptr self, const node_progress& progress);
+
+/// The stall watch's tick: asks the nodes what their workers do once a node's steps stood
+/// still for stall_warning, and judges their answers; it clears the verdict once all move.
+void watch_stalls(self_ptr self, const job_master_setup& setup);
+
 // -- job_membership.cpp -----------------------------------------------------------------------
 
 void drop_joiner(self_ptr self, const job_master_setup& setup, std::uint64_t node,

@@ -2,6 +2,8 @@
 
 #include "strom/actors/relay.hpp"
 #include "strom/actors/trainer.hpp"
+
+#include <string>
 #include "strom/compute/data/partition.hpp"
 
 namespace strom::actors {
@@ -18,7 +20,10 @@ local_node spawn_local_node(caf::actor_system& system, const local_node_setup& s
   const auto origins =
     setup.origins.empty() ? std::vector<std::uint64_t>{setup.node_id} : setup.origins;
   local_node node;
-  node.relay = system.spawn(relay);
+  node.relay = setup.timeline ? system.spawn(traced_relay,
+                                             setup.timeline->track(setup.node_id, relay_lane,
+                                                                   "relay"))
+                              : system.spawn(relay);
   const auto& first = *setup.replicas.front();
   const auto contributions =
     setup.averaging.frequency == 0
@@ -51,6 +56,8 @@ local_node spawn_local_node(caf::actor_system& system, const local_node_setup& s
                       setup.averaging,
                       node_sums,
                       setup.kv};
+    if (setup.timeline)
+      one.track = setup.timeline->track(setup.node_id, w, "worker " + std::to_string(w));
     node.trainers.push_back(system.spawn<caf::detached>(trainer, std::move(one)));
     caf::anon_send(node.relay, subscribe_atom_v, node.trainers.back());
   }

@@ -13,6 +13,7 @@
 #include "strom/actors/kv_pusher.hpp"
 #include "strom/actors/node_framer.hpp"
 #include "strom/actors/parameter_averaging.hpp"
+#include "strom/actors/timeline.hpp"
 #include "strom/actors/timing.hpp"
 #include "strom/compute/codecs/threshold_encoder.hpp"
 #include "strom/compute/data/dataset.hpp"
@@ -42,6 +43,8 @@ struct local_node_setup {
   caf::timespan park_spin = timing{}.park_spin;  ///< the trainers' (timing.hpp)
   averaging_options averaging;  ///< parameter averaging instead of sharing, with a frequency
   kv_options kv;  ///< parameter servers instead of sharing, with shards
+  /// Where the trainers and the relay record what they do (--timeline); null: nowhere.
+  std::shared_ptr<timeline_tracks> timeline;
 };
 
 /// Handles of a node's actors; keeping them keeps the actors alive.

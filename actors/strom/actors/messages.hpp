@@ -134,6 +134,7 @@ struct relay_stats {
   std::uint64_t frames_forwarded = 0;  ///< new frames handed on
   std::uint64_t duplicates_dropped = 0;
   std::uint64_t frames_rejected = 0;   ///< frames that failed to read
+  std::uint64_t bytes_received = 0;    ///< frame bytes that came from peer relays
 };
 
 // -- parameter servers (kvstore mode, parameter_shard.hpp) ----------------------------------
@@ -222,7 +223,7 @@ struct shard_stats {
 
 /// Bumped whenever a message of this header changes: nodes of different versions refuse to
 /// join instead of misreading each other.
-inline constexpr std::uint32_t protocol_version = 10;
+inline constexpr std::uint32_t protocol_version = 11;
 
 /// A node that trains (the default).
 inline constexpr const char* node_role_worker = "worker";
@@ -352,6 +353,26 @@ struct node_progress {
   double loss_sum = 0.0;
 };
 
+/// trainer -> the requester of stall_atom: what the worker does in its round, for the stall
+/// watch (stall_watch.hpp).
+struct worker_activity {
+  std::uint32_t worker = 0;
+  std::uint32_t round = 0;
+  std::uint64_t steps = 0;   ///< steps taken in the round
+  bool answered = true;      ///< false: the worker did not answer in time (busy in a step)
+  bool waiting = false;      ///< parked: the staleness bound or an average holds its next step
+  bool finished = false;     ///< trained its share of the round, waits for the drains
+  /// Origins (node ids) whose frames or drain marker it waits for.
+  std::vector<std::uint64_t> waiting_for;
+};
+
+/// node_agent -> job_master: the answer to (stall_atom, job_id), its workers' activity.
+struct node_activity {
+  std::uint64_t job_id = 0;
+  std::uint64_t node_id = 0;
+  std::vector<worker_activity> workers;  ///< by worker slot
+};
+
 /// node_agent -> scheduler: the node trained and drained a round.
 struct node_epoch_report {
   std::uint64_t job_id = 0;
@@ -438,6 +459,9 @@ struct job_status {
   std::uint32_t nodes_lost = 0;      ///< while it ran
   std::uint32_t nodes_restored = 0;
   std::uint32_t nodes_joined = 0;
+  /// Set while the job's steps wait longer than the stall warning: whom they wait for, what
+  /// it last did and for how long (stall_watch.hpp); empty otherwise.
+  std::string stall;
 };
 
 /// scheduler -> (status_atom) requester.
@@ -562,7 +586,7 @@ typename F::result_type inspect(F& f, framing_stats& x) {
 template <class F>
 typename F::result_type inspect(F& f, relay_stats& x) {
   return f(caf::meta::type_name("relay_stats"), x.frames_forwarded, x.duplicates_dropped,
-           x.frames_rejected);
+           x.frames_rejected, x.bytes_received);
 }
 
 template <class F>
@@ -669,6 +693,17 @@ typename F::result_type inspect(F& f, node_failure& x) {
 }
 
 template <class F>
+typename F::result_type inspect(F& f, worker_activity& x) {
+  return f(caf::meta::type_name("worker_activity"), x.worker, x.round, x.steps, x.answered,
+           x.waiting, x.finished, x.waiting_for);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, node_activity& x) {
+  return f(caf::meta::type_name("node_activity"), x.job_id, x.node_id, x.workers);
+}
+
+template <class F>
 typename F::result_type inspect(F& f, node_progress& x) {
   return f(caf::meta::type_name("node_progress"), x.job_id, x.node_id, x.round, x.batches,
            x.samples, x.loss_sum);
@@ -721,7 +756,7 @@ template <class F>
 typename F::result_type inspect(F& f, job_status& x) {
   return f(caf::meta::type_name("job_status"), x.job_id, x.name, x.state, x.epoch, x.epochs,
            x.failure, x.test_accuracy, x.topology, x.nodes, x.nodes_lost, x.nodes_restored,
-           x.nodes_joined);
+           x.nodes_joined, x.stall);
 }
 
 template <class F>
@@ -789,6 +824,8 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   CAF_ADD_TYPE_ID(strom, (strom::actors::assembled_snapshot))
   CAF_ADD_TYPE_ID(strom, (strom::actors::topology_update))
   CAF_ADD_TYPE_ID(strom, (strom::actors::job_checkpointed))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::worker_activity))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::node_activity))
 
   // Atoms: at most 10 characters each (CAF 0.17 atom_value).
   CAF_ADD_ATOM(strom, strom::actors, step_atom, "step")
@@ -828,5 +865,6 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   CAF_ADD_TYPE_ID(strom, (strom::actors::kv_round))
   CAF_ADD_TYPE_ID(strom, (strom::actors::kv_done))
   CAF_ADD_TYPE_ID(strom, (strom::actors::shard_stats))
+  CAF_ADD_ATOM(strom, strom::actors, stall_atom, "stall")
 
 CAF_END_TYPE_ID_BLOCK(strom)

@@ -8,6 +8,7 @@
 #include "strom/actors/error_text.hpp"
 #include "strom/actors/errors.hpp"
 #include "strom/actors/snapshot_transfer.hpp"
+#include "strom/actors/stall_watch.hpp"
 #include "strom/compute/snapshots/snapshot_encoding.hpp"
 #include "strom/log.hpp"
 
@@ -97,6 +98,65 @@ node_epoch_report epoch_report_of(const node_agent_state& st) {
   report.iteration = run.iteration;
   report.drained = run.drains;
   return report;
+}
+
+/// The node's figures in its job, but its relay's counts.
+node_metrics node_figures(const node_agent_setup& setup, const node_job_run& run) {
+  node_metrics figures;
+  figures.node = setup.identity.name;
+  figures.job_id = run.job_id;
+  figures.samples = run.job_totals.samples;
+  figures.steps = run.job_totals.batches;
+  figures.loss_sum = run.job_totals.loss_sum;
+  figures.sent = run.actors.framer->stats();
+  return figures;
+}
+
+/// Tells setup.metrics (if any) the node's figures, with its relay's counts once it answers.
+void publish_node_metrics(self_ptr self, const node_agent_setup& setup) {
+  auto& st = self->state;
+  if (!setup.metrics || !st.run)
+    return;
+  const auto& run = *st.run;
+  auto figures = node_figures(setup, run);
+  self->request(run.actors.relay, setup.timeouts.answer_timeout, stats_atom_v)
+    .then([sink = setup.metrics, figures](const relay_stats& relayed) mutable {
+      figures.relayed = relayed;
+      sink->node(figures);
+    },
+    [](caf::error&) {});  // a relay that ended with its job has nothing more to count
+}
+
+/// Answers the stall watch with what each of the job's trainers does; a trainer that does not
+/// answer within trainer_activity_limit (busy in a long step) is marked so.
+void tell_activity(self_ptr self, std::uint64_t job_id) {
+  auto& st = self->state;
+  auto promise = self->make_response_promise();
+  auto gathered = std::make_shared<node_activity>();
+  gathered->job_id = job_id;
+  gathered->node_id = st.node_id;
+  if (!st.run || st.run->job_id != job_id || st.run->actors.trainers.empty()) {
+    promise.deliver(*gathered);
+    return;
+  }
+  const auto& trainers = st.run->actors.trainers;
+  gathered->workers.resize(trainers.size());
+  auto left = std::make_shared<std::size_t>(trainers.size());
+  for (std::uint32_t w = 0; w < trainers.size(); ++w) {
+    gathered->workers[w].worker = w;
+    gathered->workers[w].answered = false;
+    self->request(trainers[w], trainer_activity_limit, stall_atom_v)
+      .then(
+        [gathered, left, promise, w](const worker_activity& activity) mutable {
+          gathered->workers[w] = activity;
+          if (--*left == 0)
+            promise.deliver(*gathered);
+        },
+        [gathered, left, promise](caf::error&) mutable {
+          if (--*left == 0)
+            promise.deliver(*gathered);
+        });
+  }
 }
 
 /// Every trainer finished and drained the round: report it.
@@ -337,6 +397,7 @@ void prepared(self_ptr self, const node_agent_setup& setup, const job_assignment
   auto job = std::make_shared<node_job>(std::move(*outcome));
   job->node.node_id = st.node_id;
   job->node.supervisor = caf::actor_cast<caf::actor>(self);
+  job->node.timeline = setup.timeline;
   job->node.park_spin = setup.timeouts.park_spin;
   auto& run = st.run.emplace();
   run.job_id = assignment.job_id;
@@ -399,6 +460,7 @@ void stop(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id) {
   answer->job_id = job_id;
   answer->node_id = st.node_id;
   answer->sent = st.run->actors.framer->stats();
+  auto figures = node_figures(setup, *st.run);
   // The node is free for its next job at once (a cancel is often followed by a submit): the
   // trainers end now, the relay once it has reported its counts.
   const auto relay = st.run->actors.relay;
@@ -408,8 +470,12 @@ void stop(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id) {
   st.run.reset();
   self->request(relay, setup.timeouts.answer_timeout, stats_atom_v)
     .then(
-      [self, answer, promise, relay](const relay_stats& relayed) mutable {
+      [self, setup, answer, promise, relay, figures](const relay_stats& relayed) mutable {
         answer->relayed = relayed;
+        if (setup.metrics) {  // the job's last figures of this node
+          figures.relayed = relayed;
+          setup.metrics->node(figures);
+        }
         promise.deliver(*answer);
         end_actor(self, relay);
       },
@@ -520,6 +586,9 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
       run.totals.loss_sum += step.loss_sum;
       run.totals.batches += step.batches;
       run.totals.samples += step.samples;
+      run.job_totals.loss_sum += step.loss_sum;
+      run.job_totals.batches += step.batches;
+      run.job_totals.samples += step.samples;
       const auto now = self->clock().now();
       if (now - run.progress_sent < setup.timeouts.progress_interval)
         return;
@@ -527,6 +596,7 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
       self->send(setup.scheduler, node_progress{run.job_id, st.node_id, run.round,
                                                 run.totals.batches, run.totals.samples,
                                                 run.totals.loss_sum});
+      publish_node_metrics(self, setup);
     },
     [self, setup](const epoch_report& done) {
       auto& st = self->state;
@@ -554,6 +624,7 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
         end_round(self, setup);
     },
     [self, setup](stop_atom, std::uint64_t job_id) { stop(self, setup, job_id); },
+    [self](stall_atom, std::uint64_t job_id) { tell_activity(self, job_id); },
     [self, setup](caf::tick_atom) { send_keepalive(self, setup); },
     [self, setup](dropped_atom, const std::string& reason) {
       if (self->current_sender() == setup.scheduler.address())

@@ -21,6 +21,7 @@
 #include "strom/actors/local_node.hpp"
 #include "strom/actors/messages.hpp"
 #include "strom/actors/parameter_shard.hpp"
+#include "strom/actors/metrics_sink.hpp"
 #include "strom/actors/snapshot_transfer.hpp"
 #include "strom/actors/timing.hpp"
 #include "strom/compute/result.hpp"
@@ -85,6 +86,10 @@ struct node_agent_setup {
   relay_connector connect_relay;  ///< empty: the node cannot join a mesh
   caf::actor observer;  ///< optional: receives the scheduler's join_reply
   timing timeouts;  ///< its own, and its trainers' park_spin
+  /// Told the node's figures with each progress report; null: nobody watches.
+  std::shared_ptr<metrics_sink> metrics;
+  /// Where its jobs' trainers and relays record what they do (--timeline); null: nowhere.
+  std::shared_ptr<timeline_tracks> timeline;
 };
 
 /// The job a node trains now.
@@ -95,6 +100,7 @@ struct node_job_run {
   local_node actors;
   std::uint32_t round = 0;
   epoch_totals totals;            ///< this round so far
+  epoch_totals job_totals;        ///< every round so far (for metrics)
   std::vector<std::uint64_t> steps;   ///< by worker slot: batches of the round, once done
   std::uint32_t epochs_reported = 0;  ///< trainers done with the round's samples
   std::uint32_t drained = 0;          ///< trainers that applied every frame of the round
@@ -145,7 +151,8 @@ struct node_agent_state {
 /// snapshot_sent (its first trainer's snapshot, as chunks to `receiver`); (restore_atom,
 /// job_id, source) -> snapshot_sent (a joining node: `source`'s snapshot into every trainer,
 /// chunks arriving as snapshot_chunk); step_report, epoch_report, drain_report from
-/// its trainers; (stop_atom, job_id) -> node_sharing_report (also for a job still being
+/// its trainers; (stall_atom, job_id) -> node_activity (each trainer's worker_activity, for the
+/// stall watch); (stop_atom, job_id) -> node_sharing_report (also for a job still being
 /// prepared, which is then dropped); topology_update -> wired_atom once the node's relay
 /// and its mesh parent's are peers of each other (one update at a time: of those that come
 /// meanwhile only the newest version is wired next, the others, and any not newer than the

@@ -115,6 +115,8 @@ void relay_frame(caf::stateful_actor<relay_state>* self, const shared_frame& inc
   auto& st = self->state;
   if (from_forgotten(self))
     return;
+  if (!local)
+    st.stats.bytes_received += incoming.value.size();
   auto view = compute::read_update_frame(incoming.value, st.workspace);
   if (!view) {
     ++st.stats.frames_rejected;
@@ -134,6 +136,9 @@ void relay_frame(caf::stateful_actor<relay_state>* self, const shared_frame& inc
     keep(st, kept_message{incoming}, header.epoch);
   ++st.stats.frames_forwarded;
   forward(self, incoming, local);
+  if (st.track)
+    st.track->count(timeline_kind::relay_traffic, self->clock().now(), st.stats.bytes_received,
+                    st.stats.frames_forwarded);
 }
 
 /// De-duplicates and forwards a drain marker.
@@ -179,6 +184,12 @@ caf::behavior relay(caf::stateful_actor<relay_state>* self) {
       return forget_origin(self, origin, peer);
     },
   };
+}
+
+caf::behavior traced_relay(caf::stateful_actor<relay_state>* self,
+                           std::shared_ptr<timeline_track> track) {
+  self->state.track = std::move(track);
+  return relay(self);
 }
 
 } // namespace strom::actors

@@ -31,6 +31,8 @@
 
 #include <caf/all.hpp>
 
+#include "strom/actors/timeline.hpp"
+
 #include "strom/actors/messages.hpp"
 #include "strom/actors/seen_updates.hpp"
 #include "strom/compute/frames/update_frame.hpp"
@@ -58,6 +60,8 @@ struct relay_state {
   compute::frame_workspace workspace;   ///< scratch space for reading LZ4 frames
   relay_stats stats;
 
+  std::shared_ptr<timeline_track> track;  ///< its traffic (--timeline); null: none kept
+
   static inline const char* name = "strom.relay";
 };
 
@@ -72,5 +76,9 @@ struct relay_state {
 /// round, after which `peer` (its relay, may be null) is no longer sent to and what it still
 /// sends is dropped.
 caf::behavior relay(caf::stateful_actor<relay_state>* self);
+
+/// A relay that records its traffic on `track` (bytes received, frames forwarded) as it goes.
+caf::behavior traced_relay(caf::stateful_actor<relay_state>* self,
+                           std::shared_ptr<timeline_track> track);
 
 } // namespace strom::actors

@@ -60,6 +60,7 @@ std::uint64_t start_job(self_ptr self, const scheduler_setup& setup, job_master_
   job.timeouts = setup.timeouts;
   job.store = setup.store;
   job.checkpoint_every = setup.checkpoint_every;
+  job.metrics = setup.metrics;
   auto& record = st.jobs[job.job_id];
   record.saved = job.resume ? *job.resume : saved_job{job.job_id, job.submission, {}, 0, {}, 0};
   record.saved.node_names.clear();
@@ -240,7 +241,7 @@ join_reply join(self_ptr self, const scheduler_setup& setup, const join_request&
     heartbeat_setup{member.status.node_id, agent, caf::actor_cast<caf::actor>(self),
                     std::min(setup.timeouts.heartbeat_interval,
                              setup.timeouts.heartbeat_timeout / 4),
-                    setup.timeouts.heartbeat_timeout});
+                    setup.timeouts.heartbeat_timeout, member.status.name, setup.metrics});
   st.children.insert(member.heartbeat.address());
   ++st.membership_epoch;
   log::info("scheduler: {} joined with {} workers (incarnation {}, membership epoch {})",

@@ -24,6 +24,7 @@
 #include "strom/actors/dropped_nodes.hpp"
 #include "strom/actors/job_master.hpp"
 #include "strom/actors/messages.hpp"
+#include "strom/actors/metrics_sink.hpp"
 #include "strom/actors/scheduler_store.hpp"
 #include "strom/actors/timing.hpp"
 
@@ -46,6 +47,8 @@ struct scheduler_setup {
   std::optional<scheduler_record> restored;
   /// Steps between a job's checkpoints (--checkpoint-every); 0: every epoch.
   std::uint64_t checkpoint_every = 0;
+  /// Told jobs' figures and heartbeat round trips; null: nobody watches (metrics_sink.hpp).
+  std::shared_ptr<metrics_sink> metrics;
 };
 
 /// A joined node.

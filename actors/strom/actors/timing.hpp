@@ -31,6 +31,10 @@ struct timing {
   caf::timespan answer_timeout = std::chrono::seconds(10);
   /// A running job whose nodes report nothing for this long fails.
   caf::timespan silence_limit = std::chrono::minutes(5);
+  /// A node whose steps stand still this long in a round starts the stall watch, which names
+  /// whom the job waits for in the log and in status (--stall-warning; Horovod's stall
+  /// inspector warns after 60 s, but one step of strom's jobs takes milliseconds).
+  caf::timespan stall_warning = std::chrono::seconds(10);
 
   // -- a node: its agent -------------------------------------------------------------------
   /// Time the scheduler may take to answer a join.

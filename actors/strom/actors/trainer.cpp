@@ -15,6 +15,30 @@ namespace strom::actors {
 
 namespace {
 
+/// Consecutive spans of one step on the worker's timeline track; without a track each mark
+/// is one branch.
+class step_spans {
+public:
+  step_spans(timeline_track* track, caf::actor_clock& clock) : track_(track), clock_(clock) {
+    if (track_)
+      start_ = clock_.now();
+  }
+
+  /// Ends the span of `kind` now; the next starts here.
+  void mark(timeline_kind kind, std::uint64_t detail = 0) {
+    if (!track_)
+      return;
+    const auto now = clock_.now();
+    track_->span(kind, start_, now, detail);
+    start_ = now;
+  }
+
+private:
+  timeline_track* track_;
+  caf::actor_clock& clock_;
+  caf::actor_clock::time_point start_{};
+};
+
 /// The update of a step that sends nothing: a header-only frame, which still moves the clock.
 compute::encoded_update empty_update(std::size_t elements, float threshold) {
   return compute::encoded_update{compute::encoding::threshold, threshold, elements, 0, {}};
@@ -37,12 +61,13 @@ framed_update frame_own(trainer_state& st, const trainer_setup& setup,
 /// encoded update (for momentum masking after the frame is out).
 framed_update frame_update(trainer_state& st, const trainer_setup& setup,
                            compute::replica& replica,
-                           std::optional<compute::encoded_update>& sent) {
+                           std::optional<compute::encoded_update>& sent, step_spans& spans) {
   const auto parameters = replica.net().parameters();
   const auto threshold = st.encoder->threshold();
   sent = st.encoder->encode_with(
     [&replica](const compute::threshold_scan_args& scan) { return replica.scan_update(scan); },
     -1.0f, setup.apply_own_update ? parameters : std::span<float>{});
+  spans.mark(timeline_kind::encode);
   return frame_own(st, setup, sent ? *sent : empty_update(parameters.size(), threshold));
 }
 
@@ -91,6 +116,27 @@ bool may_step(const trainer_state& st, std::uint32_t staleness) {
       return false;
   }
   return true;
+}
+
+/// What the worker does now, for the stall watch: whose frames or drains it waits for when
+/// parked or done with its share.
+worker_activity activity_of(const trainer_state& st, const trainer_setup& setup) {
+  worker_activity activity;
+  activity.worker = setup.worker;
+  activity.round = st.epoch;
+  activity.steps = st.batches;
+  activity.waiting = st.waiting;
+  activity.finished = st.finished;
+  if (!st.waiting && !st.finished)
+    return activity;
+  for (const auto& entry : st.origins) {
+    if (!entry.member || entry.drained > st.epoch)
+      continue;
+    const std::uint64_t clock = entry.clock_epoch == st.epoch ? entry.clock : 0;
+    if (st.finished || clock + setup.staleness < st.batches)
+      activity.waiting_for.push_back(entry.origin);
+  }
+  return activity;
 }
 
 /// Whether the average the next step waits for (if any) is complete: every other node's
@@ -164,6 +210,7 @@ result<void> add_contribution(trainer_state& st, const trainer_setup& setup,
 void take(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
           const shared_frame& incoming) {
   auto& st = self->state;
+  step_spans spans{setup.track.get(), self->clock()};
   auto view = compute::read_update_frame(incoming.value, st.workspace);
   auto applied = !view                      ? view.err()
                  : is_own(view->header, setup) ? success()
@@ -175,6 +222,7 @@ void take(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
     log::warning("trainer {}: dropped a frame: {}", setup.worker, applied.err().message);
     return;
   }
+  spans.mark(timeline_kind::apply, view->header.origin_node);
   note_applied(self, setup, view->header);
 }
 
@@ -243,6 +291,8 @@ void start_round(caf::stateful_actor<trainer_state>* self, const trainer_setup& 
       std::make_unique<compute::batch_loader>(*setup.train, std::move(order), setup.batch_size);
   st.epoch = round;
   st.waiting = false;
+  st.finished = false;
+  st.parked_at.reset();
   st.loss_sum = 0.0;
   st.batches = 0;
   st.samples = 0;
@@ -311,14 +361,16 @@ void take_average(trainer_state& st, const trainer_setup& setup) {
 /// last worker to add frames the sum instead, for the other nodes and as the siblings' sign
 /// that the sum is complete (an empty frame says that too when there are no other nodes).
 void averaging_step(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
-                    const compute::batch& batch) {
+                    const compute::batch& batch, step_spans& spans) {
   auto& st = self->state;
   auto& replica = *setup.replica;
   const float loss = replica.train_step(batch.features, batch.labels, batch.size);
+  spans.mark(timeline_kind::forward_backward);
   const auto empty = empty_update(replica.net().parameters().size(), st.encoder->threshold());
   if (!contributes_at(st.batches + 1, st.common_steps, setup.averaging)) {
     auto own = frame_own(st, setup, empty);
     send_to_others(self, setup, shared_frame{std::move(own.frame)});
+    spans.mark(timeline_kind::frame);
     note_applied(self, setup, own.header);
     return count_step(self, setup, loss, batch.size);
   }
@@ -336,6 +388,7 @@ void averaging_step(caf::stateful_actor<trainer_state>* self, const trainer_setu
                                     ? compute::dense_fp32_update(setup.node_sums->sum(key))
                                     : empty);
   send_to_others(self, setup, shared_frame{std::move(own.frame)});
+  spans.mark(timeline_kind::frame);
   note_applied(self, setup, own.header);
   count_step(self, setup, loss, batch.size);
 }
@@ -457,13 +510,25 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
       auto& st = self->state;
       if (!may_step(st, setup.staleness) || (!st.cut && !average_ready(st, setup))) {
         st.waiting = true;
+        if (setup.track && !st.parked_at) {
+          st.parked_at = self->clock().now();
+          const auto holding = activity_of(st, setup).waiting_for;
+          st.parked_for = holding.empty() ? 0 : holding.front();
+        }
         linger_if_parked(self, setup);
         return;
       }
+      if (setup.track && st.parked_at) {
+        setup.track->span(timeline_kind::wait, *st.parked_at, self->clock().now(),
+                          st.parked_for);
+        st.parked_at.reset();
+      }
+      step_spans spans{setup.track.get(), self->clock()};
       if (st.averages)
         take_average(st, setup);
       auto& replica = *setup.replica;
       const auto* batch = st.cut ? nullptr : st.loader->next();
+      spans.mark(timeline_kind::batch);
       if (!batch) {
         replica.finish_epoch();
         if (st.kv) {  // the shards stop waiting for this worker's pushes of the round
@@ -474,6 +539,7 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
           setup.framer->count_kv(traffic.push_bytes, traffic.push_dense_bytes,
                                  traffic.pull_bytes);
         }
+        st.finished = true;
         report_steps(self, setup);
         self->send(setup.supervisor, epoch_report{setup.worker, st.epoch, st.loss_sum,
                                                   st.batches, st.samples, replica.iteration()});
@@ -488,6 +554,7 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
         return kv_step(self, setup, *batch);
       if (alone(st)) {  // nobody to share with: the step a worker alone takes, no frame
         const float loss = replica.train_step(batch->features, batch->labels, batch->size);
+        spans.mark(timeline_kind::forward_backward);
         auto& own = origin_entry(st, setup.framer->node_id());
         own.clock_epoch = st.epoch;  // its replica holds its update: its clock moves on
         own.clock = st.batches + 1;
@@ -495,12 +562,14 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
         return;
       }
       if (st.averages)
-        return averaging_step(self, setup, *batch);
+        return averaging_step(self, setup, *batch, spans);
       const float loss = replica.compute_gradients(batch->features, batch->labels, batch->size);
+      spans.mark(timeline_kind::forward_backward);
       std::optional<compute::encoded_update> sent;
-      auto own = frame_update(st, setup, replica, sent);
+      auto own = frame_update(st, setup, replica, sent, spans);
       const shared_frame message{std::move(own.frame)};
       send_to_others(self, setup, message);
+      spans.mark(timeline_kind::frame);
       // Its replica holds the update already, unless it applies itself only through frames.
       if (setup.apply_own_update)
         note_applied(self, setup, own.header);
@@ -520,8 +589,15 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
       take(self, setup, marker);
       linger_if_parked(self, setup);
     },
+    [self, setup](stall_atom) {
+      auto activity = activity_of(self->state, setup);
+      linger_if_parked(self, setup);
+      return activity;
+    },
     [self, setup](snapshot_atom, const caf::actor& receiver) -> caf::result<snapshot_sent> {
+      step_spans spans{setup.track.get(), self->clock()};
       auto sent = send_snapshot(self, setup, receiver);
+      spans.mark(timeline_kind::snapshot);
       linger_if_parked(self, setup);
       return sent;
     },

@@ -39,6 +39,7 @@
 #include "strom/actors/node_framer.hpp"
 #include "strom/actors/parameter_averaging.hpp"
 #include "strom/actors/seen_updates.hpp"
+#include "strom/actors/timeline.hpp"
 #include "strom/actors/timing.hpp"
 #include "strom/compute/codecs/threshold_encoder.hpp"
 #include "strom/compute/data/batch_loader.hpp"
@@ -84,6 +85,7 @@ struct trainer_setup {
   /// With shards, the worker pushes gradients to parameter servers and takes their answers
   /// instead of sharing updates (kv_pusher.hpp).
   kv_options kv;
+  std::shared_ptr<timeline_track> track;  ///< its timeline (--timeline); null: none kept
 };
 
 /// How far one origin's frames got in the current rounds ("epoch" in frames and markers).
@@ -112,6 +114,10 @@ struct trainer_state {
   std::uint32_t epoch = 0;  ///< the current round (an epoch when rounds are not planned)
   std::uint32_t drain_reported = 0;  ///< rounds whose drain_report went to the supervisor
   bool waiting = false;  ///< a step is held back by the staleness bound
+  bool finished = false;  ///< its share of the round is trained (it waits for the drains)
+  /// With a timeline: when the step waiting now was parked, and an origin it waits for.
+  std::optional<caf::actor_clock::time_point> parked_at;
+  std::uint64_t parked_for = 0;
   double loss_sum = 0.0;
   std::uint64_t batches = 0;
   std::uint64_t samples = 0;
@@ -144,7 +150,8 @@ struct trainer_state {
 /// shared_frame is applied to the replica; drain_marker counts the origin as drained and,
 /// once every member origin drained the round, answers the supervisor with a drain_report;
 /// (snapshot_atom, receiver) sends the replica's snapshot to `receiver` as snapshot_chunk
-/// messages and answers snapshot_sent (trainer_snapshot.hpp). A parked
+/// messages and answers snapshot_sent (trainer_snapshot.hpp); stall_atom -> worker_activity
+/// (whom it waits for, for the stall watch). A parked
 /// trainer spins for up to park_spin after each message before its thread may block. An
 /// exception in a step ends the actor with its message; a setup without origins or framer
 /// ends it at once with an error.

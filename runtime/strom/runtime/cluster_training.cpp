@@ -22,7 +22,7 @@ result<training_report> train_on_cluster(job_spec& job, const local_training_opt
     return error{fmt::format("{}: distributed.mode kvstore needs at least one server node "
                              "(--servers S)",
                              job.source())};
-  auto cluster = in_process_cluster::start(shape);
+  auto cluster = in_process_cluster::start(shape, options.watch, options.timeouts);
   if (!cluster)
     return error{fmt::format("{}: {}", job.source(), cluster.err().message)};
   auto report = run_job((*cluster)->home(), (*cluster)->scheduler(), *submission, options.observer);

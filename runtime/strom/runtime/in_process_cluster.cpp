@@ -22,9 +22,10 @@ constexpr auto join_wait = std::chrono::seconds(30);
 } // namespace
 
 result<std::unique_ptr<in_process_cluster>>
-in_process_cluster::start(const cluster_shape& shape) {
+in_process_cluster::start(const cluster_shape& shape, const observers& watch,
+                          const actors::timing& timeouts) {
   const bool networked = shape.nodes + shape.servers > 1;
-  std::unique_ptr<in_process_cluster> cluster{new in_process_cluster(networked)};
+  std::unique_ptr<in_process_cluster> cluster{new in_process_cluster(networked, watch)};
   // The first system hosts the scheduler; the nodes' agents start below.
   cluster->configs_.push_back(std::make_unique<system_config>(networked));
   cluster->systems_.push_back(std::make_unique<caf::actor_system>(*cluster->configs_.back()));
@@ -33,6 +34,8 @@ in_process_cluster::start(const cluster_shape& shape) {
   // token, which this process alone knows, may join.
   actors::scheduler_setup setup;
   setup.admission_token = cluster->admission_token_ = make_admission_token();
+  setup.metrics = watch.metrics;
+  setup.timeouts = timeouts;
   cluster->scheduler_ = home.spawn(actors::scheduler, setup);
   if (networked) {
     auto port = guarded_port::open(home, cluster->scheduler_, {loopback, 0});
@@ -75,7 +78,8 @@ result<std::size_t> in_process_cluster::add_node(std::uint32_t workers, const st
     networked_ ? loopback : "",
     role};
   caf::scoped_actor self{home()};
-  agents_.push_back(spawn_node(system, scheduler, identity, caf::actor_cast<caf::actor>(self)));
+  agents_.push_back(
+    spawn_node(system, scheduler, identity, caf::actor_cast<caf::actor>(self), {}, watch_));
   std::optional<error> refused;
   self->receive(
     [&](const actors::join_reply& reply) {

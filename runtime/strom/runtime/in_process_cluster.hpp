@@ -14,7 +14,9 @@
 #include <caf/all.hpp>
 
 #include "strom/actors/messages.hpp"
+#include "strom/actors/timing.hpp"
 #include "strom/compute/result.hpp"
+#include "strom/runtime/observability/observation.hpp"
 #include "strom/runtime/system_config.hpp"
 #include "strom/runtime/transport/guarded_connect.hpp"
 #include "strom/runtime/transport/guarded_port.hpp"
@@ -31,8 +33,11 @@ struct cluster_shape {
 /// The actor systems of the cluster; node 0's also hosts the scheduler.
 class in_process_cluster {
 public:
-  /// Starts the systems, the scheduler and one agent per node, and waits until all joined.
-  static result<std::unique_ptr<in_process_cluster>> start(const cluster_shape& shape);
+  /// Starts the systems, the scheduler (keeping to `timeouts`) and one agent per node, and
+  /// waits until all joined; `watch` are the hooks its actors report to.
+  static result<std::unique_ptr<in_process_cluster>> start(const cluster_shape& shape,
+                                                           const observers& watch = {},
+                                                           const actors::timing& timeouts = {});
 
   in_process_cluster(const in_process_cluster&) = delete;
   in_process_cluster& operator=(const in_process_cluster&) = delete;
@@ -61,9 +66,11 @@ public:
                                const std::string& role = actors::node_role_worker);
 
 private:
-  explicit in_process_cluster(bool networked) : networked_(networked) {}
+  in_process_cluster(bool networked, observers watch)
+      : networked_(networked), watch_(std::move(watch)) {}
 
   bool networked_;
+  observers watch_;
   std::string admission_token_;
   std::vector<std::unique_ptr<system_config>> configs_;
   std::vector<std::unique_ptr<caf::actor_system>> systems_;

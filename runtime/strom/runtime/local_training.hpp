@@ -7,10 +7,12 @@
 #include <optional>
 #include <string>
 
+#include "strom/actors/timing.hpp"
 #include "strom/actors/topology.hpp"
 #include "strom/compute/result.hpp"
 #include "strom/runtime/job_spec.hpp"
 #include "strom/runtime/metrics_report.hpp"
+#include "strom/runtime/observability/observation.hpp"
 #include "strom/runtime/training_progress.hpp"
 
 namespace strom::runtime {
@@ -28,6 +30,8 @@ struct local_training_options {
   std::optional<std::uint32_t> replicas;             ///< overrides distributed.replicas
   std::string checkpoint_dir;           ///< empty: no checkpoint
   training_observer* observer = nullptr;
+  observers watch;  ///< metrics and timeline hooks for the run's actors (observation.hpp)
+  actors::timing timeouts;  ///< the scheduler's (--stall-warning sets stall_warning)
 };
 
 } // namespace strom::runtime

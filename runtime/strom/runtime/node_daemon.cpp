@@ -170,6 +170,10 @@ result<void> run_scheduler_node(const scheduler_node_options& options) {
   } else {
     warn_unauthenticated_once();
   }
+  auto watching = observation::start(options.observe);
+  if (!watching)
+    return watching.err();
+  setup.metrics = (*watching)->hooks().metrics;
   system_config config{true};
   caf::actor_system system{config};
   auto scheduler = system.spawn(actors::scheduler, setup);
@@ -231,13 +235,13 @@ enum class session_end {
 /// scheduler's loss.
 result<session_end> serve_scheduler(caf::actor_system& system, const worker_node_options& options,
                                     const node_identity& identity,
-                                    const guarded_connection& scheduler) {
+                                    const guarded_connection& scheduler, const observers& watch) {
   const auto where = to_string(options.scheduler);
   const auto& name = identity.name;
   caf::scoped_actor self{system};
   const auto join_limit = options.timeouts.join_timeout + join_answer_margin;
   auto agent = spawn_node(system, scheduler.remote, identity, caf::actor_cast<caf::actor>(self),
-                          options.timeouts);
+                          options.timeouts, watch);
   self->monitor(agent);
   std::optional<actors::join_reply> answer;
   const auto waited_for_join =
@@ -284,6 +288,9 @@ result<void> run_worker_node(const worker_node_options& options) {
   if (!advertised)
     return advertised.err();
   stop_signals signals;
+  auto watching = observation::start(options.observe);
+  if (!watching)
+    return watching.err();
   system_config config{true};
   caf::actor_system system{config};
   connect_options connecting;
@@ -299,24 +306,29 @@ result<void> run_worker_node(const worker_node_options& options) {
     options.name.empty() ? default_node_name() : options.name, *advertised,
     options.workers ? options.workers : std::max(1u, std::thread::hardware_concurrency()),
     {}, *advertised, options.role, options.tls};
-  for (;;) {
-    auto ended = serve_scheduler(system, options, identity, *scheduler);
-    if (!ended)
-      return ended.err();
-    if (*ended == session_end::stopped)
-      return success();
-    scheduler = reconnect_to_scheduler(system, options.scheduler, connecting,
-                                       options.timeouts.reconnect_timeout);
-    if (!scheduler && stop_requested())
-      return success();
-    if (!scheduler) {
-      const std::chrono::duration<double> waited = options.timeouts.reconnect_timeout;
-      return error{fmt::format("node '{}': the scheduler at {} did not come back within {:g} s "
-                               "(--reconnect-timeout): {}",
-                               identity.name, to_string(options.scheduler), waited.count(),
-                               scheduler.err().message)};
+  const auto served = [&]() -> result<void> {
+    for (;;) {
+      auto ended = serve_scheduler(system, options, identity, *scheduler, (*watching)->hooks());
+      if (!ended)
+        return ended.err();
+      if (*ended == session_end::stopped)
+        return success();
+      scheduler = reconnect_to_scheduler(system, options.scheduler, connecting,
+                                         options.timeouts.reconnect_timeout);
+      if (!scheduler && stop_requested())
+        return success();
+      if (!scheduler) {
+        const std::chrono::duration<double> waited = options.timeouts.reconnect_timeout;
+        return error{fmt::format("node '{}': the scheduler at {} did not come back within "
+                                 "{:g} s (--reconnect-timeout): {}",
+                                 identity.name, to_string(options.scheduler), waited.count(),
+                                 scheduler.err().message)};
+      }
     }
-  }
+  }();
+  // The node's timeline holds what it trained up to its end, however it ended.
+  auto written = (*watching)->finish();
+  return served ? written : served;
 }
 
 } // namespace strom::runtime

@@ -13,6 +13,7 @@
 #include "strom/actors/node_agent.hpp"
 #include "strom/actors/scheduler.hpp"
 #include "strom/compute/result.hpp"
+#include "strom/runtime/observability/observation.hpp"
 #include "strom/runtime/transport/endpoint.hpp"
 #include "strom/runtime/transport/guarded_connect.hpp"
 
@@ -30,6 +31,7 @@ struct scheduler_node_options {
   /// --state-dir: where the scheduler keeps its record and its jobs' checkpoints, and takes
   /// them up from when it starts again (state_dir.hpp); empty: it keeps nothing.
   std::string state_dir;
+  observation_options observe;  ///< --metrics-listen
 };
 
 /// Which scheduler a worker node joins and what it offers.
@@ -47,6 +49,7 @@ struct worker_node_options {
   /// The node agent's timeouts; --reconnect-timeout sets reconnect_timeout: the scheduler
   /// silent this long, or gone and not back within it, the node gives up.
   actors::timing timeouts;
+  observation_options observe;  ///< --metrics-listen
 };
 
 /// Runs a scheduler on `options.listen` until SIGINT or SIGTERM. Once listening it prints

@@ -25,7 +25,7 @@ constexpr std::size_t admission_token_words = 4;
 
 caf::actor spawn_node(caf::actor_system& system, const caf::actor& scheduler,
                       const node_identity& identity, const caf::actor& observer,
-                      const actors::timing& timeouts) {
+                      const actors::timing& timeouts, const observers& watch) {
   actors::node_agent_setup setup;
   setup.scheduler = scheduler;
   setup.identity.name = identity.name;
@@ -37,6 +37,8 @@ caf::actor spawn_node(caf::actor_system& system, const caf::actor& scheduler,
   if (identity.role == actors::node_role_server)
     setup.serve = prepare_shards;
   setup.timeouts = timeouts;
+  setup.metrics = watch.metrics;
+  setup.timeline = watch.timeline;
   setup.prepare = prepare_node_job;
   if (!identity.relay_host.empty()) {
     setup.publish_relay = relay_publisher_on(system, identity.relay_host, identity.tls);

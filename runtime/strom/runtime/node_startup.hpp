@@ -15,6 +15,7 @@
 #include "strom/runtime/job_spec.hpp"
 #include "strom/runtime/local_training.hpp"
 #include "strom/runtime/security/tls_context.hpp"
+#include "strom/runtime/observability/observation.hpp"
 
 namespace strom::runtime {
 
@@ -35,10 +36,11 @@ struct node_identity {
 
 /// Spawns a node agent in `system` that joins `scheduler` as `identity`, prepares its jobs
 /// with prepare_node_job, sends the scheduler's join_reply to `observer` and keeps to
-/// `timeouts` (giving up on a scheduler silent for their reconnect_timeout).
+/// `timeouts` (giving up on a scheduler silent for their reconnect_timeout); `watch` are the
+/// process's metrics and timeline hooks.
 caf::actor spawn_node(caf::actor_system& system, const caf::actor& scheduler,
                       const node_identity& identity, const caf::actor& observer,
-                      const actors::timing& timeouts = {});
+                      const actors::timing& timeouts = {}, const observers& watch = {});
 
 /// A fresh random admission token (std::random_device) for a scheduler that admits only the
 /// nodes it hands it to.

@@ -1,0 +1,48 @@
+#include "strom/runtime/observability/observation.hpp"
+
+#include <caf/actor_clock.hpp>
+
+#include "strom/log.hpp"
+#include "strom/runtime/observability/chrome_trace.hpp"
+#include "strom/runtime/observability/metrics_endpoint.hpp"
+#include "strom/runtime/observability/prometheus_metrics.hpp"
+
+namespace strom::runtime {
+
+result<std::unique_ptr<observation>> observation::start(const observation_options& options) {
+  std::unique_ptr<observation> started{new observation};
+  if (options.metrics_listen) {
+    started->metrics_ = std::make_shared<prometheus_metrics>();
+    auto opened = metrics_endpoint::open(*options.metrics_listen, started->metrics_->registry());
+    if (!opened)
+      return opened.err();
+    started->endpoint_ = std::move(*opened);
+    started->hooks_.metrics = started->metrics_;
+    log::info("metrics: serving http://{}/metrics",
+              to_string(endpoint{options.metrics_listen->host, started->endpoint_->port()}));
+  }
+  if (!options.timeline_path.empty()) {
+    // Actor clocks are steady_clock: every system's trainers share this origin.
+    started->hooks_.timeline =
+      std::make_shared<actors::timeline_tracks>(caf::actor_clock::clock_type::now());
+    started->timeline_path_ = options.timeline_path;
+  }
+  return started;
+}
+
+result<void> observation::finish() const {
+  if (!hooks_.timeline)
+    return success();
+  if (auto written = write_chrome_trace(timeline_path_, *hooks_.timeline); !written)
+    return error{"--timeline: " + written.err().message};
+  log::info("timeline: wrote {}", timeline_path_);
+  return success();
+}
+
+observation::~observation() = default;
+
+std::uint16_t observation::metrics_port() const noexcept {
+  return endpoint_ ? endpoint_->port() : 0;
+}
+
+} // namespace strom::runtime
