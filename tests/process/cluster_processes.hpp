@@ -233,14 +233,22 @@ public:
     return worker;
   }
 
-  /// Starts a worker named `name` without waiting; `label` names its output files.
-  child& start_worker(const std::string& name, const std::string& label) {
-    workers_.push_back(std::make_unique<child>(
-      with_tls(std::vector<std::string>{"node", "--join", address_, "--workers", "1", "--name",
-                                        name},
-               name),
-      dir_.path(), label));
+  /// Starts a worker named `name` without waiting; `label` names its output files, `extra`
+  /// goes on its command line (`--role server` makes it a server node).
+  child& start_worker(const std::string& name, const std::string& label,
+                      const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args{"node", "--join", address_, "--workers", "1", "--name", name};
+    args.insert(args.end(), extra.begin(), extra.end());
+    workers_.push_back(std::make_unique<child>(with_tls(std::move(args), name), dir_.path(), label));
     return *workers_.back();
+  }
+
+  /// Starts a server node (parameter shards of kvstore jobs) named `name` and waits until it
+  /// joined; it counts among worker(i) in start order.
+  child& add_server(const std::string& name) {
+    auto& server = start_worker(name, name, {"--role", "server"});
+    BOOST_REQUIRE_MESSAGE(server.wait_for_output("joined", startup_limit), server.transcript());
+    return server;
   }
 
   /// Runs `strom ARGS... --to ADDRESS` to its end within `limit`.

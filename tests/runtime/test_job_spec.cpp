@@ -261,12 +261,23 @@ BOOST_AUTO_TEST_CASE(an_unknown_topology_is_a_parse_error_naming_it) {
   BOOST_TEST(contains(parse_error(job_with("distributed = (topology = star)")), "star"));
 }
 
-BOOST_AUTO_TEST_CASE(the_kvstore_mode_is_refused_until_it_is_built) {
-  BOOST_TEST(contains(check_error(job_with("distributed = (mode = kvstore)")),
-                      "bad.job: distributed.mode: kvstore (parameter servers) is not built yet"));
-  BOOST_TEST(check_job(*parse_job_text(job_with("distributed = (mode = averaging)"), "j.job",
-                                       "/data"))
+BOOST_AUTO_TEST_CASE(a_kvstore_job_is_checked_naming_the_field) {
+  BOOST_TEST(check_job(*parse_job_text(
+                         job_with("distributed = (mode = kvstore, kvstore = distAsync, "
+                                  "compression = twoBit)"),
+                         "j.job", "/data"))
                .ok());
+  BOOST_TEST(contains(check_error(job_with("distributed = (mode = kvstore, replicas = 2)")),
+                      "bad.job: distributed.replicas: 2: chain replication of key ranges is not "
+                      "built yet"));
+  BOOST_TEST(contains(
+    check_error(job_with("distributed = (mode = kvstore, kvstore = distAsync, "
+                         "serverOptimizer = false)")),
+    "bad.job: distributed.serverOptimizer: false needs kvstore dist_sync"));
+  BOOST_TEST(contains(check_error(job_with("distributed = (twoBitThreshold = -0.5)")),
+                      "bad.job: distributed.twoBitThreshold: -0.5 must be a positive number"));
+  BOOST_TEST(contains(check_error(job_with("distributed = (bigArrayBound = 0)")),
+                      "bad.job: distributed.bigArrayBound: must be at least 1, got 0"));
 }
 
 BOOST_AUTO_TEST_CASE(an_averaging_frequency_of_zero_is_refused_naming_the_field) {

@@ -55,6 +55,8 @@ void serve_then_assign(self_ptr self, const job_master_setup& setup) {
           if (st.outcome)
             return;
           st.shards.insert(st.shards.end(), ready.shards.begin(), ready.shards.end());
+          if (!ready.endpoint.empty())
+            st.server_endpoints.push_back(ready.endpoint);
           if (--*left == 0)
             shards_served(self, setup);
         },

@@ -407,6 +407,7 @@ job_assignment assignment_for(const job_master_state& st, const job_master_setup
   a.origins = st.nodes;
   a.hub = st.plan.kind == topology_kind::plain ? st.hub : caf::actor{};
   a.shards = st.shards;
+  a.server_endpoints = st.server_endpoints;
   return a;
 }
 

@@ -130,6 +130,7 @@ struct job_master_state {
   std::optional<job_finished> outcome;      ///< set once the job ended
   std::set<std::uint64_t> stopping;         ///< nodes whose stop answer is awaited at the end
   std::vector<kv_shard_entry> shards;  ///< a kvstore job's key ranges, in buffer order
+  std::vector<std::string> server_endpoints;  ///< where workers connect to the servers
   /// Requests to the nodes' actors, given up when the node is lost (request_while_alive.hpp).
   pending_requests awaiting;
 

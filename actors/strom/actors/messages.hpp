@@ -206,6 +206,9 @@ struct shards_ready {
   std::uint64_t job_id = 0;
   std::uint64_t node_id = 0;
   std::vector<kv_shard_entry> shards;
+  /// HOST:PORT where the workers connect to reach the shards directly (not through the
+  /// scheduler); empty where the node publishes no port (a lone in-process node).
+  std::string endpoint{};
 };
 
 /// What a parameter_shard counted.
@@ -291,6 +294,7 @@ struct job_assignment {
   std::vector<std::uint64_t> origins;  ///< node ids of every node that sends frames
   caf::actor hub;  ///< the relay every node sends its frames to (plain); null in a mesh
   std::vector<kv_shard_entry> shards;  ///< a kvstore job's key ranges and their shards
+  std::vector<std::string> server_endpoints;  ///< where to connect to the servers directly
 };
 
 /// node_agent -> scheduler: the job's actors run and wait for the first epoch.
@@ -619,7 +623,7 @@ typename F::result_type inspect(F& f, shard_assignment& x) {
 
 template <class F>
 typename F::result_type inspect(F& f, shards_ready& x) {
-  return f(caf::meta::type_name("shards_ready"), x.job_id, x.node_id, x.shards);
+  return f(caf::meta::type_name("shards_ready"), x.job_id, x.node_id, x.shards, x.endpoint);
 }
 
 template <class F>
@@ -665,7 +669,7 @@ template <class F>
 typename F::result_type inspect(F& f, job_assignment& x) {
   return f(caf::meta::type_name("job_assignment"), x.job_id, x.job_text, x.source,
            x.checkpoint_dir, x.rank, x.workers, x.first_worker, x.total_workers, x.origins, x.hub,
-           x.shards);
+           x.shards, x.server_endpoints);
 }
 
 template <class F>

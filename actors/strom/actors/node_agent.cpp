@@ -73,8 +73,20 @@ caf::result<shards_ready> serve(self_ptr self, const node_agent_setup& setup,
     ready.shards.push_back(
       {range.key, range.part, range.server, range.offset, range.count, std::move(shard)});
   }
-  log::info("node {}: holds {} key ranges of job {}", st.node_id, ready.shards.size(),
-            work.job_id);
+  // Workers connect here, so that their pushes do not pass through the scheduler.
+  if (setup.publish_relay && !served.shards.empty()) {
+    auto published =
+      guarded<published_relay>([&] { return setup.publish_relay(served.shards.front()); });
+    if (published) {
+      ready.endpoint = published->endpoint;
+      served.port = published->port;
+    } else {
+      log::warning("node {}: workers reach job {}'s shards through the scheduler: {}",
+                   st.node_id, work.job_id, published.err().message);
+    }
+  }
+  log::info("node {}: holds {} key ranges of job {}{}", st.node_id, ready.shards.size(),
+            work.job_id, ready.endpoint.empty() ? "" : " at " + ready.endpoint);
   st.served = std::move(served);
   return ready;
 }
@@ -351,6 +363,23 @@ void send_keepalive(self_ptr self, const node_agent_setup& setup) {
   self->delayed_send(self, setup.timeouts.keepalive_interval, caf::tick_atom_v);
 }
 
+/// Connects to each server of a kvstore job (blocking: called aside). A server that cannot be
+/// reached directly is still reached through the scheduler, only slower.
+std::vector<std::shared_ptr<void>> connect_servers(std::uint64_t node,
+                                                  const job_assignment& assignment,
+                                                  const relay_connector& connect) {
+  std::vector<std::shared_ptr<void>> links;
+  for (const auto& endpoint : assignment.server_endpoints) {
+    auto link = guarded<relay_link>([&] { return connect(endpoint); });
+    if (link)
+      links.push_back(link->connection);
+    else
+      log::warning("node {}: reaches the server at {} through the scheduler: {}", node, endpoint,
+                   link.err().message);
+  }
+  return links;
+}
+
 void prepare(self_ptr self, const node_agent_setup& setup, job_assignment assignment) {
   auto& st = self->state;
   auto promise = self->make_response_promise();
@@ -371,9 +400,11 @@ void prepare(self_ptr self, const node_agent_setup& setup, job_assignment assign
   st.pending_job_id = assignment.job_id;
   auto slot = std::make_shared<std::optional<result<node_job>>>();
   st.prepared = slot;
-  run_aside(self, [slot, assignment, factory = setup.prepare](caf::blocking_actor* helper,
-                                                               const caf::actor& agent) {
+  run_aside(self, [slot, assignment, factory = setup.prepare, connect = setup.connect_relay,
+                   node = st.node_id](caf::blocking_actor* helper, const caf::actor& agent) {
     slot->emplace(guarded<node_job>([&] { return factory(assignment); }));
+    if (**slot && connect)
+      (**slot)->server_links = connect_servers(node, assignment, connect);
     helper->send(agent, prepared_atom_v, assignment);
   });
 }

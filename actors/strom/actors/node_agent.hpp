@@ -41,6 +41,9 @@ struct node_job {
   /// Evaluates (and checkpoints) the first replica after 0-based epoch `epoch`, while every
   /// trainer is idle; the job_master asks one node (the first one alive) each epoch.
   std::function<result<epoch_check>(compute::replica& trained, std::uint32_t epoch)> end_epoch;
+  /// Direct connections to a kvstore job's server nodes, held while the job runs: pushes
+  /// and answers then skip the hop through the scheduler.
+  std::vector<std::shared_ptr<void>> server_links;
 };
 
 /// Builds a node_job from an assignment, or says why it cannot.
@@ -55,6 +58,7 @@ using shard_factory =
 struct served_job {
   std::uint64_t job_id = 0;
   std::vector<caf::actor> shards;
+  std::shared_ptr<void> port;  ///< where the job's workers connect to the shards directly
 };
 
 /// A node's relay published for its mesh neighbours: where, and the runtime object that keeps

@@ -1,0 +1,63 @@
+#define BOOST_TEST_MODULE process_kvstore_processes
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <csignal>
+
+#include "cluster_processes.hpp"
+
+// Parameter servers through the real `strom` program: a scheduler, server nodes (`strom node
+// --role server`) and worker nodes as separate processes; `strom submit --mode kvstore`.
+
+using namespace strom::test;
+
+namespace {
+
+/// Two epochs of the example MLP through two servers; room for a loaded machine.
+constexpr auto kvstore_job_limit = 300'000ms;
+constexpr auto refusal_limit = 30'000ms;
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(two_workers_push_to_two_server_processes_and_learn) {
+  local_cluster cluster{2};
+  cluster.add_server("s1");
+  cluster.add_server("s2");
+  const auto metrics = cluster.dir().path() / "metrics.json";
+  auto submitted = cluster.command({"submit", fashion_mlp_job, "--mode", "kvstore", "--epochs",
+                                    "2", "--metrics-out", metrics.string()},
+                                   "submit", kvstore_job_limit);
+  BOOST_REQUIRE_MESSAGE(submitted.status == 0, submitted.err);
+  const auto json = read_text(metrics);
+  BOOST_TEST(contains(json, "\"mode\":\"kvstore\""), json);
+  BOOST_TEST(contains(json, "\"kvstore\":\"dist_sync\""), json);
+  BOOST_TEST(json_number(json, "servers") == 2.0, json);
+  BOOST_TEST(json_number(json, "workers") == 2.0, json);
+  BOOST_TEST(json_number(json, "nodes") == 2.0, json);  // the workers' nodes
+  BOOST_TEST(json_number(json, "server_updates") > 0.0, json);
+  BOOST_TEST(json_number(json, "push_bytes") >= json_number(json, "push_dense_bytes"), json);
+  BOOST_TEST(json_number(json, "test_accuracy") >= 0.85, json);
+}
+
+BOOST_AUTO_TEST_CASE(a_kvstore_job_without_a_server_node_is_refused_naming_the_role) {
+  local_cluster cluster{1};
+  auto submitted = cluster.command({"submit", fashion_mlp_job, "--mode", "kvstore"}, "submit",
+                                   refusal_limit);
+  BOOST_TEST(submitted.status == 1);
+  BOOST_TEST(contains(submitted.err, "needs 1 server nodes, 0 joined"), submitted.err);
+}
+
+BOOST_AUTO_TEST_CASE(a_server_killed_mid_job_fails_it_naming_the_server_without_a_replica) {
+  local_cluster cluster{1};
+  auto& server = cluster.add_server("s1");
+  auto submit = cluster.start({"submit", fashion_mlp_job, "--mode", "kvstore", "--epochs", "10"},
+                              "submit");
+  BOOST_REQUIRE_MESSAGE(submit->wait_for_log("epoch 1/10", kvstore_job_limit),
+                        submit->transcript());
+  server.signal(SIGKILL);
+  const auto status = submit->wait(kvstore_job_limit);
+  BOOST_REQUIRE_MESSAGE(status.has_value(), submit->transcript());
+  BOOST_TEST(*status == 1);
+  BOOST_TEST(contains(submit->err(), "parameter server node"), submit->err());
+  BOOST_TEST(contains(submit->err(), "no replica"), submit->err());
+}
