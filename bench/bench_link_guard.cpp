@@ -29,6 +29,10 @@
 #include "strom/runtime/transport/guarded_connect.hpp"
 #include "strom/runtime/transport/guarded_port.hpp"
 
+#include "median.hpp"
+
+using strom::bench::median;
+
 namespace {
 
 using namespace strom::runtime;
@@ -66,11 +70,6 @@ std::shared_ptr<const tls_context> identity(const std::string& dir, const std::s
     std::exit(1);
   }
   return *loaded;
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
 }
 
 } // namespace

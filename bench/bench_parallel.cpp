@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "median.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -19,16 +21,12 @@
 #include "strom/runtime/local_training.hpp"
 #include "strom/runtime/cluster_training.hpp"
 
+using strom::bench::median;
+
 namespace {
 
 /// Workers of the parallel run: one per core of the 2-core machines this targets.
 constexpr std::uint32_t parallel_workers = 2;
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2.0;
-}
 
 /// Trains a fresh copy of the job with `workers` on one node and prints the run.
 strom::result<strom::runtime::training_report> run_once(const std::string& path,

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "strom/compute/kvstore/key_layout.hpp"
 #include "strom/compute/model_from_spec.hpp"
 #include "strom/compute/updaters/updater_from_spec.hpp"
@@ -60,7 +62,8 @@ result<std::vector<actors::parameter_shard_setup>> prepare_shards(
 
 actors::kv_options kv_options_of(schema::Distributed::Reader distributed,
                                  const std::vector<actors::kv_shard_entry>& entries,
-                                 const compute::threshold_encoder_options& threshold) {
+                                 const compute::threshold_encoder_options& threshold,
+                                 std::size_t batch_size) {
   actors::kv_options options;
   for (const auto& e : entries)
     options.shards.push_back({{e.key, e.part, e.server, static_cast<std::size_t>(e.offset),
@@ -75,7 +78,8 @@ actors::kv_options kv_options_of(schema::Distributed::Reader distributed,
       options.compression = actors::kv_compression::threshold;
       break;
   }
-  options.two_bit.threshold = distributed.getTwoBitThreshold();
+  options.two_bit.threshold =
+    distributed.getTwoBitThreshold() / static_cast<float>(std::max<std::size_t>(batch_size, 1));
   options.threshold = threshold;
   options.server_optimizer = distributed.getServerOptimizer();
   return options;

@@ -20,10 +20,14 @@ result<std::vector<actors::parameter_shard_setup>> prepare_shards(
   const actors::shard_assignment& work);
 
 /// A worker's kvstore options: the shards of `entries` and the push encoding the job asks for
-/// (`threshold` for strom's threshold encoding).
+/// (`threshold` for strom's threshold encoding). MXNet's 2-bit threshold applies to a batch's
+/// summed gradient (Gluon sums the loss over the batch and its optimizer rescales by
+/// 1/batch); strom's gradients are batch means, so the encoder's threshold is
+/// twoBitThreshold / `batch_size`.
 actors::kv_options kv_options_of(schema::Distributed::Reader distributed,
                                  const std::vector<actors::kv_shard_entry>& entries,
-                                 const compute::threshold_encoder_options& threshold);
+                                 const compute::threshold_encoder_options& threshold,
+                                 std::size_t batch_size);
 
 /// "dist_sync" or "dist_async".
 const char* to_string(schema::KvStoreSync sync);

@@ -76,7 +76,7 @@ result<actors::node_job> prepare_node_job(const actors::job_assignment& assignme
       return error{fmt::format("{}: a kvstore job needs at least one server; none holds its "
                                "parameters",
                                job->source())};
-    node.kv = kv_options_of(spec.getDistributed(), assignment.shards, node.encoding);
+    node.kv = kv_options_of(spec.getDistributed(), assignment.shards, node.encoding, batch_size);
     prepared.kvstore = to_string(spec.getDistributed().getKvstore());
   }
   for (std::uint32_t w = 0; w < assignment.workers; ++w) {
