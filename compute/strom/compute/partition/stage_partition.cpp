@@ -108,10 +108,11 @@ std::string nothing_fits_text(const layer_costs& costs, std::span<const stage_no
                           bytes_text(nodes[n].memory_budget));
   return fmt::format(
     "no split of {} layers into {} stages fits the nodes' memory: the model needs {} in all "
-    "(parameters, gradients, updater state and the activations of {} micro-batches of {} "
-    "in flight), its largest layer {} alone (layer {}, {}); the nodes offer: {}",
+    "(parameters, gradients, updater state and the activations of {} micro-batch{} of {} "
+    "sample{} in flight), its largest layer {} alone (layer {}, {}); the nodes offer: {}",
     costs.layers.size(), nodes.size(), bytes_text(whole.memory_bytes),
-    options.micro_batches_in_flight, options.micro_batch_size, bytes_text(largest),
+    options.micro_batches_in_flight, options.micro_batches_in_flight == 1 ? "" : "es",
+    options.micro_batch_size, options.micro_batch_size == 1 ? "" : "s", bytes_text(largest),
     largest_layer, costs.layers[largest_layer].kind, offers);
 }
 
