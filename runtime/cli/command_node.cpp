@@ -7,6 +7,7 @@
 #include "observation_flags.hpp"
 #include "scheduler_link.hpp"
 #include "tls_flags.hpp"
+#include "strom/runtime/capacity_text.hpp"
 #include "strom/runtime/node_daemon.hpp"
 
 namespace strom::cli {
@@ -29,6 +30,11 @@ const command_spec node_spec = with_timeline_option(with_stall_option(with_obser
     {"role", "ROLE",
      "worker (trains, the default) or server (holds the parameters of kvstore jobs)"},
     {"name", "NAME", "the node's unique name in the cluster (default: HOSTNAME:PID)"},
+    {"memory-limit", "BYTES",
+     "the most memory strom may place on this node (e.g. 7MiB, 2G); shown by strom status"},
+    {"speed-factor", "F",
+     "testing aid: compute F times as fast (0 < F <= 1) by waiting (1/F - 1) times each "
+     "computation's duration after it"},
     {"advertise", "ADDRESS", "the address other nodes reach this one at"},
     {"netmask", "CIDR", "advertise the local address inside this network (e.g. 10.0.0.0/8)"},
     {"heartbeat-interval", "MS", "scheduler: ping every node this often (default 1000)"},
@@ -68,7 +74,8 @@ int usage(const std::string& message) {
 
 int run_scheduler(const arguments& args) {
   for (const char* worker_only :
-       {"join", "workers", "role", "name", "connect-timeout", "reconnect-timeout", "timeline"})
+       {"join", "workers", "role", "name", "connect-timeout", "reconnect-timeout", "timeline",
+        "memory-limit", "speed-factor"})
     if (args.has(worker_only))
       return usage(fmt::format("--{} is for worker nodes, not with --scheduler", worker_only));
   auto listen = args.get_endpoint("listen");
@@ -154,6 +161,18 @@ int run_worker(const arguments& args) {
     options.timeouts.reconnect_timeout = *timeout;
   if (args.has("name") && options.name.empty())
     return usage("--name must not be empty");
+  if (auto text = args.get("memory-limit")) {
+    auto limit = runtime::parse_byte_count(*text, "--memory-limit");
+    if (!limit)
+      return usage(limit.err().message);
+    options.memory_limit = *limit;
+  }
+  if (auto text = args.get("speed-factor")) {
+    auto factor = runtime::parse_speed_factor(*text, "--speed-factor");
+    if (!factor)
+      return usage(factor.err().message);
+    options.speed_factor = *factor;
+  }
   auto connect_timeout = connect_timeout_of(args);
   if (!connect_timeout)
     return usage(connect_timeout.err().message);

@@ -4,6 +4,7 @@
 #include "commands.hpp"
 #include "scheduler_link.hpp"
 #include "tls_flags.hpp"
+#include "strom/compute/memory_estimate.hpp"
 #include "strom/runtime/job_client.hpp"
 #include "strom/runtime/stop_signals.hpp"
 
@@ -26,11 +27,12 @@ void print_status(const std::string& where, const actors::cluster_status& status
              status.nodes.size(), status.nodes.size() == 1 ? "" : "s", status.jobs.size(),
              status.jobs.size() == 1 ? "" : "s", status.membership_epoch);
   if (!status.nodes.empty())
-    fmt::print("nodes:\n  {:>4}  {:<24} {:<16} {:>5} {:>7} {:>11}\n", "id", "name", "address",
-               "cores", "workers", "incarnation");
+    fmt::print("nodes:\n  {:>4}  {:<24} {:<16} {:>5} {:>7} {:>11} {:>12}\n", "id", "name",
+               "address", "cores", "workers", "incarnation", "memory limit");
   for (const auto& node : status.nodes)
-    fmt::print("  {:>4}  {:<24} {:<16} {:>5} {:>7} {:>11}\n", node.node_id, node.name,
-               node.address, node.cores, node.workers, node.incarnation);
+    fmt::print("  {:>4}  {:<24} {:<16} {:>5} {:>7} {:>11} {:>12}\n", node.node_id, node.name,
+               node.address, node.cores, node.workers, node.incarnation,
+               node.memory_limit == 0 ? std::string{"-"} : compute::bytes_text(node.memory_limit));
   if (!status.jobs.empty())
     fmt::print("jobs:\n  {:>4}  {:<20} {:<10} {:>7} {:>9}  {}\n", "id", "name", "state", "epoch",
                "accuracy", "failure");

@@ -9,6 +9,7 @@
 #include "commands.hpp"
 #include "training_summary.hpp"
 #include "strom/log.hpp"
+#include "strom/runtime/capacity_text.hpp"
 #include "strom/runtime/local_training.hpp"
 #include "strom/runtime/cluster_training.hpp"
 #include "strom/runtime/output_paths.hpp"
@@ -34,6 +35,10 @@ const command_spec train_spec = with_timeline_option(with_stall_option(with_obse
     {"seed", "S", "override training.seed"},
     {"metrics-out", "FILE", "write the run's metrics as one JSON object to FILE"},
     {"checkpoint-dir", "DIR", "where to save JOBNAME.ckpt (default: checkpoints)"},
+    {"memory-limit", "BYTES", "the most memory strom may place on each node (e.g. 7MiB, 2G)"},
+    {"node-speeds", "F1,F2,...",
+     "testing aid: node i computes Fi times as fast (0 < Fi <= 1) by waiting (1/Fi - 1) "
+     "times each computation's duration after it; one factor per node"},
   },
   1,
 }))));
@@ -69,6 +74,23 @@ int report_interrupted(const std::string& checkpoint, std::uint32_t epochs_done)
   return failure_status();
 }
 
+/// --memory-limit and --node-speeds into `shape` (whose nodes are set).
+result<void> read_node_capacity(const arguments& args, runtime::cluster_shape& shape) {
+  if (auto text = args.get("memory-limit")) {
+    auto limit = runtime::parse_byte_count(*text, "--memory-limit");
+    if (!limit)
+      return limit.err();
+    shape.memory_limit = *limit;
+  }
+  if (auto text = args.get("node-speeds")) {
+    auto speeds = runtime::parse_node_speeds(*text, shape.nodes, "--node-speeds");
+    if (!speeds)
+      return speeds.err();
+    shape.node_speeds = std::move(*speeds);
+  }
+  return success();
+}
+
 } // namespace
 
 int run_train(int argc, char** argv) {
@@ -87,6 +109,13 @@ int run_train(int argc, char** argv) {
       fmt::print(stderr, "strom train: {}\n", parsed->err().message);
       return exit_usage;
     }
+  }
+
+  runtime::cluster_shape shape;
+  shape.nodes = static_cast<std::uint32_t>(nodes.value().value_or(1));
+  if (auto ok = read_node_capacity(*args, shape); !ok) {
+    fmt::print(stderr, "strom train: {}\n", ok.err().message);
+    return exit_usage;
   }
 
   auto job = runtime::load_job_file(args->positionals()[0]);
@@ -126,8 +155,6 @@ int run_train(int argc, char** argv) {
     fmt::print(stderr, "strom train: {}\n", ok.err().message);
     return exit_usage;
   }
-  runtime::cluster_shape shape;
-  shape.nodes = static_cast<std::uint32_t>(nodes.value().value_or(1));
   const std::uint32_t default_workers =
     shape.nodes > 1 ? 1 : std::max(1u, std::thread::hardware_concurrency());
   shape.workers = static_cast<std::uint32_t>(workers.value().value_or(default_workers));

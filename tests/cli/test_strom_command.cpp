@@ -108,6 +108,25 @@ BOOST_AUTO_TEST_CASE(usage_errors_exit_with_status_2) {
   BOOST_TEST(run("train x.job --epochs many").status == 2);
 }
 
+BOOST_AUTO_TEST_CASE(speed_factors_and_memory_limits_are_checked_naming_the_flag) {
+  auto faster = run("train x.job --nodes 2 --node-speeds 1,2");
+  BOOST_TEST(faster.status == 2);
+  BOOST_TEST(contains(faster.output, "--node-speeds: 2 is above 1: a node cannot be made faster "
+                                     "by waiting"), faster.output);
+  auto count = run("train x.job --nodes 3 --node-speeds 1,0.5");
+  BOOST_TEST(count.status == 2);
+  BOOST_TEST(contains(count.output, "gives 2 speed factors for 3 nodes"), count.output);
+  auto unit = run("train x.job --memory-limit 7X");
+  BOOST_TEST(unit.status == 2);
+  BOOST_TEST(contains(unit.output, "--memory-limit: '7X' has the unknown unit 'X'"), unit.output);
+  auto node = run("node --join 127.0.0.1:1 --speed-factor 0");
+  BOOST_TEST(node.status == 2);
+  BOOST_TEST(contains(node.output, "--speed-factor: 0 is not positive"), node.output);
+  auto scheduler = run("node --scheduler --listen 127.0.0.1:0 --memory-limit 1G");
+  BOOST_TEST(scheduler.status == 2);
+  BOOST_TEST(contains(scheduler.output, "--memory-limit is for worker nodes"), scheduler.output);
+}
+
 BOOST_AUTO_TEST_CASE(mode_and_averaging_frequency_are_checked_naming_the_flag_or_field) {
   const std::string job = std::string{STROM_SOURCE_DIR} + "/examples/fashion_mlp.job";
   auto unknown = run("train " + job + " --mode allreduce");

@@ -10,16 +10,19 @@
 
 namespace strom::testing {
 
-/// The job; `train_images` replaces the training images path (to test a missing file).
+/// The job; `train_images` replaces the training images path (to test a missing file),
+/// `hidden_units` the hidden layer's width.
 inline runtime::job_spec small_fashion_job(
-  const std::string& train_images = STROM_FASHION_MNIST_DIR "/train-images-idx3-ubyte.gz") {
+  const std::string& train_images = STROM_FASHION_MNIST_DIR "/train-images-idx3-ubyte.gz",
+  unsigned hidden_units = 64) {
   const std::string dir = STROM_FASHION_MNIST_DIR;
   const std::string text = R"((
   name = "fashion_small",
   network = (
     input = (channels = 1, height = 28, width = 28),
     weightInit = he,
-    layers = [(dense = (units = 64, activation = relu)), (output = (units = 10, weightInit = xavier))]
+    layers = [(dense = (units = )" + std::to_string(hidden_units) + R"(, activation = relu)),
+              (output = (units = 10, weightInit = xavier))]
   ),
   data = (
     train = (idx = (images = ")" + train_images + R"(",

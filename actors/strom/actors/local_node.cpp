@@ -56,6 +56,7 @@ local_node spawn_local_node(caf::actor_system& system, const local_node_setup& s
                       setup.averaging,
                       node_sums,
                       setup.kv};
+    one.speed_factor = setup.speed_factor;
     if (setup.timeline)
       one.track = setup.timeline->track(setup.node_id, w, "worker " + std::to_string(w));
     node.trainers.push_back(system.spawn<caf::detached>(trainer, std::move(one)));

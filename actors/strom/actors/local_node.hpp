@@ -45,6 +45,8 @@ struct local_node_setup {
   kv_options kv;  ///< parameter servers instead of sharing, with shards
   /// Where the trainers and the relay record what they do (--timeline); null: nowhere.
   std::shared_ptr<timeline_tracks> timeline;
+  /// The trainers' speed factor (compute_slowdown.hpp, a testing aid); 1: not slowed.
+  double speed_factor = 1.0;
 };
 
 /// Handles of a node's actors; keeping them keeps the actors alive.

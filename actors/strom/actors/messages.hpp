@@ -244,6 +244,8 @@ struct join_request {
   /// elsewhere.
   std::string admission_token;
   std::string role = node_role_worker;  ///< node_role_worker or node_role_server
+  /// Bytes strom may place on the node (--memory-limit); 0: no limit set.
+  std::uint64_t memory_limit = 0;
 };
 
 /// scheduler -> node_agent: the answer to a join_request.
@@ -442,6 +444,7 @@ struct node_status {
   /// it joins again after it left or was lost.
   std::uint32_t incarnation = 1;
   std::string role = node_role_worker;  ///< what the node joined as
+  std::uint64_t memory_limit = 0;       ///< bytes strom may place there; 0: no limit set
 };
 
 /// "node 3 (w2 at 10.0.0.2)": how logs and failures name a node.
@@ -645,7 +648,7 @@ typename F::result_type inspect(F& f, shard_stats& x) {
 template <class F>
 typename F::result_type inspect(F& f, join_request& x) {
   return f(caf::meta::type_name("join_request"), x.version, x.name, x.address, x.cores,
-           x.workers, x.admission_token, x.role);
+           x.workers, x.admission_token, x.role, x.memory_limit);
 }
 
 template <class F>
@@ -753,7 +756,7 @@ typename F::result_type inspect(F& f, keepalive_reply& x) {
 template <class F>
 typename F::result_type inspect(F& f, node_status& x) {
   return f(caf::meta::type_name("node_status"), x.node_id, x.name, x.address, x.cores,
-           x.workers, x.incarnation, x.role);
+           x.workers, x.incarnation, x.role, x.memory_limit);
 }
 
 template <class F>

@@ -430,6 +430,7 @@ void prepared(self_ptr self, const node_agent_setup& setup, const job_assignment
   job->node.supervisor = caf::actor_cast<caf::actor>(self);
   job->node.timeline = setup.timeline;
   job->node.park_spin = setup.timeouts.park_spin;
+  job->node.speed_factor = setup.speed_factor;
   auto& run = st.run.emplace();
   run.job_id = assignment.job_id;
   run.rank = assignment.rank;

@@ -94,6 +94,8 @@ struct node_agent_setup {
   std::shared_ptr<metrics_sink> metrics;
   /// Where its jobs' trainers and relays record what they do (--timeline); null: nowhere.
   std::shared_ptr<timeline_tracks> timeline;
+  /// Its trainers' speed factor (compute_slowdown.hpp, a testing aid); 1: not slowed.
+  double speed_factor = 1.0;
 };
 
 /// The job a node trains now.

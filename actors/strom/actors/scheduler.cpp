@@ -231,7 +231,7 @@ join_reply join(self_ptr self, const scheduler_setup& setup, const join_request&
                         request.role, node_role_worker, node_role_server)};
   member.status = {st.next_node_id++, request.name,    request.address,
                    request.cores,     request.workers, ++st.incarnations[request.name],
-                   request.role};
+                   request.role,      request.memory_limit};
   member.agent = agent;
   member.last_heard = self->clock().now();
   self->monitor(agent);

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "strom/actors/compute_slowdown.hpp"
 #include "strom/compute/codecs/dense_codec.hpp"
 #include "strom/compute/codecs/sent_elements.hpp"
 #include "strom/log.hpp"
@@ -38,6 +39,21 @@ private:
   caf::actor_clock& clock_;
   caf::actor_clock::time_point start_{};
 };
+
+/// Runs a step's computation (forward and backward, or a whole train_step) and returns its
+/// loss; on a node with a speed factor below 1 it then waits as the slower node would
+/// (compute_slowdown.hpp). The one place the testing aid touches the trainer.
+template <class Computation>
+float compute_step(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
+                   Computation&& computation) {
+  if (setup.speed_factor >= full_speed)
+    return computation();
+  const auto start = self->clock().now();
+  const float loss = computation();
+  // Blocking, as the slower machine's computation would: the trainer is a detached actor.
+  std::this_thread::sleep_for(slowdown_wait(setup.speed_factor, self->clock().now() - start));
+  return loss;
+}
 
 /// The update of a step that sends nothing: a header-only frame, which still moves the clock.
 compute::encoded_update empty_update(std::size_t elements, float threshold) {
@@ -364,7 +380,8 @@ void averaging_step(caf::stateful_actor<trainer_state>* self, const trainer_setu
                     const compute::batch& batch, step_spans& spans) {
   auto& st = self->state;
   auto& replica = *setup.replica;
-  const float loss = replica.train_step(batch.features, batch.labels, batch.size);
+  const float loss = compute_step(
+    self, setup, [&] { return replica.train_step(batch.features, batch.labels, batch.size); });
   spans.mark(timeline_kind::forward_backward);
   const auto empty = empty_update(replica.net().parameters().size(), st.encoder->threshold());
   if (!contributes_at(st.batches + 1, st.common_steps, setup.averaging)) {
@@ -422,7 +439,9 @@ void kv_step(caf::stateful_actor<trainer_state>* self, const trainer_setup& setu
              const compute::batch& batch) {
   auto& st = self->state;
   auto& replica = *setup.replica;
-  const float loss = replica.compute_gradients(batch.features, batch.labels, batch.size);
+  const float loss = compute_step(self, setup, [&] {
+    return replica.compute_gradients(batch.features, batch.labels, batch.size);
+  });
   const auto worker = kv_worker_id(setup.framer->node_id(), setup.worker);
   const auto samples = batch.size;
   st.kv_waiting = setup.kv.shards.size();
@@ -553,7 +572,9 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
       if (st.kv)
         return kv_step(self, setup, *batch);
       if (alone(st)) {  // nobody to share with: the step a worker alone takes, no frame
-        const float loss = replica.train_step(batch->features, batch->labels, batch->size);
+        const float loss = compute_step(self, setup, [&] {
+          return replica.train_step(batch->features, batch->labels, batch->size);
+        });
         spans.mark(timeline_kind::forward_backward);
         auto& own = origin_entry(st, setup.framer->node_id());
         own.clock_epoch = st.epoch;  // its replica holds its update: its clock moves on
@@ -563,7 +584,9 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
       }
       if (st.averages)
         return averaging_step(self, setup, *batch, spans);
-      const float loss = replica.compute_gradients(batch->features, batch->labels, batch->size);
+      const float loss = compute_step(self, setup, [&] {
+        return replica.compute_gradients(batch->features, batch->labels, batch->size);
+      });
       spans.mark(timeline_kind::forward_backward);
       std::optional<compute::encoded_update> sent;
       auto own = frame_update(st, setup, replica, sent, spans);

@@ -85,7 +85,9 @@ struct trainer_setup {
   /// With shards, the worker pushes gradients to parameter servers and takes their answers
   /// instead of sharing updates (kv_pusher.hpp).
   kv_options kv;
-  std::shared_ptr<timeline_track> track;  ///< its timeline (--timeline); null: none kept
+  std::shared_ptr<timeline_track> track{};  ///< its timeline (--timeline); null: none kept
+  /// The node's speed factor (compute_slowdown.hpp, a testing aid); 1: not slowed.
+  double speed_factor = 1.0;
 };
 
 /// How far one origin's frames got in the current rounds ("epoch" in frames and markers).

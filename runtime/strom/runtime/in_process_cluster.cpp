@@ -26,6 +26,8 @@ in_process_cluster::start(const cluster_shape& shape, const observers& watch,
                           const actors::timing& timeouts) {
   const bool networked = shape.nodes + shape.servers > 1;
   std::unique_ptr<in_process_cluster> cluster{new in_process_cluster(networked, watch)};
+  cluster->node_speeds_ = shape.node_speeds;
+  cluster->memory_limit_ = shape.memory_limit;
   // The first system hosts the scheduler; the nodes' agents start below.
   cluster->configs_.push_back(std::make_unique<system_config>(networked));
   cluster->systems_.push_back(std::make_unique<caf::actor_system>(*cluster->configs_.back()));
@@ -70,13 +72,16 @@ result<std::size_t> in_process_cluster::add_node(std::uint32_t workers, const st
     scheduler = link->remote;
     links_.push_back(std::move(*link));
   }
-  const node_identity identity{
+  node_identity identity{
     fmt::format("{}-{}", role == actors::node_role_server ? "server" : "node", index),
     networked_ ? loopback : "in-process",
     workers,
     admission_token_,
     networked_ ? loopback : "",
     role};
+  if (index < node_speeds_.size() && role == actors::node_role_worker)
+    identity.speed_factor = node_speeds_[index];
+  identity.memory_limit = memory_limit_;
   caf::scoped_actor self{home()};
   agents_.push_back(
     spawn_node(system, scheduler, identity, caf::actor_cast<caf::actor>(self), {}, watch_));

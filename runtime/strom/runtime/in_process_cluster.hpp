@@ -28,6 +28,11 @@ struct cluster_shape {
   std::uint32_t nodes = 1;
   std::uint32_t workers = 1;  ///< trainers per node
   std::uint32_t servers = 0;  ///< server nodes besides (parameter shards of kvstore jobs)
+  /// The worker nodes' speed factors, by index (--node-speeds, a testing aid,
+  /// actors/compute_slowdown.hpp); empty or shorter: the rest run at full speed.
+  std::vector<double> node_speeds{};
+  /// Bytes strom may place on each node (--memory-limit); 0: no limit set.
+  std::uint64_t memory_limit = 0;
 };
 
 /// The actor systems of the cluster; node 0's also hosts the scheduler.
@@ -79,6 +84,8 @@ private:
   std::vector<guarded_connection> links_;  ///< nodes 1..K-1 to the scheduler
   std::vector<caf::actor> agents_;
   std::vector<std::uint64_t> node_ids_;    ///< by index
+  std::vector<double> node_speeds_;        ///< cluster_shape::node_speeds
+  std::uint64_t memory_limit_ = 0;         ///< cluster_shape::memory_limit
 };
 
 } // namespace strom::runtime

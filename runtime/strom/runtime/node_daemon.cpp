@@ -302,10 +302,12 @@ result<void> run_worker_node(const worker_node_options& options) {
   auto scheduler = connect_to_scheduler(system, options.scheduler, connecting);
   if (!scheduler)
     return scheduler.err();
-  const node_identity identity{
+  node_identity identity{
     options.name.empty() ? default_node_name() : options.name, *advertised,
     options.workers ? options.workers : std::max(1u, std::thread::hardware_concurrency()),
     {}, *advertised, options.role, options.tls};
+  identity.memory_limit = options.memory_limit;
+  identity.speed_factor = options.speed_factor;
   const auto served = [&]() -> result<void> {
     for (;;) {
       auto ended = serve_scheduler(system, options, identity, *scheduler, (*watching)->hooks());

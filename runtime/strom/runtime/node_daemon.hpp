@@ -50,6 +50,8 @@ struct worker_node_options {
   /// silent this long, or gone and not back within it, the node gives up.
   actors::timing timeouts;
   observation_options observe;  ///< --metrics-listen
+  std::uint64_t memory_limit = 0;  ///< --memory-limit: bytes strom may place here; 0: no limit
+  double speed_factor = 1.0;       ///< --speed-factor (a testing aid); 1: not slowed
 };
 
 /// Runs a scheduler on `options.listen` until SIGINT or SIGTERM. Once listening it prints

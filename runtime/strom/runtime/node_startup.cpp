@@ -34,6 +34,8 @@ caf::actor spawn_node(caf::actor_system& system, const caf::actor& scheduler,
   setup.identity.workers = identity.workers;
   setup.identity.admission_token = identity.admission_token;
   setup.identity.role = identity.role;
+  setup.identity.memory_limit = identity.memory_limit;
+  setup.speed_factor = identity.speed_factor;
   if (identity.role == actors::node_role_server)
     setup.serve = prepare_shards;
   setup.timeouts = timeouts;

@@ -32,6 +32,10 @@ struct node_identity {
   std::string role = actors::node_role_worker;  ///< a server node holds parameter shards
   /// How its relay ports and links to neighbours' relays are secured; null: plaintext.
   std::shared_ptr<const tls_context> tls{};
+  /// Its trainers' speed factor (--speed-factor, actors/compute_slowdown.hpp); 1: not slowed.
+  double speed_factor = 1.0;
+  /// Bytes strom may place on it (--memory-limit); 0: no limit set.
+  std::uint64_t memory_limit = 0;
 };
 
 /// Spawns a node agent in `system` that joins `scheduler` as `identity`, prepares its jobs
