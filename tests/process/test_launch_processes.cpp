@@ -298,6 +298,7 @@ BOOST_AUTO_TEST_CASE(a_node_over_ssh_and_a_local_node_train_to_the_end) {
   std::set<pid_t> started;
   const auto status = wait_noting_descendants(launch, launch_limit, started);
   check_trained(launch, status, metrics);
+  BOOST_TEST(contains(sshd.log(), "Accepted publickey"), "no node came over ssh\n" << sshd.log());
   // The remote node is sshd's descendant, not launch's: look for it by the port it joined.
   const auto port = scheduler_port_in(launch.err());
   BOOST_TEST(eventually([&] { return processes_naming(":" + port).empty(); }, 5'000ms),
