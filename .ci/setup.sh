@@ -17,6 +17,7 @@ packages=(
   libcaf-dev capnproto libcapnp-dev libssl-dev liblz4-dev libfmt-dev zlib1g-dev
   libopenblas-dev libboost-test-dev prometheus-cpp-dev
   dataset-fashion-mnist
+  openssh-server openssh-client
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -6,6 +6,7 @@
 #include "distribution_flags.hpp"
 #include "commands.hpp"
 #include "scheduler_link.hpp"
+#include "submit_command.hpp"
 #include "tls_flags.hpp"
 #include "training_summary.hpp"
 #include "strom/runtime/job_client.hpp"
@@ -52,6 +53,10 @@ constexpr auto min_rejoin_timeout = std::chrono::milliseconds(100);
 constexpr auto max_rejoin_timeout = std::chrono::hours(24);
 
 } // namespace
+
+const command_spec& submit_command_spec() {
+  return submit_spec;
+}
 
 int run_submit(int argc, char** argv) {
   runtime::stop_signals signals;  // Ctrl-C cancels the job this command follows

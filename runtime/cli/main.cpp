@@ -23,6 +23,7 @@ commands:
   node             run a cluster node: --scheduler --listen HOST:PORT, or --join HOST:PORT
   submit JOB       submit a job file to a cluster's scheduler (--to HOST:PORT) and follow it
   attach JOB_ID    follow a job submitted earlier (--to HOST:PORT) to its end
+  launch JOB       start a scheduler and nodes (--hosts FILE, or under srun), submit JOB, stop them
   status           list a scheduler's nodes and jobs (--to HOST:PORT)
   cancel JOB_ID    cancel a running job (--to HOST:PORT)
   certs init DIR   make a cluster's CA and certificates for --tls-ca/--tls-cert/--tls-key
@@ -73,6 +74,8 @@ int dispatch(int argc, char** argv) {
     return cli::run_certs(rest, rest_argv);
   if (command == "sim")
     return cli::run_sim(rest, rest_argv);
+  if (command == "launch")
+    return cli::run_launch(rest, rest_argv);
   fmt::print(stderr, "strom: unknown command '{}'\n\n{}", command, top_help);
   return cli::exit_usage;
 }
