@@ -10,11 +10,11 @@
 
 namespace strom::testing {
 
-/// The job; `train_images` replaces the training images path (to test a missing file).
-inline runtime::job_spec small_fashion_job(
+/// The job's text; `train_images` replaces the training images path.
+inline std::string small_fashion_job_text(
   const std::string& train_images = STROM_FASHION_MNIST_DIR "/train-images-idx3-ubyte.gz") {
   const std::string dir = STROM_FASHION_MNIST_DIR;
-  const std::string text = R"((
+  return R"((
   name = "fashion_small",
   network = (
     input = (channels = 1, height = 28, width = 28),
@@ -30,6 +30,12 @@ inline runtime::job_spec small_fashion_job(
   ),
   training = (epochs = 2, batchSize = 64, seed = 42, updater = (learningRate = 0.05, sgd = void))
 ))";
+}
+
+/// The job; `train_images` replaces the training images path (to test a missing file).
+inline runtime::job_spec small_fashion_job(
+  const std::string& train_images = STROM_FASHION_MNIST_DIR "/train-images-idx3-ubyte.gz") {
+  const std::string text = small_fashion_job_text(train_images);
   auto job = runtime::parse_job_text(text, "fashion_small.job", ".");
   BOOST_REQUIRE_MESSAGE(job, (job ? "" : job.err().message));
   return std::move(*job);
