@@ -171,7 +171,7 @@ int run_submit(int argc, char** argv) {
     report = error{fmt::format("{} on {}: {}", job->source(), where, report.err().message)};
   const auto history = recorder.history();
   return finish_training("strom submit", report,
-                         {args->get("metrics-out"), html_out, std::nullopt, &history});
+                         {args->get("metrics-out"), html_out, &history});
 }
 
 } // namespace strom::cli

@@ -153,12 +153,10 @@ int run_train(int argc, char** argv) {
     return report_interrupted(
       runtime::checkpoint_path(options.checkpoint_dir, job->reader().getName().cStr()),
       epochs_done.epochs());
+  // The page needs no trace: the recorder saw each node's figures (`strom report` with
+  // --timeline draws the same page).
   const auto history = recorder->history();
-  std::optional<std::string> timeline;
-  if (!observe->timeline_path.empty())
-    timeline = observe->timeline_path;
-  return finish_training("strom train", report,
-                         {args->get("metrics-out"), html_out, timeline, &history});
+  return finish_training("strom train", report, {args->get("metrics-out"), html_out, &history});
 }
 
 } // namespace strom::cli

@@ -24,7 +24,7 @@ int finish_training(std::string_view command, const result<runtime::training_rep
     // draws the same page.
     if (auto ok = runtime::write_report_page(*outputs.html_out,
                                              runtime::to_json(*report, outputs.history),
-                                             "the run's metrics", outputs.timeline);
+                                             "the run's metrics", std::nullopt);
         !ok) {
       fmt::print(stderr, "{}: --html-out: {}\n", command, ok.err().message);
       return exit_failure;

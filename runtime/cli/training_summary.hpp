@@ -15,7 +15,6 @@ namespace strom::cli {
 struct training_outputs {
   std::optional<std::string> metrics_out;  ///< --metrics-out FILE
   std::optional<std::string> html_out;     ///< --html-out FILE
-  std::optional<std::string> timeline;     ///< --timeline FILE, written already (for html_out)
   const runtime::run_history* history = nullptr;  ///< what the run recorded over time
 };
 

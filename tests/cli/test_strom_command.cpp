@@ -391,7 +391,7 @@ BOOST_AUTO_TEST_CASE(report_needs_an_output_and_refuses_bad_input_naming_it) {
   std::ofstream{good} << R"({"job":"j","epoch_history":[]})";
   auto bad_trace = run("report " + good.string() + " --timeline " + bad.string() + " -o " + page);
   BOOST_TEST(bad_trace.status == 1);
-  BOOST_TEST(contains(bad_trace.output, "no traceEvents"), bad_trace.output);
+  BOOST_TEST(contains(bad_trace.output, "no traceEvents array"), bad_trace.output);
   auto written = run("report " + good.string() + " --out " + page);
   BOOST_TEST(written.status == 0, written.output);
   BOOST_TEST(contains(read_file(page), "<title>strom report: j</title>"));

@@ -132,7 +132,7 @@ BOOST_AUTO_TEST_CASE(node_history_wins_over_the_trace_but_a_bad_trace_is_still_r
     {"name":"relay_traffic","ph":"C","pid":2,"tid":1000,"ts":1,"args":{"bytes_received":1,"frames_forwarded":1}}]})"});
   BOOST_TEST(find_chart(data, "node_bytes")->series[0].label == "a");
   BOOST_TEST(read_error(metrics, std::string{"{\"events\":[]}"})
-             == "t.json: no traceEvents: not a Chrome trace");
+             == "t.json: no traceEvents array: not a Chrome trace");
 }
 
 BOOST_AUTO_TEST_CASE(metrics_without_history_give_a_summary_and_no_empty_chart) {
@@ -153,6 +153,8 @@ BOOST_AUTO_TEST_CASE(a_wrongly_typed_field_is_refused_naming_its_path_and_value)
   BOOST_TEST(read_error(R"({"node_history":{}})") == "m.json.node_history: expected an array");
   BOOST_TEST(read_error(two_epochs, std::string{"{\"traceEvents\":[{\"ph\":\"X\",\"pid\":\"a\"}]}"})
              == "t.json.traceEvents[0].pid: expected a number, found \"a\"");
+  BOOST_TEST(read_error(two_epochs, std::string{"{\"traceEvents\":[{\"ph\":\"C\"},7]}"})
+             == "t.json.traceEvents[0].pid: expected a number, found nothing");
 }
 
 BOOST_AUTO_TEST_CASE(the_metrics_json_with_history_reads_back_into_the_same_series) {
