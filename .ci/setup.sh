@@ -15,7 +15,8 @@ esac
 packages=(
   g++ cmake ninja-build pkg-config
   libcaf-dev capnproto libcapnp-dev libssl-dev liblz4-dev libfmt-dev zlib1g-dev
-  libopenblas-dev libboost-test-dev prometheus-cpp-dev
+  libopenblas-dev libboost-test-dev prometheus-cpp-dev nlohmann-json3-dev
+  chromium
   dataset-fashion-mnist
   openssh-server openssh-client
 )

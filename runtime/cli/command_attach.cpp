@@ -69,7 +69,7 @@ int run_attach(int argc, char** argv) {
                                job_id, where)};
   else if (!report)
     report = error{fmt::format("job {} on {}: {}", job_id, where, report.err().message)};
-  return finish_training("strom attach", report, args->get("metrics-out"));
+  return finish_training("strom attach", report, {args->get("metrics-out"), std::nullopt, nullptr});
 }
 
 } // namespace strom::cli

@@ -14,6 +14,7 @@
 #include "strom/runtime/node_startup.hpp"
 #include "strom/runtime/output_paths.hpp"
 #include "strom/runtime/progress_display.hpp"
+#include "strom/runtime/report/run_history.hpp"
 #include "strom/runtime/stop_signals.hpp"
 
 namespace strom::cli {
@@ -39,6 +40,7 @@ const command_spec submit_spec = with_distribution_options({
     {"rejoin-timeout", "DURATION", "a paused job fails unless enough nodes join within this "
                                    "(default 60s; e.g. 500ms, 90s, 2m)"},
     {"metrics-out", "FILE", "write the run's metrics as one JSON object to FILE"},
+    {"html-out", "FILE", html_out_help},
     {"checkpoint-dir", "DIR", "where the job's first node saves JOBNAME.ckpt (default: none)"},
     {"detach", "", "print the job id and return at once; 'strom attach' follows it later"},
   }),
@@ -95,6 +97,11 @@ int run_submit(int argc, char** argv) {
                        "instead of --detach\n");
     return exit_usage;
   }
+  if (args->has("detach") && args->has("html-out")) {
+    fmt::print(stderr, "strom submit: --html-out needs the job's end: give --metrics-out to "
+                       "'strom attach' instead of --detach, then run 'strom report' on it\n");
+    return exit_usage;
+  }
 
   auto job = runtime::load_job_file(args->positionals()[0]);
   if (!job) {
@@ -105,6 +112,13 @@ int run_submit(int argc, char** argv) {
   if (auto ok = runtime::check_training_outputs({}, args->get("metrics-out")); !ok) {
     fmt::print(stderr, "strom submit: {}\n", ok.err().message);
     return exit_failure;
+  }
+  const auto html_out = args->get("html-out");
+  if (html_out) {
+    if (auto ok = runtime::check_writable_file(*html_out, "--html-out"); !ok) {
+      fmt::print(stderr, "strom submit: {}\n", ok.err().message);
+      return exit_failure;
+    }
   }
   runtime::local_training_options overrides;
   if (auto e = epochs.value())
@@ -153,11 +167,16 @@ int run_submit(int argc, char** argv) {
     return exit_usage;
   }
   runtime::progress_display display{stderr};
-  auto report = runtime::run_job(link->system, link->scheduler, *submission, &display, {},
+  // A client sees the job's epochs (the nodes' figures stay with the nodes: their
+  // --timeline files can be given to `strom report`).
+  runtime::run_recorder recorder{&display};
+  auto report = runtime::run_job(link->system, link->scheduler, *submission, &recorder, {},
                                  *reconnect);
   if (!report && !runtime::stop_requested())
     report = error{fmt::format("{} on {}: {}", job->source(), where, report.err().message)};
-  return finish_training("strom submit", report, args->get("metrics-out"));
+  const auto history = recorder.history();
+  return finish_training("strom submit", report,
+                         {args->get("metrics-out"), html_out, &history});
 }
 
 } // namespace strom::cli

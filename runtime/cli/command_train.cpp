@@ -14,6 +14,7 @@
 #include "strom/runtime/cluster_training.hpp"
 #include "strom/runtime/output_paths.hpp"
 #include "strom/runtime/progress_display.hpp"
+#include "strom/runtime/report/run_history.hpp"
 #include "strom/runtime/stop_signals.hpp"
 #include "strom/runtime/training_setup.hpp"
 
@@ -34,6 +35,7 @@ const command_spec train_spec = with_timeline_option(with_stall_option(with_obse
     {"servers", "S", "S server nodes besides, holding the parameters of a kvstore job (--mode kvstore)"},
     {"seed", "S", "override training.seed"},
     {"metrics-out", "FILE", "write the run's metrics as one JSON object to FILE"},
+    {"html-out", "FILE", html_out_help},
     {"checkpoint-dir", "DIR", "where to save JOBNAME.ckpt (default: checkpoints)"},
     {"memory-limit", "BYTES", "the most memory strom may place on each node (e.g. 7MiB, 2G)"},
     {"node-speeds", "F1,F2,...",
@@ -139,12 +141,22 @@ int run_train(int argc, char** argv) {
     fmt::print(stderr, "strom train: {}\n", ok.err().message);
     return exit_failure;
   }
-  options.observer = &epochs_done;
+  const auto html_out = args->get("html-out");
+  if (html_out) {
+    if (auto ok = runtime::check_writable_file(*html_out, "--html-out"); !ok) {
+      fmt::print(stderr, "strom train: {}\n", ok.err().message);
+      return exit_failure;
+    }
+  }
+  // Records the epochs and, through the metrics hook, each node's figures over time.
+  auto recorder = std::make_shared<runtime::run_recorder>(&epochs_done);
+  options.observer = recorder.get();
   auto observe = read_observation_flags(*args);
   if (!observe) {
     fmt::print(stderr, "strom train: {}\n", observe.err().message);
     return exit_usage;
   }
+  observe->recorder = recorder;
   auto watching = runtime::observation::start(*observe);
   if (!watching) {
     fmt::print(stderr, "strom train: {}\n", watching.err().message);
@@ -168,7 +180,10 @@ int run_train(int argc, char** argv) {
     return report_interrupted(
       runtime::checkpoint_path(options.checkpoint_dir, job->reader().getName().cStr()),
       epochs_done.epochs());
-  return finish_training("strom train", report, args->get("metrics-out"));
+  // The page needs no trace: the recorder saw each node's figures (`strom report` with
+  // --timeline draws the same page).
+  const auto history = recorder->history();
+  return finish_training("strom train", report, {args->get("metrics-out"), html_out, &history});
 }
 
 } // namespace strom::cli

@@ -17,6 +17,7 @@ int run_cancel(int argc, char** argv);
 int run_certs(int argc, char** argv);
 int run_sim(int argc, char** argv);
 int run_launch(int argc, char** argv);
+int run_report(int argc, char** argv);
 
 /// Exit statuses shared by every command.
 constexpr int exit_ok = 0;

@@ -28,6 +28,7 @@ commands:
   cancel JOB_ID    cancel a running job (--to HOST:PORT)
   certs init DIR   make a cluster's CA and certificates for --tls-ca/--tls-cert/--tls-key
   sim SCENARIO     run a simulation scenario (model mode); 'sim calibrate JOB' measures costs
+  report METRICS   write a run's HTML report (-o FILE) from its metrics JSON (and --timeline)
 
 global options:
   --log-level LEVEL  trace, debug, info (default), warning, error or off
@@ -76,6 +77,8 @@ int dispatch(int argc, char** argv) {
     return cli::run_sim(rest, rest_argv);
   if (command == "launch")
     return cli::run_launch(rest, rest_argv);
+  if (command == "report")
+    return cli::run_report(rest, rest_argv);
   fmt::print(stderr, "strom: unknown command '{}'\n\n{}", command, top_help);
   return cli::exit_usage;
 }

@@ -3,18 +3,30 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "strom/runtime/report/report_files.hpp"
 
 namespace strom::cli {
 
 int finish_training(std::string_view command, const result<runtime::training_report>& report,
-                    const std::optional<std::string>& metrics_out) {
+                    const training_outputs& outputs) {
   if (!report) {
     fmt::print(stderr, "{}: {}\n", command, report.err().message);
     return failure_status();
   }
-  if (metrics_out) {
-    if (auto ok = runtime::write_metrics(*metrics_out, *report); !ok) {
+  if (outputs.metrics_out) {
+    if (auto ok = runtime::write_metrics(*outputs.metrics_out, *report, outputs.history); !ok) {
       fmt::print(stderr, "{}: {}\n", command, ok.err().message);
+      return exit_failure;
+    }
+  }
+  if (outputs.html_out) {
+    // The page reads the same JSON a metrics file holds, so `strom report` on that file
+    // draws the same page.
+    if (auto ok = runtime::write_report_page(*outputs.html_out,
+                                             runtime::to_json(*report, outputs.history),
+                                             "the run's metrics", std::nullopt);
+        !ok) {
+      fmt::print(stderr, "{}: --html-out: {}\n", command, ok.err().message);
       return exit_failure;
     }
   }

@@ -11,9 +11,20 @@
 
 namespace strom::cli {
 
-/// Writes `report` to `metrics_out` (when set) and prints its summary on stdout; on failure
+/// What a training command writes at its end besides its summary.
+struct training_outputs {
+  std::optional<std::string> metrics_out;  ///< --metrics-out FILE
+  std::optional<std::string> html_out;     ///< --html-out FILE
+  const runtime::run_history* history = nullptr;  ///< what the run recorded over time
+};
+
+/// The --html-out option of the commands that train.
+inline const char* const html_out_help =
+  "write the run's report as one self-contained HTML page (charts, no network) to FILE";
+
+/// Writes `report` to the outputs asked for and prints its summary on stdout; on failure
 /// prints "COMMAND: message" on stderr. Returns the command's exit status.
 int finish_training(std::string_view command, const result<runtime::training_report>& report,
-                    const std::optional<std::string>& metrics_out);
+                    const training_outputs& outputs);
 
 } // namespace strom::cli

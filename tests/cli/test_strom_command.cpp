@@ -88,11 +88,12 @@ fs::path tiny_csv_job(scratch& s, const std::string& train_file = "train.csv") {
 BOOST_AUTO_TEST_CASE(help_describes_every_command_and_option) {
   auto top = run("--help");
   BOOST_TEST(top.status == 0);
-  for (const char* word : {"train", "eval", "frame inspect", "--log-level"})
+  for (const char* word : {"train", "eval", "frame inspect", "report", "--log-level"})
     BOOST_TEST(contains(top.output, word), word);
   auto train = run("train --help");
   BOOST_TEST(train.status == 0);
-  for (const char* word : {"--epochs", "--workers", "--seed", "--metrics-out", "--checkpoint-dir"})
+  for (const char* word :
+       {"--epochs", "--workers", "--seed", "--metrics-out", "--html-out", "--checkpoint-dir"})
     BOOST_TEST(contains(train.output, word), word);
 }
 
@@ -371,6 +372,48 @@ BOOST_AUTO_TEST_CASE(submit_refuses_an_unwritable_metrics_file_before_connecting
   BOOST_TEST(result.status == 1);
   BOOST_TEST(contains(result.output, "--metrics-out /dev/null/m.json"), result.output);
   BOOST_TEST(contains(result.output, "Not a directory"), result.output);
+}
+
+BOOST_AUTO_TEST_CASE(html_out_is_refused_before_training_or_connecting_when_unwritable) {
+  scratch s;
+  const auto job = tiny_csv_job(s, "missing.csv");
+  auto trained = run("train " + job.string() + " --checkpoint-dir " + (s.dir / "c").string() +
+                     " --html-out /dev/null/r.html");
+  BOOST_TEST(trained.status == 1);
+  BOOST_TEST(contains(trained.output, "--html-out /dev/null/r.html"), trained.output);
+  BOOST_TEST(!contains(trained.output, "missing.csv"), trained.output);
+  auto submitted = run("submit " + job.string() + " --to 127.0.0.1:1 --html-out /dev/null/r.html");
+  BOOST_TEST(submitted.status == 1);
+  BOOST_TEST(contains(submitted.output, "--html-out /dev/null/r.html"), submitted.output);
+  auto detached = run("submit " + job.string() + " --to 127.0.0.1:1 --detach --html-out r.html");
+  BOOST_TEST(detached.status == 2);
+  BOOST_TEST(contains(detached.output, "--html-out needs the job's end"), detached.output);
+}
+
+BOOST_AUTO_TEST_CASE(report_needs_an_output_and_refuses_bad_input_naming_it) {
+  scratch s;
+  const auto page = (s.dir / "r.html").string();
+  auto no_output = run("report m.json");
+  BOOST_TEST(no_output.status == 2);
+  BOOST_TEST(contains(no_output.output, "-o FILE is required"), no_output.output);
+  auto missing = run("report " + (s.dir / "none.json").string() + " -o " + page);
+  BOOST_TEST(missing.status == 1);
+  BOOST_TEST(contains(missing.output, "none.json: cannot read"), missing.output);
+  const auto bad = s.dir / "bad.json";
+  std::ofstream{bad} << R"({"epoch_history":[{"epoch":true}]})";
+  auto refused = run("report " + bad.string() + " -o " + page);
+  BOOST_TEST(refused.status == 1);
+  BOOST_TEST(contains(refused.output, "bad.json.epoch_history[0].epoch: expected a number"),
+             refused.output);
+  BOOST_TEST(!fs::exists(page));
+  const auto good = s.dir / "good.json";
+  std::ofstream{good} << R"({"job":"j","epoch_history":[]})";
+  auto bad_trace = run("report " + good.string() + " --timeline " + bad.string() + " -o " + page);
+  BOOST_TEST(bad_trace.status == 1);
+  BOOST_TEST(contains(bad_trace.output, "no traceEvents array"), bad_trace.output);
+  auto written = run("report " + good.string() + " --out " + page);
+  BOOST_TEST(written.status == 0, written.output);
+  BOOST_TEST(contains(read_file(page), "<title>strom report: j</title>"));
 }
 
 // -- hostile job files: exit 1 with a message naming the problem, never a signal ------------

@@ -10,13 +10,13 @@
 
 namespace strom::testing {
 
-/// The job; `train_images` replaces the training images path (to test a missing file),
-/// `hidden_units` the hidden layer's width.
-inline runtime::job_spec small_fashion_job(
+/// The job's text; `train_images` replaces the training images path (to test a missing
+/// file), `hidden_units` the hidden layer's width.
+inline std::string small_fashion_job_text(
   const std::string& train_images = STROM_FASHION_MNIST_DIR "/train-images-idx3-ubyte.gz",
   unsigned hidden_units = 64) {
   const std::string dir = STROM_FASHION_MNIST_DIR;
-  const std::string text = R"((
+  return R"((
   name = "fashion_small",
   network = (
     input = (channels = 1, height = 28, width = 28),
@@ -33,7 +33,14 @@ inline runtime::job_spec small_fashion_job(
   ),
   training = (epochs = 2, batchSize = 64, seed = 42, updater = (learningRate = 0.05, sgd = void))
 ))";
-  auto job = runtime::parse_job_text(text, "fashion_small.job", ".");
+}
+
+/// The job, parsed.
+inline runtime::job_spec small_fashion_job(
+  const std::string& train_images = STROM_FASHION_MNIST_DIR "/train-images-idx3-ubyte.gz",
+  unsigned hidden_units = 64) {
+  auto job = runtime::parse_job_text(small_fashion_job_text(train_images, hidden_units),
+                                     "fashion_small.job", ".");
   BOOST_REQUIRE_MESSAGE(job, (job ? "" : job.err().message));
   return std::move(*job);
 }

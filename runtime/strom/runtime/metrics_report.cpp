@@ -7,11 +7,12 @@
 #include <fstream>
 
 #include "strom/runtime/json_text.hpp"
+#include "strom/runtime/report/run_history_json.hpp"
 
 namespace strom::runtime {
 
-std::string to_json(const training_report& r) {
-  return fmt::format(
+std::string to_json(const training_report& r, const run_history* history) {
+  auto text = fmt::format(
     "{{\"job\":{},\"test_accuracy\":{},\"test_loss\":{},\"final_loss\":{},\"epochs\":{},"
     "\"workers\":{},\"nodes\":{},\"wall_seconds\":{},\"train_seconds\":{},\"train_samples\":{},"
     "\"train_samples_per_second\":{},\"iterations\":{},\"checkpoint\":{},\"bytes_sent\":{},"
@@ -35,13 +36,19 @@ std::string to_json(const training_report& r) {
     r.topology.version, r.topology.max_links, json_string(r.mode), r.averaging_frequency,
     r.averaging_rounds, r.averaging_bytes, json_string(r.kvstore), r.servers, r.replicas,
     r.push_bytes, r.push_dense_bytes, r.pull_bytes, r.server_updates, r.server_failovers);
+  if (history) {
+    text.pop_back();  // the closing brace: the history's keys go inside the object
+    text += ',' + history_json_fields(*history) + '}';
+  }
+  return text;
 }
 
-result<void> write_metrics(const std::string& path, const training_report& report) {
+result<void> write_metrics(const std::string& path, const training_report& report,
+                           const run_history* history) {
   std::ofstream out{path, std::ios::trunc};
   if (!out)
     return error{fmt::format("{}: cannot write metrics: {}", path, std::strerror(errno))};
-  out << to_json(report) << '\n';
+  out << to_json(report, history) << '\n';
   if (!out.flush())
     return error{fmt::format("{}: cannot write metrics: {}", path, std::strerror(errno))};
   return success();

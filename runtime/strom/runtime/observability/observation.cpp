@@ -5,6 +5,7 @@
 #include "strom/log.hpp"
 #include "strom/runtime/observability/chrome_trace.hpp"
 #include "strom/runtime/observability/metrics_endpoint.hpp"
+#include "strom/runtime/observability/metrics_tee.hpp"
 #include "strom/runtime/observability/prometheus_metrics.hpp"
 
 namespace strom::runtime {
@@ -21,6 +22,11 @@ result<std::unique_ptr<observation>> observation::start(const observation_option
     log::info("metrics: serving http://{}/metrics",
               to_string(endpoint{options.metrics_listen->host, started->endpoint_->port()}));
   }
+  if (options.recorder)
+    started->hooks_.metrics =
+      started->hooks_.metrics
+        ? std::make_shared<metrics_tee>(started->hooks_.metrics, options.recorder)
+        : options.recorder;
   if (!options.timeline_path.empty()) {
     // Actor clocks are steady_clock: every system's trainers share this origin.
     started->hooks_.timeline =

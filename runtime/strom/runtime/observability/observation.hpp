@@ -28,6 +28,8 @@ struct observers {
 struct observation_options {
   std::optional<endpoint> metrics_listen;  ///< --metrics-listen HOST:PORT
   std::string timeline_path;               ///< --timeline FILE; empty: none
+  /// Also receives the actors' figures (a run's history for --html-out); may be null.
+  std::shared_ptr<actors::metrics_sink> recorder;
 };
 
 /// The running observation: its port stays open while it lives.

@@ -1,0 +1,174 @@
+#include "strom/runtime/report/html_page.hpp"
+
+#include <fmt/format.h>
+
+#include "strom/runtime/atomic_file.hpp"
+#include "strom/runtime/json_text.hpp"
+#include "strom/runtime/report/chart_library.hpp"
+
+namespace strom::runtime {
+
+namespace {
+
+/// The page's own script: draws each chart of the data with uPlot, joins a chart's series on
+/// one x axis (uPlot.join leaves gaps where a series has no point, spanned by the line) and
+/// marks membership changes on time axes. Errors are shown on the page and set
+/// data-page-error, so a test sees them in the rendered page as well as on the console.
+constexpr const char* page_script = R"js(
+(function () {
+  "use strict";
+  var colours = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
+                 "#7f7f7f", "#bcbd22", "#17becf"];
+  function fail(message) {
+    document.body.setAttribute("data-page-error", message);
+    var p = document.createElement("p");
+    p.className = "error";
+    p.textContent = "report error: " + message;
+    document.body.appendChild(p);
+  }
+  function markerPlugin(markers) {
+    return { hooks: { draw: [function (u) {
+      var ctx = u.ctx;
+      ctx.save();
+      ctx.strokeStyle = "#d62728";
+      ctx.fillStyle = "#d62728";
+      ctx.setLineDash([6, 4]);
+      ctx.font = (12 * devicePixelRatio) + "px sans-serif";
+      markers.forEach(function (m) {
+        var x = Math.round(u.valToPos(m.at_seconds, "x", true));
+        if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) return;
+        ctx.beginPath();
+        ctx.moveTo(x, u.bbox.top);
+        ctx.lineTo(x, u.bbox.top + u.bbox.height);
+        ctx.stroke();
+        ctx.fillText(m.label, x + 4, u.bbox.top + 14 * devicePixelRatio);
+      });
+      ctx.restore();
+    }] } };
+  }
+  try {
+    var data = JSON.parse(document.getElementById("strom-data").textContent);
+    var holder = document.getElementById("charts");
+    var drawn = 0;
+    data.charts.forEach(function (c) {
+      var section = document.createElement("section");
+      section.id = "chart-" + c.id;
+      holder.appendChild(section);
+      var tables = c.series.map(function (s) {
+        return [s.points.map(function (p) { return p[0]; }),
+                s.points.map(function (p) { return p[1]; })];
+      });
+      var aligned = tables.length === 1 ? tables[0] : uPlot.join(tables);
+      var series = [{ label: c.x_label }].concat(c.series.map(function (s, i) {
+        return { label: s.label, stroke: colours[i % colours.length], width: 2,
+                 spanGaps: true, points: { show: s.points.length < 30 } };
+      }));
+      new uPlot({
+        title: c.title, width: 760, height: 300,
+        scales: { x: { time: false } },
+        axes: [{ label: c.x_label }, { label: c.y_label, size: 70 }],
+        series: series,
+        plugins: c.time_axis && data.markers.length ? [markerPlugin(data.markers)] : []
+      }, aligned, section);
+      var source = document.createElement("p");
+      source.className = "source";
+      source.textContent = "drawn from: " + c.source;
+      section.appendChild(source);
+      drawn += 1;
+    });
+    document.body.setAttribute("data-charts-drawn", String(drawn));
+  } catch (e) {
+    fail(String(e && e.message ? e.message : e));
+  }
+})();
+)js";
+
+/// The page may load nothing: inline scripts and styles only. A request the page tried anyway
+/// would be refused and reported on the browser's console (where the rendering test looks).
+constexpr const char* content_policy =
+  "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'";
+
+/// The page's own style, besides uPlot's.
+constexpr const char* page_style = R"css(
+body { font-family: sans-serif; margin: 24px; color: #222; }
+table.summary { border-collapse: collapse; margin-bottom: 16px; }
+table.summary td { padding: 2px 12px 2px 0; }
+section { margin-bottom: 24px; }
+p.source { color: #666; font-size: 12px; margin: 4px 0 0 0; }
+p.error { color: #b00; font-weight: bold; }
+)css";
+
+/// HTML text with its special characters escaped.
+std::string html_text(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string series_json(const chart_series& s) {
+  std::string points;
+  for (const auto& [x, y] : s.points)
+    points += fmt::format("{}[{},{}]", points.empty() ? "" : ",", json_number(x), json_number(y));
+  return fmt::format("{{\"label\":{},\"points\":[{}]}}", json_string(s.label), points);
+}
+
+/// The charts and markers as the JSON the page's script reads. '<' is written as \u003c (the
+/// same character inside a JSON string; JSON has no '<' elsewhere), so no text of the data can
+/// end the script element that holds it.
+std::string data_json(const report_data& data) {
+  std::string charts;
+  for (const auto& c : data.charts) {
+    std::string series;
+    for (const auto& s : c.series)
+      series += (series.empty() ? "" : ",") + series_json(s);
+    charts += fmt::format(
+      "{}{{\"id\":{},\"title\":{},\"x_label\":{},\"y_label\":{},\"time_axis\":{},"
+      "\"source\":{},\"series\":[{}]}}",
+      charts.empty() ? "" : ",", json_string(c.id), json_string(c.title), json_string(c.x_label),
+      json_string(c.y_label), c.time_axis ? "true" : "false", json_string(c.source), series);
+  }
+  std::string markers;
+  for (const auto& m : data.markers)
+    markers += fmt::format("{}{{\"at_seconds\":{},\"label\":{}}}", markers.empty() ? "" : ",",
+                           json_number(m.at_seconds), json_string(m.label));
+  const auto text = fmt::format("{{\"charts\":[{}],\"markers\":[{}]}}", charts, markers);
+  std::string escaped;
+  for (char c : text)
+    escaped += c == '<' ? std::string{"\\u003c"} : std::string(1, c);
+  return escaped;
+}
+
+} // namespace
+
+std::string render_html_report(const report_data& data) {
+  std::string summary;
+  for (const auto& [name, value] : data.summary)
+    summary += fmt::format("<tr><td>{}</td><td>{}</td></tr>\n", html_text(name), html_text(value));
+  const auto title = html_text("strom report: " + (data.job.empty() ? "run" : data.job));
+  return fmt::format(
+    "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+    "<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">\n<title>{}</title>\n"
+    "<style>\n{}\n{}</style>\n</head>\n<body>\n<h1>{}</h1>\n<table class=\"summary\">\n{}"
+    "</table>\n<div id=\"charts\"></div>\n"
+    "<script>\n/*! uPlot, vendored from npm (third_party/uplot). Its licence:\n{}*/\n{}\n"
+    "</script>\n<script type=\"application/json\" id=\"strom-data\">{}</script>\n"
+    "<script>{}</script>\n</body>\n</html>\n",
+    content_policy, title, chart_library_style(), page_style, title, summary, chart_library_licence(),
+    chart_library_script(), data_json(data), page_script);
+}
+
+result<void> write_html_report(const std::string& path, const report_data& data) {
+  const auto page = render_html_report(data);
+  return write_file_atomically(
+    path, {reinterpret_cast<const std::byte*>(page.data()), page.size()}, "HTML report");
+}
+
+} // namespace strom::runtime

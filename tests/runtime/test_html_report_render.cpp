@@ -1,0 +1,106 @@
+// The HTML report of a real run, rendered by a real browser: `strom train` of a small MLP on
+// two in-process nodes for two epochs with --html-out, then Debian's headless chromium loads
+// the page. Skipped, saying so, where chromium is not installed (.ci/setup.sh installs it).
+#define BOOST_TEST_MODULE html_report_render
+#include <boost/test/unit_test.hpp>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "support/scratch_dir.hpp"
+#include "support/small_fashion_job.hpp"
+#include "support/strom_program.hpp"
+
+namespace {
+
+/// Where Debian's chromium package puts the browser.
+constexpr const char* chromium_path = "/usr/bin/chromium";
+/// Charts the page of a 2-node run must draw: loss, accuracy and samples/s at the least.
+constexpr int min_charts = 3;
+/// Seconds chromium may take to load and render the page (about 2 s on a quiet machine).
+constexpr int chromium_timeout_seconds = 60;
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in{path};
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+struct rendered {
+  int status = -1;
+  std::string dom;  ///< the page's DOM after its scripts ran
+  std::string log;  ///< chromium's stderr, console messages included
+};
+
+rendered render(const strom::test::scratch& dir, const std::filesystem::path& page) {
+  const auto dom = dir.path() / "dom.html";
+  const auto log = dir.path() / "chromium.log";
+  const auto command = fmt::format(
+    "timeout {} {} --headless --no-sandbox --disable-gpu --disable-background-networking "
+    "--disable-component-update --disable-sync --no-first-run --disable-extensions "
+    "--user-data-dir={} --enable-logging=stderr --v=0 --virtual-time-budget=2000 "
+    "--dump-dom file://{} > {} 2> {}",
+    chromium_timeout_seconds, chromium_path, (dir.path() / "profile").string(), page.string(),
+    dom.string(), log.string());
+  rendered out;
+  const int raw = std::system(command.c_str());
+  out.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  out.dom = read_text(dom);
+  out.log = read_text(log);
+  return out;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(the_report_of_a_two_node_run_renders_its_charts_in_chromium) {
+  if (::access(chromium_path, X_OK) != 0) {
+    BOOST_TEST_MESSAGE("skipped: " << chromium_path
+                                   << " is not installed (apt-get install chromium)");
+    return;
+  }
+  strom::test::scratch dir;
+  const auto job = dir.write("small.job", strom::testing::small_fashion_job_text());
+  const auto page = dir.path() / "report.html";
+  const auto trained = strom::test::run_strom(fmt::format(
+    "train {} --nodes 2 --workers 1 --epochs 2 --metrics-out {} --timeline {} --html-out {} "
+    "--checkpoint-dir {}",
+    job.string(), (dir.path() / "m.json").string(), (dir.path() / "t.json").string(),
+    page.string(), (dir.path() / "ckpt").string()));
+  BOOST_REQUIRE_MESSAGE(trained.status == 0, trained.output);
+
+  const auto shown = render(dir, page);
+  BOOST_REQUIRE_MESSAGE(shown.status == 0, shown.log);
+  std::smatch drawn;
+  BOOST_REQUIRE_MESSAGE(
+    std::regex_search(shown.dom, drawn, std::regex{"data-charts-drawn=\"([0-9]+)\""}),
+    "the page's script did not finish:\n" + shown.dom.substr(0, 2000));
+  BOOST_TEST(std::stoi(drawn[1]) >= min_charts);
+  BOOST_TEST(shown.dom.find("data-page-error=\"") == std::string::npos, shown.dom);
+  // uPlot draws each chart on a canvas sized by the chart's options.
+  const std::regex canvas{"<canvas[^>]*width=\"([0-9]+)\"[^>]*height=\"([0-9]+)\""};
+  int canvases = 0;
+  for (auto it = std::sregex_iterator(shown.dom.begin(), shown.dom.end(), canvas);
+       it != std::sregex_iterator(); ++it)
+    if (std::stoi((*it)[1]) > 0 && std::stoi((*it)[2]) > 0)
+      ++canvases;
+  BOOST_TEST(canvases >= min_charts);
+  // No console message at all: no script error, and no request the page's policy refused.
+  BOOST_TEST(shown.log.find("CONSOLE") == std::string::npos, shown.log);
+
+  // `strom report` draws the same page from the files the run wrote.
+  const auto again = dir.path() / "again.html";
+  const auto reported = strom::test::run_strom(fmt::format(
+    "report {} --timeline {} -o {}", (dir.path() / "m.json").string(),
+    (dir.path() / "t.json").string(), again.string()));
+  BOOST_REQUIRE_MESSAGE(reported.status == 0, reported.output);
+  BOOST_TEST(read_text(again) == read_text(page));
+}
