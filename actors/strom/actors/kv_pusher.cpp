@@ -8,6 +8,19 @@
 
 namespace strom::actors {
 
+namespace {
+
+/// Whether `range` lies inside a model of `parameters` floats (the shards the job_master
+/// sent are outside input).
+result<void> fits_model(const compute::key_range& range, std::size_t parameters) {
+  if (range.offset > parameters || range.count > parameters - range.offset)
+    return error{fmt::format("kvstore: key {} part {} lies outside the model's {} parameters",
+                             range.key, range.part, parameters)};
+  return success();
+}
+
+} // namespace
+
 const char* to_string(kv_compression compression) noexcept {
   switch (compression) {
     case kv_compression::none: return "none";
@@ -37,9 +50,8 @@ kv_pusher::kv_pusher(const kv_options& options) {
 result<kv_push> kv_pusher::push(std::size_t index, kv_worker worker, std::uint32_t round,
                                 std::uint64_t step, std::span<const float> gradients) {
   const auto& range = ranges_.at(index);
-  if (range.offset + range.count > gradients.size())
-    return error{fmt::format("kvstore: key {} part {} lies outside the model's {} parameters",
-                             range.key, range.part, gradients.size())};
+  if (auto fits = fits_model(range, gradients.size()); !fits)
+    return fits.err();
   const auto slice = gradients.subspan(range.offset, range.count);
   compute::encoded_update update = compute::dense_fp32_update(slice);
   if (auto* two_bit = std::get_if<compute::two_bit_encoder>(&encoders_[index])) {
@@ -69,9 +81,8 @@ result<kv_push> kv_pusher::push(std::size_t index, kv_worker worker, std::uint32
 result<void> kv_pusher::take(std::size_t index, const kv_values& answer,
                              std::span<float> target) {
   const auto& range = ranges_.at(index);
-  if (range.offset + range.count > target.size())
-    return error{fmt::format("kvstore: key {} part {} lies outside the model's {} parameters",
-                             range.key, range.part, target.size())};
+  if (auto fits = fits_model(range, target.size()); !fits)
+    return fits.err();
   auto view = compute::read_update_frame(answer.values, workspace_);
   if (!view)
     return view.err();
