@@ -2,7 +2,11 @@
 #include <boost/test/unit_test.hpp>
 
 #include "strom/runtime/cluster_training.hpp"
+#include "strom/runtime/in_process_cluster.hpp"
+#include "strom/runtime/job_client.hpp"
 #include "strom/runtime/local_training.hpp"
+#include "strom/runtime/node_startup.hpp"
+#include "support/act_mid_epoch.hpp"
 #include "support/small_fashion_job.hpp"
 
 // Parameter-server training (mode kvstore) on in-process clusters: worker nodes push
@@ -110,4 +114,26 @@ BOOST_AUTO_TEST_CASE(a_kvstore_job_without_servers_is_refused_with_the_flag_name
   BOOST_REQUIRE(!trained);
   BOOST_TEST(trained.err().message.find("--servers") != std::string::npos,
              trained.err().message);
+}
+
+BOOST_AUTO_TEST_CASE(a_worker_node_lost_mid_epoch_holds_up_no_step_of_dist_sync) {
+  // Three worker nodes and a server; node 1 (a worker: node 0 hosts the scheduler) is lost
+  // at 40% of the first epoch. The shards forget its worker, the survivors finish the round
+  // and train its untrained samples in a makeup round: every sample of both epochs trained.
+  auto job = testing::small_fashion_job();
+  runtime::local_training_options options;
+  options.epochs = 2;
+  options.mode = schema::TrainingMode::KVSTORE;
+  auto submission = runtime::make_submission(job, options, 3, 1);
+  BOOST_REQUIRE_MESSAGE(submission, (submission ? "" : submission.err().message));
+  auto cluster = runtime::in_process_cluster::start({3, 1, 1});
+  BOOST_REQUIRE_MESSAGE(cluster, (cluster ? "" : cluster.err().message));
+  testing::act_mid_epoch lose_one{1, 0.4, [&] { (*cluster)->lose(1); }};
+  auto run = runtime::run_job((*cluster)->home(), (*cluster)->scheduler(), *submission, &lose_one);
+  BOOST_REQUIRE_MESSAGE(run, (run ? "" : run.err().message));
+  BOOST_TEST(lose_one.done());
+  BOOST_TEST(run->nodes_lost == 1u);
+  BOOST_TEST(run->train_samples >= 0.99 * 2 * 60000);
+  BOOST_TEST(run->duplicate_updates_applied == 0u);
+  BOOST_TEST(run->test_accuracy >= 0.78);
 }

@@ -13,6 +13,7 @@
 #include "strom/runtime/job_client.hpp"
 #include "strom/runtime/local_training.hpp"
 #include "strom/runtime/node_startup.hpp"
+#include "support/act_mid_epoch.hpp"
 #include "support/small_fashion_job.hpp"
 
 // In-process clusters (each node its own actor system over loopback) whose relays form a
@@ -52,39 +53,6 @@ std::uint64_t applied_once(std::uint64_t nodes) {
   return nodes * batches * nodes;
 }
 
-/// Calls `act` once, at the first progress of epoch `epoch` (1-based) past `fraction` of its
-/// batches or of a later epoch, else at its end: a loss or a join at a known point of a
-/// running job.
-class act_mid_epoch : public runtime::training_observer {
-public:
-  act_mid_epoch(std::uint32_t epoch, double fraction, std::function<void()> act)
-      : epoch_(epoch), fraction_(fraction), act_(std::move(act)) {}
-
-  void on_step(const actors::step_progress& p) override {
-    // Progress comes every quarter second or so: a later epoch acts at its first.
-    if (done_ || p.epoch < epoch_
-        || (p.epoch == epoch_ && p.batch < fraction_ * static_cast<double>(p.batches)))
-      return;
-    done_ = true;
-    act_();
-  }
-
-  // Progress is sent at most every quarter second: a short epoch may send none.
-  void on_epoch(const actors::epoch_summary& e) override {
-    if (done_ || e.epoch < epoch_)
-      return;
-    done_ = true;
-    act_();
-  }
-
-  bool done() const { return done_; }
-
-private:
-  std::uint32_t epoch_;
-  double fraction_;
-  std::function<void()> act_;
-  bool done_ = false;
-};
 
 /// The index of the node of `cluster` whose id ranks `rank` among its first `nodes` (a job's
 /// nodes are ranked by id, and the tree is planned in rank order).
@@ -115,7 +83,7 @@ runtime::training_report train_mesh_with(
   submission->max_nodes = max_nodes;
   auto cluster = runtime::in_process_cluster::start({nodes, 1});
   BOOST_REQUIRE_MESSAGE(cluster, (cluster ? "" : cluster.err().message));
-  act_mid_epoch halfway{1, fraction, [&] { during(**cluster); }};
+  testing::act_mid_epoch halfway{1, fraction, [&] { during(**cluster); }};
   auto run = runtime::run_job((*cluster)->home(), (*cluster)->scheduler(), *submission, &halfway);
   BOOST_REQUIRE_MESSAGE(run, (run ? "" : run.err().message));
   BOOST_TEST(halfway.done());
