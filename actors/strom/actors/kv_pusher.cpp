@@ -65,7 +65,7 @@ result<kv_push> kv_pusher::push(std::size_t index, kv_worker worker, std::uint32
   }
   compute::frame_header header;
   header.origin_node = kv_node_of(worker);
-  header.worker = static_cast<std::uint32_t>(worker & 0xffffu);
+  header.worker = kv_slot_of(worker);
   header.sequence = step;
   header.iteration = step;
   header.epoch = round;

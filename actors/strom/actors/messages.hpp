@@ -150,6 +150,11 @@ constexpr kv_worker kv_worker_id(std::uint64_t node, std::uint32_t slot) noexcep
 /// The node of a kv_worker.
 constexpr std::uint64_t kv_node_of(kv_worker worker) noexcept { return worker >> 16; }
 
+/// The worker slot of a kv_worker.
+constexpr std::uint32_t kv_slot_of(kv_worker worker) noexcept {
+  return static_cast<std::uint32_t>(worker & 0xffffu);
+}
+
 /// worker -> parameter_shard: the worker's gradient of one step over the shard's range, an
 /// update frame (dense fp32, 2-bit or threshold) at offset 0 of the range; answered with
 /// kv_values once the shard merged the step (dist_sync) or applied the push (dist_async).

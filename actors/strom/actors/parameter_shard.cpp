@@ -86,6 +86,7 @@ void merge_ready(shard_ptr self, const parameter_shard_setup& setup, std::uint32
     st.stats.pull_bytes += st.latest.size();
     for (auto& answer : at.answers)
       answer.deliver(kv_values{st.latest});
+    st.spare = std::move(at.sum);
     round.steps.erase(round.steps.begin());
   }
   const bool over = round.steps.empty()
@@ -131,8 +132,10 @@ caf::result<kv_values> take_push(shard_ptr self, const parameter_shard_setup& se
     return kv_values{st.latest};
   }
   auto& at = st.rounds[push.round].steps[push.step];
-  if (at.sum.empty())
+  if (at.sum.empty()) {
+    at.sum = std::move(st.spare);
     at.sum.assign(setup.range.count, 0.0f);
+  }
   if (auto added = add_push(st, setup, push, at.sum); !added) {
     ++st.stats.rejected;
     return caf::make_error(caf::sec::invalid_argument, "parameter_shard: " + added.err().message);

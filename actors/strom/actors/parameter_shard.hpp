@@ -72,6 +72,9 @@ struct parameter_shard_state {
   std::vector<float> parameters;
   std::vector<float> updater_state;
   std::vector<float> scratch;  ///< the update being computed
+  /// The sum buffer of the step merged last, reused by the next: one model-sized buffer a
+  /// step would otherwise be allocated (and page-faulted) anew.
+  std::vector<float> spare;
   compute::frame_workspace workspace;
   std::uint64_t iteration = 0;  ///< optimizer steps taken (the updater's step count)
   std::uint32_t epoch = 0;      ///< data epoch of the latest round planned
