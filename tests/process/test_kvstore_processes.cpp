@@ -61,3 +61,29 @@ BOOST_AUTO_TEST_CASE(a_server_killed_mid_job_fails_it_naming_the_server_without_
   BOOST_TEST(contains(submit->err(), "parameter server node"), submit->err());
   BOOST_TEST(contains(submit->err(), "no replica"), submit->err());
 }
+
+BOOST_AUTO_TEST_CASE(with_two_replicas_a_server_killed_mid_job_fails_over_and_the_job_completes) {
+  // Every key range on both servers; s1 is killed with -9 once the first epoch ended. The job
+  // goes on on the replicas, and every range commits each dist_sync step once: none twice,
+  // none lost.
+  local_cluster cluster{2};
+  auto& doomed = cluster.add_server("s1");
+  cluster.add_server("s2");
+  const auto metrics = cluster.dir().path() / "metrics.json";
+  auto submit = cluster.start({"submit", fashion_mlp_job, "--mode", "kvstore", "--replicas",
+                               "2", "--epochs", "2", "--metrics-out", metrics.string()},
+                              "submit");
+  BOOST_REQUIRE_MESSAGE(submit->wait_for_log("epoch 1/2", kvstore_job_limit),
+                        submit->transcript());
+  doomed.signal(SIGKILL);
+  const auto status = submit->wait(kvstore_job_limit);
+  BOOST_REQUIRE_MESSAGE(status.has_value(), submit->transcript());
+  BOOST_REQUIRE_MESSAGE(*status == 0, submit->transcript());
+  const auto json = read_text(metrics);
+  BOOST_TEST(json_number(json, "replicas") == 2.0, json);
+  BOOST_TEST(json_number(json, "server_failovers") == 1.0, json);
+  BOOST_TEST(json_number(json, "train_samples") == 120000.0, json);
+  // The MLP's 6 keys, 469 steps of each worker an epoch in lockstep (dist_sync), 2 epochs.
+  BOOST_TEST(json_number(json, "server_updates") == 6.0 * 469 * 2, json);
+  BOOST_TEST(json_number(json, "test_accuracy") >= 0.85, json);
+}

@@ -267,9 +267,11 @@ BOOST_AUTO_TEST_CASE(a_kvstore_job_is_checked_naming_the_field) {
                                   "compression = twoBit)"),
                          "j.job", "/data"))
                .ok());
-  BOOST_TEST(contains(check_error(job_with("distributed = (mode = kvstore, replicas = 2)")),
-                      "bad.job: distributed.replicas: 2: chain replication of key ranges is not "
-                      "built yet"));
+  BOOST_TEST(check_job(*parse_job_text(job_with("distributed = (mode = kvstore, replicas = 2)"),
+                                        "j.job", "/data"))
+               .ok());
+  BOOST_TEST(contains(check_error(job_with("distributed = (mode = kvstore, replicas = 17)")),
+                      "bad.job: distributed.replicas: 17 is outside [1, 16]"));
   BOOST_TEST(contains(
     check_error(job_with("distributed = (mode = kvstore, kvstore = distAsync, "
                          "serverOptimizer = false)")),

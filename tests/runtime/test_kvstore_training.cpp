@@ -137,3 +137,43 @@ BOOST_AUTO_TEST_CASE(a_worker_node_lost_mid_epoch_holds_up_no_step_of_dist_sync)
   BOOST_TEST(run->duplicate_updates_applied == 0u);
   BOOST_TEST(run->test_accuracy >= 0.78);
 }
+
+BOOST_AUTO_TEST_CASE(more_replicas_than_server_nodes_are_refused_naming_both_counts) {
+  auto job = testing::small_fashion_job();
+  runtime::local_training_options options;
+  options.epochs = 1;
+  options.mode = schema::TrainingMode::KVSTORE;
+  options.replicas = 2;
+  auto trained = runtime::train_on_cluster(job, options, {2, 1, 1});
+  BOOST_REQUIRE(!trained);
+  BOOST_TEST(trained.err().message.find("distributed.replicas 2 needs at least 2 server nodes; "
+                                        "the job has 1")
+               != std::string::npos,
+             trained.err().message);
+}
+
+BOOST_AUTO_TEST_CASE(with_two_replicas_a_server_lost_mid_epoch_fails_over_and_applies_no_step_twice) {
+  // Two worker nodes and two server nodes, each key range on both (a chain). Server node 2
+  // (indices 0 and 1 are the workers) is lost at 40% of the first epoch: its ranges go on on
+  // their replicas, the workers push their unanswered step there, and every range takes
+  // exactly one optimizer step a worker step: none lost, none twice.
+  auto job = testing::small_fashion_job();
+  runtime::local_training_options options;
+  options.epochs = 2;
+  options.mode = schema::TrainingMode::KVSTORE;
+  options.replicas = 2;
+  auto submission = runtime::make_submission(job, options, 2, 2);
+  BOOST_REQUIRE_MESSAGE(submission, (submission ? "" : submission.err().message));
+  auto cluster = runtime::in_process_cluster::start({2, 1, 2});
+  BOOST_REQUIRE_MESSAGE(cluster, (cluster ? "" : cluster.err().message));
+  testing::act_mid_epoch lose_server{1, 0.4, [&] { (*cluster)->lose(2); }};
+  auto run =
+    runtime::run_job((*cluster)->home(), (*cluster)->scheduler(), *submission, &lose_server);
+  BOOST_REQUIRE_MESSAGE(run, (run ? "" : run.err().message));
+  BOOST_TEST(lose_server.done());
+  BOOST_TEST(run->replicas == 2u);
+  BOOST_TEST(run->server_failovers == 1u);
+  BOOST_TEST(run->train_samples == 2u * 60000u);
+  BOOST_TEST(run->server_updates == 2 * steps_a_worker * small_job_keys);
+  BOOST_TEST(run->test_accuracy >= 0.78);
+}

@@ -1,11 +1,17 @@
 // The job_master's part in a kvstore job (mode kvstore): before the workers are assigned the
-// job, each server node spawns the parameter_shards of its key ranges; every round tells the
-// shards its workers; a lost worker node is forgotten by the shards; at the end the shards'
-// counts go into the report and the server nodes drop them. A lost server node fails the job
-// (chain replication, which would let it go on, is not built yet).
+// job, each server node spawns the parameter_shards of its key ranges (with --replicas R, a
+// replica of the ranges of the R - 1 servers before it too) and the job_master links each
+// range's replicas into a chain; every round tells every shard its workers; a lost worker node
+// is forgotten by the shards; a lost server node is a failover: each of its ranges goes on
+// on its next replica, the chains are linked anew and the workers re-routed to the new heads
+// (a range with no replica left fails the job). At the end the heads' counts go into the
+// report and the server nodes drop the shards.
 
 #include <algorithm>
 #include <memory>
+#include <set>
+#include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -17,13 +23,64 @@ namespace strom::actors::job_steps {
 
 namespace {
 
-/// Every shard has answered: the workers get the job with the shards' handles.
+bool same_range(const kv_shard_entry& a, const kv_shard_entry& b) {
+  return a.key == b.key && a.part == b.part;
+}
+
+/// The chain of every range in shard_replicas as links, version st.chain_version, sent to
+/// each server node holding a shard. Two servers chained either way get one connection, made
+/// by the one with the lower node id: two made at once from both sides lost messages.
+void link_chains(self_ptr self, const job_master_setup& setup) {
+  auto& st = self->state;
+  const auto& all = st.shard_replicas;
+  std::map<std::uint64_t, chain_wiring> by_holder;
+  std::set<std::pair<std::uint64_t, std::uint64_t>> pairs;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const bool has_next = i + 1 < all.size() && same_range(all[i], all[i + 1]);
+    auto& wiring = by_holder[all[i].holder];
+    wiring.job_id = st.status.job_id;
+    wiring.links.push_back({st.chain_version, all[i].shard,
+                            has_next ? all[i + 1].shard : caf::actor{}});
+    if (has_next && all[i + 1].holder != all[i].holder)
+      pairs.emplace(std::min(all[i].holder, all[i + 1].holder),
+                    std::max(all[i].holder, all[i + 1].holder));
+  }
+  for (const auto& [lower, higher] : pairs) {
+    const auto endpoint = st.server_endpoint_of.find(higher);
+    if (endpoint != st.server_endpoint_of.end() && !endpoint->second.empty())
+      by_holder[lower].endpoints.push_back(endpoint->second);
+  }
+  for (auto& [holder, wiring] : by_holder)
+    for (const auto& server : setup.servers)
+      if (server.status.node_id == holder)
+        self->send(server.agent, std::move(wiring));
+}
+
+/// The heads of the ranges (position 0 after a loss is the first survivor), in buffer order.
+std::vector<kv_shard_entry> heads_of(const std::vector<kv_shard_entry>& all) {
+  std::vector<kv_shard_entry> heads;
+  for (const auto& entry : all)
+    if (heads.empty() || !same_range(heads.back(), entry))
+      heads.push_back(entry);
+  return heads;
+}
+
+/// Every shard has answered: the chains are linked, then the workers get the job with the
+/// heads' handles.
 void shards_served(self_ptr self, const job_master_setup& setup) {
   auto& st = self->state;
-  std::sort(st.shards.begin(), st.shards.end(),
-            [](const kv_shard_entry& a, const kv_shard_entry& b) { return a.offset < b.offset; });
-  log::info("job_master: job {} holds its parameters in {} key ranges on {} servers",
-            st.status.job_id, st.shards.size(), setup.servers.size());
+  std::sort(st.shard_replicas.begin(), st.shard_replicas.end(),
+            [](const kv_shard_entry& a, const kv_shard_entry& b) {
+              return std::tie(a.offset, a.position) < std::tie(b.offset, b.position);
+            });
+  st.shards = heads_of(st.shard_replicas);
+  log::info("job_master: job {} holds its parameters in {} key ranges on {} servers, {} "
+            "replicas each",
+            st.status.job_id, st.shards.size(), setup.servers.size(), st.report.replicas);
+  if (st.report.replicas > 1) {
+    st.chain_version = 1;
+    link_chains(self, setup);
+  }
   assign(self, setup);
 }
 
@@ -38,15 +95,23 @@ void serve_then_assign(self_ptr self, const job_master_setup& setup) {
   auto& st = self->state;
   if (setup.servers.empty())
     return assign(self, setup);
-  st.report.servers = static_cast<std::uint32_t>(setup.servers.size());
-  st.report.replicas = 1;
+  const auto servers = static_cast<std::uint32_t>(setup.servers.size());
+  const auto replicas = std::max<std::uint32_t>(setup.submission.replicas, 1);
+  if (replicas > servers)
+    return fail_job(self, setup,
+                    make_error(strom_error::bad_job,
+                               fmt::format("distributed.replicas {} needs at least {} server "
+                                           "nodes; the job has {}",
+                                           replicas, replicas, servers)));
+  st.report.servers = servers;
+  st.report.replicas = replicas;
   const auto job_id = st.status.job_id;
   auto left = std::make_shared<std::size_t>(setup.servers.size());
-  for (std::uint32_t s = 0; s < setup.servers.size(); ++s) {
+  for (std::uint32_t s = 0; s < servers; ++s) {
     const auto& server = setup.servers[s];
     const auto node_id = server.status.node_id;
     shard_assignment work{job_id, setup.submission.job_text, setup.submission.source, s,
-                          static_cast<std::uint32_t>(setup.servers.size())};
+                          servers, replicas};
     request_while_alive(self, st.awaiting, node_id, server.agent, setup.timeouts.prepare_timeout,
                         std::move(work))
       .then(
@@ -54,7 +119,9 @@ void serve_then_assign(self_ptr self, const job_master_setup& setup) {
           auto& st = self->state;
           if (st.outcome)
             return;
-          st.shards.insert(st.shards.end(), ready.shards.begin(), ready.shards.end());
+          st.shard_replicas.insert(st.shard_replicas.end(), ready.shards.begin(),
+                                   ready.shards.end());
+          st.server_endpoint_of[ready.node_id] = ready.endpoint;
           if (!ready.endpoint.empty())
             st.server_endpoints.push_back(ready.endpoint);
           if (--*left == 0)
@@ -77,21 +144,50 @@ void plan_shards_round(self_ptr self) {
   for (const auto& [node_id, work] : st.work)
     for (std::uint32_t slot = 0; slot < work.size(); ++slot)
       plan.workers.push_back(kv_worker_id(node_id, slot));
-  for (const auto& entry : st.shards)
+  // Every replica: the one that becomes head after a loss knows the round already.
+  for (const auto& entry : st.shard_replicas)
     self->send(entry.shard, plan);
 }
 
 void forget_on_shards(self_ptr self, std::uint64_t node_id) {
-  for (const auto& entry : self->state.shards)
+  for (const auto& entry : self->state.shard_replicas)
     self->send(entry.shard, forget_atom_v, node_id);
 }
 
 void lose_server(self_ptr self, const job_master_setup& setup, const member_lost& lost) {
-  fail_job(self, setup,
-           make_error(strom_error::node_lost,
-                      fmt::format("parameter server node {} was lost ({}); its key ranges "
-                                  "have no replica (--replicas is not built yet)",
-                                  lost.node_id, error_text(self->system(), lost.reason))));
+  auto& st = self->state;
+  const auto started = self->clock().now();
+  auto& all = st.shard_replicas;
+  all.erase(std::remove_if(all.begin(), all.end(),
+                           [&](const kv_shard_entry& e) { return e.holder == lost.node_id; }),
+            all.end());
+  for (const auto& head : st.shards)
+    if (std::none_of(all.begin(), all.end(),
+                     [&](const kv_shard_entry& e) { return same_range(e, head); }))
+      return fail_job(self, setup,
+                      make_error(strom_error::node_lost,
+                                 fmt::format("parameter server node {} was lost ({}); key {} "
+                                             "part {} has no replica left (--replicas {})",
+                                             lost.node_id,
+                                             error_text(self->system(), lost.reason), head.key,
+                                             head.part, st.report.replicas)));
+  auto heads = heads_of(all);
+  kv_reroute moved{st.status.job_id, {}};
+  for (std::size_t i = 0; i < heads.size(); ++i)
+    if (heads[i].shard != st.shards[i].shard)
+      moved.heads.push_back(heads[i]);
+  st.shards = std::move(heads);
+  ++st.report.server_failovers;
+  ++st.chain_version;
+  link_chains(self, setup);
+  if (!moved.heads.empty())
+    for (const auto node_id : st.nodes)
+      if (const auto member = st.members.find(node_id); member != st.members.end())
+        self->send(member->second.agent, moved);
+  log::info("job_master: job {}: server node {} lost; {} key ranges moved to their next "
+            "replica in {:.3f} s",
+            st.status.job_id, lost.node_id, moved.heads.size(),
+            seconds_between(started, self->clock().now()));
 }
 
 void count_shards_then(self_ptr self, const job_master_setup& setup,

@@ -129,8 +129,12 @@ struct job_master_state {
   bool finishing = false;                   ///< the last epoch ended: counts are collected
   std::optional<job_finished> outcome;      ///< set once the job ended
   std::set<std::uint64_t> stopping;         ///< nodes whose stop answer is awaited at the end
-  std::vector<kv_shard_entry> shards;  ///< a kvstore job's key ranges, in buffer order
+  std::vector<kv_shard_entry> shards;  ///< a kvstore job's key ranges (their heads), in order
+  /// Every shard of every key range, the replicas of a range in chain order (--replicas).
+  std::vector<kv_shard_entry> shard_replicas;
+  std::uint64_t chain_version = 0;  ///< of the chain links the servers were sent last
   std::vector<std::string> server_endpoints;  ///< where workers connect to the servers
+  std::map<std::uint64_t, std::string> server_endpoint_of;  ///< by server node
   /// Requests to the nodes' actors, given up when the node is lost (request_while_alive.hpp).
   pending_requests awaiting;
 

@@ -66,7 +66,8 @@ void plan_shards_round(self_ptr self);
 /// The shards stop waiting for a lost worker node's pushes.
 void forget_on_shards(self_ptr self, std::uint64_t node_id);
 
-/// A server node was lost: the job fails (no replicas yet).
+/// A server node was lost: its key ranges go on on their next replicas (the chains are
+/// rebuilt, the workers re-routed); a range with no replica left fails the job.
 void lose_server(self_ptr self, const job_master_setup& setup, const member_lost& lost);
 
 /// Adds the shards' counts to the report, then runs `next`.

@@ -301,7 +301,7 @@ struct shard_stats {
 
 /// Bumped whenever a message of this header changes: nodes of different versions refuse to
 /// join instead of misreading each other.
-inline constexpr std::uint32_t protocol_version = 12;
+inline constexpr std::uint32_t protocol_version = 13;
 
 /// A node that trains (the default).
 inline constexpr const char* node_role_worker = "worker";
@@ -349,6 +349,7 @@ struct job_submission {
   /// A kvstore job: it also takes server nodes, `servers` of them (0: every free one).
   bool kvstore = false;
   std::uint32_t servers = 0;
+  std::uint32_t replicas = 1;  ///< servers that hold each key range (chain replication)
 };
 
 /// scheduler -> client: the answer to a job_submission, an attach or a cancel.
@@ -735,7 +736,7 @@ template <class F>
 typename F::result_type inspect(F& f, job_submission& x) {
   return f(caf::meta::type_name("job_submission"), x.job_text, x.source, x.checkpoint_dir,
            x.nodes, x.min_nodes, x.max_nodes, x.rejoin_timeout_ms, x.topology, x.fanout,
-           x.kvstore, x.servers);
+           x.kvstore, x.servers, x.replicas);
 }
 
 template <class F>

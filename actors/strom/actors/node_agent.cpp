@@ -48,6 +48,23 @@ void stop_job(self_ptr self) {
   st.run.reset();
 }
 
+/// Connects to each server at `endpoints` (blocking: called aside). A server that cannot be
+/// reached directly is still reached through the scheduler, only slower.
+std::vector<std::shared_ptr<void>> connect_servers(std::uint64_t node,
+                                                  const std::vector<std::string>& endpoints,
+                                                  const relay_connector& connect) {
+  std::vector<std::shared_ptr<void>> links;
+  for (const auto& endpoint : endpoints) {
+    auto link = guarded<relay_link>([&] { return connect(endpoint); });
+    if (link)
+      links.push_back(link->connection);
+    else
+      log::warning("node {}: reaches the server at {} through the scheduler: {}", node, endpoint,
+                   link.err().message);
+  }
+  return links;
+}
+
 /// A server node spawns the shards of its key ranges for a kvstore job.
 caf::result<shards_ready> serve(self_ptr self, const node_agent_setup& setup,
                                 const shard_assignment& work) {
@@ -64,14 +81,16 @@ caf::result<shards_ready> serve(self_ptr self, const node_agent_setup& setup,
   if (!built)
     return make_error(strom_error::bad_job, built.err().message);
   shards_ready ready{work.job_id, st.node_id, {}};
-  served_job served{work.job_id, {}};
+  served_job served;
+  served.job_id = work.job_id;
   for (auto& one : *built) {
     const auto range = one.range;
+    const auto position = one.position;
     auto shard = self->spawn(parameter_shard, std::move(one));
     self->monitor(shard);
     served.shards.push_back(shard);
-    ready.shards.push_back(
-      {range.key, range.part, range.server, range.offset, range.count, std::move(shard)});
+    ready.shards.push_back({range.key, range.part, range.server, range.offset, range.count,
+                            std::move(shard), position, st.node_id});
   }
   // Workers connect here, so that their pushes do not pass through the scheduler.
   if (setup.publish_relay && !served.shards.empty()) {
@@ -89,6 +108,40 @@ caf::result<shards_ready> serve(self_ptr self, const node_agent_setup& setup,
             work.job_id, ready.endpoint.empty() ? "" : " at " + ready.endpoint);
   st.served = std::move(served);
   return ready;
+}
+
+/// Connects to the servers of `wiring`'s successors aside (blocking connects never hold up
+/// the agent's heartbeats); the shards get their links once the connections are open.
+void wire_chains(self_ptr self, const node_agent_setup& setup, const chain_wiring& wiring) {
+  auto& st = self->state;
+  if (!st.served || st.served->job_id != wiring.job_id || wiring.links.empty())
+    return;
+  const auto version = wiring.links.front().version;
+  auto connections = std::make_shared<std::vector<std::shared_ptr<void>>>();
+  st.served->wiring[version] = {wiring.links, connections};
+  run_aside(self, [connections, endpoints = wiring.endpoints, connect = setup.connect_relay,
+                   node = st.node_id, job_id = wiring.job_id,
+                   version](caf::blocking_actor* helper, const caf::actor& agent) {
+    if (connect)
+      *connections = connect_servers(node, endpoints, connect);
+    helper->send(agent, wired_atom_v, job_id, version);
+  });
+}
+
+/// The connections of chain version `version` are open: its links go to the shards.
+void chains_wired(self_ptr self, std::uint64_t job_id, std::uint64_t version) {
+  auto& st = self->state;
+  if (!st.served || st.served->job_id != job_id)
+    return;
+  auto found = st.served->wiring.find(version);
+  if (found == st.served->wiring.end())
+    return;
+  auto& [links, connections] = found->second;
+  for (auto& connection : *connections)
+    st.served->chain_connections.push_back(std::move(connection));
+  for (const auto& link : links)
+    self->send(link.shard, link);
+  st.served->wiring.erase(found);
 }
 
 /// Whether `source` is one of the shards this node serves.
@@ -363,23 +416,6 @@ void send_keepalive(self_ptr self, const node_agent_setup& setup) {
   self->delayed_send(self, setup.timeouts.keepalive_interval, caf::tick_atom_v);
 }
 
-/// Connects to each server of a kvstore job (blocking: called aside). A server that cannot be
-/// reached directly is still reached through the scheduler, only slower.
-std::vector<std::shared_ptr<void>> connect_servers(std::uint64_t node,
-                                                  const job_assignment& assignment,
-                                                  const relay_connector& connect) {
-  std::vector<std::shared_ptr<void>> links;
-  for (const auto& endpoint : assignment.server_endpoints) {
-    auto link = guarded<relay_link>([&] { return connect(endpoint); });
-    if (link)
-      links.push_back(link->connection);
-    else
-      log::warning("node {}: reaches the server at {} through the scheduler: {}", node, endpoint,
-                   link.err().message);
-  }
-  return links;
-}
-
 void prepare(self_ptr self, const node_agent_setup& setup, job_assignment assignment) {
   auto& st = self->state;
   auto promise = self->make_response_promise();
@@ -404,7 +440,7 @@ void prepare(self_ptr self, const node_agent_setup& setup, job_assignment assign
                    node = st.node_id](caf::blocking_actor* helper, const caf::actor& agent) {
     slot->emplace(guarded<node_job>([&] { return factory(assignment); }));
     if (**slot && connect)
-      (**slot)->server_links = connect_servers(node, assignment, connect);
+      (**slot)->server_links = connect_servers(node, assignment.server_endpoints, connect);
     helper->send(agent, prepared_atom_v, assignment);
   });
 }
@@ -588,6 +624,11 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
     },
     [self, setup](const topology_update& update) { take_update(self, setup, update); },
     [self, setup](wired_atom, std::uint64_t job_id) { wired(self, setup, job_id); },
+    [self, setup](const chain_wiring& wiring) { wire_chains(self, setup, wiring); },
+    [self](wired_atom, std::uint64_t job_id, std::uint64_t version) {
+      chains_wired(self, job_id, version);
+    },
+    [self](const kv_reroute& reroute) { tell_trainers(self, reroute.job_id, reroute); },
     [self, setup](round_plan& plan) { start_round(self, setup, plan); },
     [self](forget_atom, std::uint64_t job_id, std::uint64_t origin) {
       tell_trainers(self, job_id, forget_atom_v, origin);

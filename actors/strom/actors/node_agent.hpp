@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,6 +60,13 @@ struct served_job {
   std::uint64_t job_id = 0;
   std::vector<caf::actor> shards;
   std::shared_ptr<void> port;  ///< where the job's workers connect to the shards directly
+  /// Connections to the servers of the shards' chain successors (--replicas), kept open.
+  std::vector<std::shared_ptr<void>> chain_connections;
+  /// Chain wirings whose connections are made aside, by chain version: the links to hand
+  /// the shards once the connections (filled by the thread that makes them) are open.
+  std::map<std::uint64_t, std::pair<std::vector<kv_chain_link>,
+                                    std::shared_ptr<std::vector<std::shared_ptr<void>>>>>
+    wiring;
 };
 
 /// A node's relay published for its mesh neighbours: where, and the runtime object that keeps

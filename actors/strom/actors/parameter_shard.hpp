@@ -61,6 +61,7 @@ struct parameter_shard_setup {
   compute::learning_rate_schedule schedule = compute::learning_rate_schedule::fixed(0.01f);
   kv_sync sync = kv_sync::dist_sync;
   bool server_optimizer = true;  ///< false: only sum (dist_sync)
+  std::uint32_t position = 0;    ///< in the range's chain of replicas (0: the head)
   /// A chain step or state unacknowledged this long is logged; the answers it holds wait for
   /// the job_master's new chain link (a successor lost is always replaced or dropped).
   caf::timespan chain_timeout = timing{}.answer_timeout;

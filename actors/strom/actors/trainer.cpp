@@ -414,7 +414,7 @@ void averaging_step(caf::stateful_actor<trainer_state>* self, const trainer_setu
 /// holds the new parameters (or, without the server optimizer, runs its updater on the merged
 /// gradient) and the step is done.
 void take_kv_answer(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
-                    std::size_t index, const kv_values& answer, float loss, std::size_t samples) {
+                    std::size_t index, const kv_values& answer) {
   auto& st = self->state;
   auto& replica = *setup.replica;
   auto taken = st.kv->take(index, answer,
@@ -424,13 +424,35 @@ void take_kv_answer(caf::stateful_actor<trainer_state>* self, const trainer_setu
     self->quit(caf::make_error(caf::sec::runtime_error, "trainer: " + taken.err().message));
     return;
   }
-  if (--st.kv_waiting > 0)
+  if (--st.kv_sent.waiting > 0)
     return;
   if (setup.kv.server_optimizer)
     replica.set_progress(replica.iteration() + 1, replica.epoch());
   else
     replica.apply_gradients();
-  count_step(self, setup, loss, samples);
+  count_step(self, setup, st.kv_sent.loss, st.kv_sent.samples);
+}
+
+/// Sends range `index`'s unanswered push to its head. A head that is gone (its server lost)
+/// is waited out: the job_master re-routes its range to the next replica (kv_reroute) or
+/// fails the job.
+void send_push(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
+               std::size_t index) {
+  auto& sent = self->state.kv_sent;
+  const auto send = ++sent.sends[index];
+  self->request(sent.heads[index], setup.kv.push_timeout, *sent.unanswered[index])
+    .then(
+      [self, setup, index, send](const kv_values& answer) {
+        auto& sent = self->state.kv_sent;
+        if (sent.sends[index] != send || !sent.unanswered[index])
+          return;
+        sent.unanswered[index].reset();
+        take_kv_answer(self, setup, index, answer);
+      },
+      [self, index, send](caf::error& err) {
+        if (self->state.kv_sent.sends[index] == send && err != caf::sec::request_receiver_down)
+          self->quit(std::move(err));
+      });
 }
 
 /// A step of a kvstore worker: its gradient goes to every shard, each its range; the next
@@ -439,23 +461,46 @@ void kv_step(caf::stateful_actor<trainer_state>* self, const trainer_setup& setu
              const compute::batch& batch) {
   auto& st = self->state;
   auto& replica = *setup.replica;
-  const float loss = compute_step(self, setup, [&] {
+  st.kv_sent.loss = compute_step(self, setup, [&] {
     return replica.compute_gradients(batch.features, batch.labels, batch.size);
   });
+  st.kv_sent.samples = batch.size;
   const auto worker = kv_worker_id(setup.framer->node_id(), setup.worker);
-  const auto samples = batch.size;
-  st.kv_waiting = setup.kv.shards.size();
+  st.kv_sent.waiting = setup.kv.shards.size();
   for (std::size_t i = 0; i < setup.kv.shards.size(); ++i) {
     auto push = st.kv->push(i, worker, st.epoch, st.batches + 1, replica.net().gradients());
     if (!push)
       throw std::runtime_error(push.err().message);
-    self->request(setup.kv.shards[i].shard, setup.kv.push_timeout, std::move(*push))
-      .then(
-        [self, setup, i, loss, samples](const kv_values& answer) {
-          take_kv_answer(self, setup, i, answer, loss, samples);
-        },
-        [self](caf::error& err) { self->quit(std::move(err)); });
+    st.kv_sent.unanswered[i] = std::move(*push);
+    send_push(self, setup, i);
   }
+}
+
+/// The worker's kv_done of the round it finished, to `head`.
+void send_kv_done(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
+                  const caf::actor& head) {
+  const auto& st = self->state;
+  self->send(head, kv_done{kv_worker_id(setup.framer->node_id(), setup.worker), st.epoch,
+                           st.batches});
+}
+
+/// New heads for key ranges whose server was lost: what they did not answer goes to them.
+void reroute_pushes(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
+                    const kv_reroute& reroute) {
+  auto& st = self->state;
+  if (!st.kv)
+    return;
+  for (const auto& head : reroute.heads)
+    for (std::size_t i = 0; i < setup.kv.shards.size(); ++i) {
+      const auto& range = setup.kv.shards[i].range;
+      if (range.key != head.key || range.part != head.part)
+        continue;
+      st.kv_sent.heads[i] = head.shard;
+      if (st.kv_sent.unanswered[i])
+        send_push(self, setup, i);
+      else if (st.finished)
+        send_kv_done(self, setup, head.shard);
+    }
 }
 
 } // namespace
@@ -474,8 +519,14 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
     self->state.other_nodes |= origin != setup.framer->node_id();
   }
   self->state.encoder.emplace(setup.replica->net().parameters().size(), setup.encoding);
-  if (!setup.kv.shards.empty())
+  if (!setup.kv.shards.empty()) {
+    auto& sent = self->state.kv_sent;
     self->state.kv.emplace(setup.kv);
+    for (const auto& ref : setup.kv.shards)
+      sent.heads.push_back(ref.shard);
+    sent.unanswered.resize(sent.heads.size());
+    sent.sends.resize(sent.heads.size());
+  }
   if (setup.averaging.frequency > 0)
     self->state.averages.emplace(contribution_elements(setup.replica->net().parameters().size(),
                                                        setup.replica->updater_state().size(),
@@ -551,9 +602,8 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
       if (!batch) {
         replica.finish_epoch();
         if (st.kv) {  // the shards stop waiting for this worker's pushes of the round
-          for (const auto& ref : setup.kv.shards)
-            self->send(ref.shard, kv_done{kv_worker_id(setup.framer->node_id(), setup.worker),
-                                          st.epoch, st.batches});
+          for (const auto& head : st.kv_sent.heads)
+            send_kv_done(self, setup, head);
           const auto traffic = st.kv->take_traffic();
           setup.framer->count_kv(traffic.push_bytes, traffic.push_dense_bytes,
                                  traffic.pull_bytes);
@@ -612,6 +662,7 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
       take(self, setup, marker);
       linger_if_parked(self, setup);
     },
+    [self, setup](const kv_reroute& reroute) { reroute_pushes(self, setup, reroute); },
     [self, setup](stall_atom) {
       auto activity = activity_of(self->state, setup);
       linger_if_parked(self, setup);

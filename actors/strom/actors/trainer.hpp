@@ -102,6 +102,18 @@ struct origin_progress {
   bool member = true;
 };
 
+/// A kvstore worker's pushes: where each key range's push goes (its head, re-routed after a
+/// server loss), the pushes of the step not yet answered (kept to be sent again to a new
+/// head) and the step's figures, counted once every range answered.
+struct kv_flight {
+  std::vector<caf::actor> heads;                   ///< by range
+  std::vector<std::optional<kv_push>> unanswered;  ///< by range
+  std::vector<std::uint64_t> sends;  ///< by range: an answer to an earlier send is dropped
+  std::size_t waiting = 0;           ///< ranges whose answer the step waits for
+  float loss = 0.0f;
+  std::size_t samples = 0;
+};
+
 /// A trainer's state.
 struct trainer_state {
   std::unique_ptr<compute::batch_loader> loader;  ///< created by the first start
@@ -132,7 +144,7 @@ struct trainer_state {
   std::optional<std::uint64_t> awaiting;   ///< the average of this round the next step waits for
   std::uint64_t common_steps = 0;          ///< of the round (round_work)
   std::optional<kv_pusher> kv;             ///< kvstore mode's pushes
-  std::size_t kv_waiting = 0;              ///< shards whose answer the step waits for
+  kv_flight kv_sent;                       ///< kvstore mode's step in flight
 
   static inline const char* name = "strom.trainer";
 };
@@ -151,6 +163,8 @@ struct trainer_state {
 /// epoch_report to the supervisor and, from the node's last worker, the drain marker);
 /// shared_frame is applied to the replica; drain_marker counts the origin as drained and,
 /// once every member origin drained the round, answers the supervisor with a drain_report;
+/// kv_reroute sends the unanswered pushes (or a finished round's kv_done) of the key ranges
+/// it names to their new heads;
 /// (snapshot_atom, receiver) sends the replica's snapshot to `receiver` as snapshot_chunk
 /// messages and answers snapshot_sent (trainer_snapshot.hpp); stall_atom -> worker_activity
 /// (whom it waits for, for the stall watch). A parked

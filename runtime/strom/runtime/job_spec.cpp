@@ -116,10 +116,9 @@ result<void> check_job(const job_spec& job) {
   if (fanout < 1 || fanout > actors::max_fanout)
     return error{fmt::format("{}: distributed.fanout: {} is outside [1, {}]", job.source(),
                              fanout, actors::max_fanout)};
-  if (distributed.getReplicas() != 1)
-    return error{fmt::format("{}: distributed.replicas: {}: chain replication of key ranges is "
-                             "not built yet; only 1 replica is",
-                             job.source(), distributed.getReplicas())};
+  if (const auto replicas = distributed.getReplicas(); replicas < 1 || replicas > max_replicas)
+    return error{fmt::format("{}: distributed.replicas: {} is outside [1, {}]", job.source(),
+                             replicas, max_replicas)};
   if (distributed.getBigArrayBound() == 0)
     return error{fmt::format("{}: distributed.bigArrayBound: must be at least 1, got 0",
                              job.source())};

@@ -25,6 +25,10 @@ result<std::vector<actors::parameter_shard_setup>> prepare_shards(
   if (work.servers == 0 || work.server >= work.servers)
     return error{fmt::format("{}: server {} of {} servers", job.source(), work.server,
                              work.servers)};
+  if (work.replicas == 0 || work.replicas > work.servers)
+    return error{fmt::format("{}: {} replicas of each key range need as many servers; the job "
+                             "has {}",
+                             job.source(), work.replicas, work.servers)};
   // Worker 0's replica: every worker starts from the same parameters (model_from_spec).
   auto net = compute::make_model(spec.getNetwork(), 1);
   if (!net)
@@ -43,10 +47,13 @@ result<std::vector<actors::parameter_shard_setup>> prepare_shards(
   const auto parameters = (*net)->parameters();
   std::vector<actors::parameter_shard_setup> shards;
   for (const auto& range : *placed) {
-    if (range.server != work.server)
+    // Replicas follow a range's first server: chain position p lives on server first + p.
+    const auto position = (work.server + work.servers - range.server) % work.servers;
+    if (position >= work.replicas)
       continue;
     actors::parameter_shard_setup one;
     one.range = range;
+    one.position = position;
     const auto values = parameters.subspan(range.offset, range.count);
     one.initial.assign(values.begin(), values.end());
     one.rule = shared_rule;

@@ -15,7 +15,9 @@
 
 namespace strom::runtime {
 
-/// The shards of server `work.server`; errors name the job and what is wrong with it here.
+/// The shards of server `work.server`: its own key ranges, and with work.replicas R a replica
+/// of the ranges of the R - 1 servers before it (cyclically); errors name the job and what is
+/// wrong with it here.
 result<std::vector<actors::parameter_shard_setup>> prepare_shards(
   const actors::shard_assignment& work);
 

@@ -91,6 +91,7 @@ result<actors::job_submission> make_submission(job_spec& job,
   submission.fanout = topology.fanout;
   submission.kvstore = job.reader().getDistributed().getMode() == schema::TrainingMode::KVSTORE;
   submission.servers = servers;
+  submission.replicas = job.reader().getDistributed().getReplicas();
   return submission;
 }
 
