@@ -177,3 +177,53 @@ BOOST_AUTO_TEST_CASE(with_two_replicas_a_server_lost_mid_epoch_fails_over_and_ap
   BOOST_TEST(run->server_updates == 2 * steps_a_worker * small_job_keys);
   BOOST_TEST(run->test_accuracy >= 0.78);
 }
+
+namespace {
+
+/// Passes a job's progress to two observers.
+struct both_observers : runtime::training_observer {
+  both_observers(runtime::training_observer& a, runtime::training_observer& b) : a_(a), b_(b) {}
+  void on_step(const actors::step_progress& p) override {
+    a_.on_step(p);
+    b_.on_step(p);
+  }
+  void on_epoch(const actors::epoch_summary& e) override {
+    a_.on_epoch(e);
+    b_.on_epoch(e);
+  }
+  runtime::training_observer& a_;
+  runtime::training_observer& b_;
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_server_that_joins_takes_the_replicas_a_lost_one_held) {
+  // Two worker nodes, servers 2 and 3 holding every range twice. Server 2 is lost in epoch 1
+  // and a new server joins at once: it takes a replica of every range, filled by the chain.
+  // Server 3, the last original, is lost in epoch 2: the job goes on on the joined server
+  // alone, which only works if it holds everything the chain committed.
+  auto job = testing::small_fashion_job();
+  runtime::local_training_options options;
+  options.epochs = 2;
+  options.mode = schema::TrainingMode::KVSTORE;
+  options.replicas = 2;
+  auto submission = runtime::make_submission(job, options, 2, 2);
+  BOOST_REQUIRE_MESSAGE(submission, (submission ? "" : submission.err().message));
+  auto cluster = runtime::in_process_cluster::start({2, 1, 2});
+  BOOST_REQUIRE_MESSAGE(cluster, (cluster ? "" : cluster.err().message));
+  bool joined = false;
+  testing::act_mid_epoch replace{1, 0.3, [&] {
+                                   (*cluster)->lose(2);
+                                   joined = (*cluster)->add_node(1, actors::node_role_server).ok();
+                                 }};
+  testing::act_mid_epoch lose_last{2, 0.3, [&] { (*cluster)->lose(3); }};
+  both_observers watch{replace, lose_last};
+  auto run = runtime::run_job((*cluster)->home(), (*cluster)->scheduler(), *submission, &watch);
+  BOOST_REQUIRE_MESSAGE(run, (run ? "" : run.err().message));
+  BOOST_TEST(joined);
+  BOOST_TEST(lose_last.done());
+  BOOST_TEST(run->server_failovers == 2u);
+  BOOST_TEST(run->train_samples == 2u * 60000u);
+  BOOST_TEST(run->server_updates == 2 * steps_a_worker * small_job_keys);
+  BOOST_TEST(run->test_accuracy >= 0.78);
+}

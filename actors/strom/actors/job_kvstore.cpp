@@ -4,8 +4,9 @@
 // range's replicas into a chain; every round tells every shard its workers; a lost worker node
 // is forgotten by the shards; a lost server node is a failover: each of its ranges goes on
 // on its next replica, the chains are linked anew and the workers re-routed to the new heads
-// (a range with no replica left fails the job). At the end the heads' counts go into the
-// report and the server nodes drop the shards.
+// (a range with no replica left fails the job); a server node that joins meanwhile takes a
+// replica of each range that lost one, at the end of its chain. At the end the heads' counts
+// go into the report and the server nodes drop the shards.
 
 #include <algorithm>
 #include <memory>
@@ -30,7 +31,7 @@ bool same_range(const kv_shard_entry& a, const kv_shard_entry& b) {
 /// The chain of every range in shard_replicas as links, version st.chain_version, sent to
 /// each server node holding a shard. Two servers chained either way get one connection, made
 /// by the one with the lower node id: two made at once from both sides lost messages.
-void link_chains(self_ptr self, const job_master_setup& setup) {
+void link_chains(self_ptr self) {
   auto& st = self->state;
   const auto& all = st.shard_replicas;
   std::map<std::uint64_t, chain_wiring> by_holder;
@@ -51,9 +52,8 @@ void link_chains(self_ptr self, const job_master_setup& setup) {
       by_holder[lower].endpoints.push_back(endpoint->second);
   }
   for (auto& [holder, wiring] : by_holder)
-    for (const auto& server : setup.servers)
-      if (server.status.node_id == holder)
-        self->send(server.agent, std::move(wiring));
+    if (const auto member = st.members.find(holder); member != st.members.end())
+      self->send(member->second.agent, std::move(wiring));
 }
 
 /// The heads of the ranges (position 0 after a loss is the first survivor), in buffer order.
@@ -79,16 +79,68 @@ void shards_served(self_ptr self, const job_master_setup& setup) {
             st.status.job_id, st.shards.size(), setup.servers.size(), st.report.replicas);
   if (st.report.replicas > 1) {
     st.chain_version = 1;
-    link_chains(self, setup);
+    link_chains(self);
   }
   assign(self, setup);
 }
 
 } // namespace
 
-bool is_server(const job_master_setup& setup, std::uint64_t node_id) {
-  return std::any_of(setup.servers.begin(), setup.servers.end(),
-                     [&](const job_node& server) { return server.status.node_id == node_id; });
+bool is_server(const job_master_state& st, std::uint64_t node_id) {
+  const auto member = st.members.find(node_id);
+  return member != st.members.end() && member->second.status.role == node_role_server;
+}
+
+bool take_server(self_ptr self, const job_master_setup& setup, const member_joined& joined) {
+  auto& st = self->state;
+  const auto node_id = joined.node.node_id;
+  if (st.outcome || st.finishing || st.status.state != "training" || st.shards.empty()
+      || st.members.count(node_id) > 0)
+    return false;
+  shard_assignment work{st.status.job_id, setup.submission.job_text, setup.submission.source,
+                        0, st.report.servers, st.report.replicas};
+  for (const auto& head : st.shards) {
+    const auto held = std::count_if(st.shard_replicas.begin(), st.shard_replicas.end(),
+                                    [&](const kv_shard_entry& e) { return same_range(e, head); });
+    if (static_cast<std::uint32_t>(held) >= st.report.replicas)
+      continue;
+    auto wanted = head;
+    wanted.position = static_cast<std::uint32_t>(held);
+    work.ranges.push_back(wanted);
+  }
+  if (work.ranges.empty())
+    return false;
+  st.members[node_id] = job_node{joined.node, joined.agent};
+  const auto started = self->clock().now();
+  request_while_alive(self, st.awaiting, node_id, joined.agent, setup.timeouts.prepare_timeout,
+                      std::move(work))
+    .then(
+      [self, started](const shards_ready& ready) {
+        auto& st = self->state;
+        if (st.outcome)
+          return;
+        // Each new replica goes to the end of its range's chain.
+        for (const auto& entry : ready.shards) {
+          auto last = std::find_if(st.shard_replicas.rbegin(), st.shard_replicas.rend(),
+                                   [&](const kv_shard_entry& e) { return same_range(e, entry); });
+          st.shard_replicas.insert(last.base(), entry);
+        }
+        st.server_endpoint_of[ready.node_id] = ready.endpoint;
+        ++st.chain_version;
+        link_chains(self);
+        log::info("job_master: job {}: server node {} joined and holds replicas of {} key "
+                  "ranges ({:.3f} s)",
+                  st.status.job_id, ready.node_id, ready.shards.size(),
+                  seconds_between(started, self->clock().now()));
+      },
+      [self, node_id](caf::error& err) {
+        self->state.members.erase(node_id);
+        log::warning("job_master: job {}: server node {} took no replicas: {}",
+                     self->state.status.job_id, node_id, error_text(self->system(), err));
+      });
+  log::info("job_master: job {} takes server node {}, which joined (membership epoch {})",
+            st.status.job_id, node_id, joined.membership_epoch);
+  return true;
 }
 
 void serve_then_assign(self_ptr self, const job_master_setup& setup) {
@@ -179,7 +231,7 @@ void lose_server(self_ptr self, const job_master_setup& setup, const member_lost
   st.shards = std::move(heads);
   ++st.report.server_failovers;
   ++st.chain_version;
-  link_chains(self, setup);
+  link_chains(self);
   if (!moved.heads.empty())
     for (const auto node_id : st.nodes)
       if (const auto member = st.members.find(node_id); member != st.members.end())

@@ -246,9 +246,9 @@ void count_hub_then_end(self_ptr self, const job_master_setup& setup) {
         outcome.job_id = st.status.job_id;
         outcome.succeeded = true;
         outcome.report = st.report;
-        for (const auto& server : setup.servers)  // their shards were counted
-          if (st.members.count(server.status.node_id) > 0)
-            stop_on(self, setup, server.status.node_id, server.agent);
+        for (const auto& [node_id, member] : st.members)  // the servers' shards were counted
+          if (member.status.role == node_role_server)
+            stop_on(self, setup, node_id, member.agent);
         end_job(self, setup, std::move(outcome));
         quit_when_stopped(self);  // the nodes stopped the job already
       },
@@ -521,7 +521,7 @@ void handle_loss(self_ptr self, const job_master_setup& setup, const member_lost
     st.prepared.erase(lost.node_id);
     return;
   }
-  if (!st.outcome && is_server(setup, lost.node_id)) {
+  if (!st.outcome && is_server(st, lost.node_id)) {
     st.members.erase(lost.node_id);
     return lose_server(self, setup, lost);
   }
@@ -618,7 +618,7 @@ caf::behavior job_master(caf::stateful_actor<job_master_state>* self, job_master
     [self, setup](const node_failure& failure) {
       auto& st = self->state;
       const bool from_server = !st.outcome && failure.job_id == st.status.job_id
-                               && is_server(setup, failure.node_id)
+                               && is_server(st, failure.node_id)
                                && st.members.count(failure.node_id) > 0;
       if (!from_server && !current(st, failure.job_id, failure.node_id))
         return;
@@ -627,7 +627,10 @@ caf::behavior job_master(caf::stateful_actor<job_master_state>* self, job_master
                           fmt::format("{}: {}", describe(st.members.at(failure.node_id).status),
                                       failure.message)));
     },
-    [self, setup](const member_joined& joined) { return take_joiner(self, setup, joined); },
+    [self, setup](const member_joined& joined) {
+      return joined.node.role == node_role_server ? take_server(self, setup, joined)
+                                                  : take_joiner(self, setup, joined);
+    },
     [self, setup](rejoin_atom, std::uint64_t job_id, std::uint32_t round) {
       auto& st = self->state;
       if (st.outcome || !st.paused || job_id != st.status.job_id || round != st.round)

@@ -209,6 +209,9 @@ struct shard_assignment {
   std::uint32_t server = 0;
   std::uint32_t servers = 1;
   std::uint32_t replicas = 1;
+  /// A server that joins a running job holds exactly these ranges, at the positions named
+  /// (the end of their chains); empty: the ranges of `server` as above.
+  std::vector<kv_shard_entry> ranges{};
 };
 
 // -- chain replication of key ranges (--replicas R, parameter_shard.hpp) ---------------------
@@ -697,7 +700,7 @@ typename F::result_type inspect(F& f, kv_shard_entry& x) {
 template <class F>
 typename F::result_type inspect(F& f, shard_assignment& x) {
   return f(caf::meta::type_name("shard_assignment"), x.job_id, x.job_text, x.source, x.server,
-           x.servers, x.replicas);
+           x.servers, x.replicas, x.ranges);
 }
 
 template <class F>

@@ -182,12 +182,13 @@ std::optional<std::string> admission_refusal(const scheduler_setup& setup,
 }
 
 /// Offers a node that just joined to the oldest running job, which brings it in (a restore,
-/// or growth up to its --max-nodes) or refuses it; the node is held for the job meanwhile.
+/// growth up to its --max-nodes, or a server node holding replicas of key ranges that lost
+/// one) or refuses it; the node is held for the job meanwhile.
 void offer_to_a_job(self_ptr self, const scheduler_setup& setup, const member_joined& joined) {
   auto& st = self->state;
   const auto node_id = joined.node.node_id;
   if (st.jobs.empty() || !is_member(st, joined.agent) || !is_free(st, node_id)
-      || joined.node.role != node_role_worker)
+      || (joined.node.role != node_role_worker && joined.node.role != node_role_server))
     return;
   auto& [job_id, job] = *st.jobs.begin();
   job.nodes.push_back(node_id);

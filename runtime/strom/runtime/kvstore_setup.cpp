@@ -47,10 +47,19 @@ result<std::vector<actors::parameter_shard_setup>> prepare_shards(
   const auto parameters = (*net)->parameters();
   std::vector<actors::parameter_shard_setup> shards;
   for (const auto& range : *placed) {
-    // Replicas follow a range's first server: chain position p lives on server first + p.
-    const auto position = (work.server + work.servers - range.server) % work.servers;
-    if (position >= work.replicas)
+    // Replicas follow a range's first server: chain position p lives on server first + p. A
+    // server that joins a running job holds the ranges named, at the positions named.
+    auto position = (work.server + work.servers - range.server) % work.servers;
+    if (!work.ranges.empty()) {
+      const auto named = std::find_if(work.ranges.begin(), work.ranges.end(), [&](const auto& e) {
+        return e.key == range.key && e.part == range.part;
+      });
+      if (named == work.ranges.end())
+        continue;
+      position = named->position;
+    } else if (position >= work.replicas) {
       continue;
+    }
     actors::parameter_shard_setup one;
     one.range = range;
     one.position = position;
