@@ -195,6 +195,11 @@ caf::behavior parameter_shard(caf::stateful_actor<parameter_shard_state>* self,
         merge_ready(self, setup, round);
     },
     [self](stats_atom) { return self->state.stats; },
+    // A plain pull (kv_client): the latest values, as a push's answer would carry them.
+    [self](kv_pull_atom) {
+      self->state.stats.pull_bytes += self->state.latest.size();
+      return kv_values{self->state.latest};
+    },
   };
 }
 
