@@ -34,6 +34,9 @@ constexpr std::size_t pixels = 28 * 28;
 constexpr std::size_t classes = 10;
 constexpr std::size_t batch_size = 64;
 
+/// Seeds each worker's shuffle (plus its rank): runs repeat, workers differ.
+constexpr std::uint32_t shuffle_seed = 1234;
+
 /// The model's keys in the store: one per parameter array, as MXNet names them.
 constexpr std::uint32_t weights_key = 0;  ///< classes x pixels, row-major
 constexpr std::uint32_t biases_key = 1;   ///< classes
@@ -168,7 +171,7 @@ void train_worker(strom::kv_client kv, std::uint32_t workers, const arguments& a
   for (std::size_t i = kv.rank(); i < train.size(); i += workers)
     mine.push_back(i);
   const std::size_t steps = train.size() / workers / batch_size;
-  std::mt19937 shuffle{1234u + kv.rank()};
+  std::mt19937 shuffle{shuffle_seed + kv.rank()};
   std::vector<float> weight_grad(model.weights.size());
   std::vector<float> bias_grad(model.biases.size());
   for (unsigned long epoch = 1; epoch <= args.epochs; ++epoch) {

@@ -23,25 +23,27 @@ long long millis(caf::timespan span) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(span).count();
 }
 
-void start_next(agent_ptr self, const kv_client_agent_setup& setup, std::uint32_t key);
+void start_next(agent_ptr self, std::uint32_t key);
 
 /// Keeps the running call's promise once none of its ranges is awaited, then starts the next.
-void finish_if_answered(agent_ptr self, const kv_client_agent_setup& setup, std::uint32_t key) {
+void finish_if_answered(agent_ptr self, std::uint32_t key) {
   auto& lane = self->state.lanes[key];
-  if (!lane.running || std::any_of(lane.awaited.begin(), lane.awaited.end(), [](bool b) { return b; }))
+  const bool awaiting = std::find(lane.awaited.begin(), lane.awaited.end(), true)
+                        != lane.awaited.end();
+  if (!lane.running || awaiting)
     return;
   auto& call = lane.waiting.front();
   if (lane.failure.empty())
     call.done.set_value();
   else
-    fail(call, setup.rank, lane.failure);
+    fail(call, self->state.setup.rank, lane.failure);
   lane.waiting.pop_front();
   lane.running = false;
-  start_next(self, setup, key);
+  start_next(self, key);
 }
 
 /// Range `index` of the running call answered (`failure` empty) or failed.
-void take_answer(agent_ptr self, const kv_client_agent_setup& setup, std::uint32_t key,
+void take_answer(agent_ptr self, std::uint32_t key,
                  std::uint64_t serial, std::size_t index, const std::string& failure) {
   auto& lane = self->state.lanes[key];
   // An answer after its call ended (its shard ended first) belongs to no call any more.
@@ -53,52 +55,52 @@ void take_answer(agent_ptr self, const kv_client_agent_setup& setup, std::uint32
     lane.failure = fmt::format("part {} (values {}..{}): {}", range.part, range.offset,
                                range.offset + range.count, failure);
   }
-  finish_if_answered(self, setup, key);
+  finish_if_answered(self, key);
 }
 
 /// What a failed request means, for a call's error.
-std::string request_failure(agent_ptr self, const kv_client_agent_setup& setup,
-                            const caf::error& err) {
+std::string request_failure(agent_ptr self, const caf::error& err) {
   if (err == caf::sec::request_timeout)
     return fmt::format("no answer within {} ms (in dist_sync a step waits for a push of every "
                        "worker)",
-                       millis(setup.timeout));
+                       millis(self->state.setup.timeout));
   if (err == caf::sec::request_receiver_down)
     return "its parameter shard has ended";
   return error_text(self->system(), err);
 }
 
 /// Sends range `index` of the running call (a push or a pull) and awaits its answer.
-void send_part(agent_ptr self, const kv_client_agent_setup& setup, std::uint32_t key,
+void send_part(agent_ptr self, std::uint32_t key,
                std::size_t index) {
+  const auto& setup = self->state.setup;
   auto& lane = self->state.lanes[key];
   auto& call = lane.waiting.front();
   const auto serial = lane.serial;
   const auto& shard = call.shards[index].shard;
-  auto on_error = [self, setup, key, serial, index](const caf::error& err) {
-    take_answer(self, setup, key, serial, index, request_failure(self, setup, err));
+  auto on_error = [self, key, serial, index](const caf::error& err) {
+    take_answer(self, key, serial, index, request_failure(self, err));
   };
   if (call.what == kv_call::kind::pull) {
     self->request(shard, setup.timeout, kv_pull_atom_v)
       .then(
-        [self, setup, key, serial, index](const kv_values& answer) {
+        [self, key, serial, index](const kv_values& answer) {
           auto& running = self->state.lanes[key];
           if (!running.running || running.serial != serial || !running.awaited.at(index))
             return;
           auto taken = running.pusher->take(index, answer, running.waiting.front().out);
-          take_answer(self, setup, key, serial, index, taken ? "" : taken.err().message);
+          take_answer(self, key, serial, index, taken ? "" : taken.err().message);
         },
         on_error);
     return;
   }
   auto push = lane.pusher->push(index, setup.worker, client_round, lane.step, call.gradient);
   if (!push) {
-    take_answer(self, setup, key, serial, index, push.err().message);
+    take_answer(self, key, serial, index, push.err().message);
     return;
   }
   self->request(shard, setup.timeout, std::move(*push))
-    .then([self, setup, key, serial, index](const kv_values&) {
-            take_answer(self, setup, key, serial, index, "");
+    .then([self, key, serial, index](const kv_values&) {
+            take_answer(self, key, serial, index, "");
           },
           on_error);
 }
@@ -112,13 +114,13 @@ void watch_shards(agent_ptr self, const kv_call& call) {
 }
 
 /// Runs the next waiting call of `key`, if none runs.
-void start_next(agent_ptr self, const kv_client_agent_setup& setup, std::uint32_t key) {
+void start_next(agent_ptr self, std::uint32_t key) {
   auto& lane = self->state.lanes[key];
   if (lane.running || lane.waiting.empty())
     return;
   auto& call = lane.waiting.front();
   if (!lane.pusher) {
-    auto options = setup.encoding;
+    auto options = self->state.setup.encoding;
     options.shards = call.shards;
     lane.pusher = std::make_unique<kv_pusher>(options);
   }
@@ -133,11 +135,11 @@ void start_next(agent_ptr self, const kv_client_agent_setup& setup, std::uint32_
   const auto serial = lane.serial;
   const auto parts = call.shards.size();
   for (std::size_t i = 0; i < parts && lane.serial == serial; ++i)
-    send_part(self, setup, key, i);
+    send_part(self, key, i);
 }
 
 /// A watched shard ended: the running call of its key fails for each range it held.
-void shard_ended(agent_ptr self, const kv_client_agent_setup& setup, const caf::down_msg& down) {
+void shard_ended(agent_ptr self, const caf::down_msg& down) {
   const auto found = self->state.watched.find(down.source);
   if (found == self->state.watched.end())
     return;
@@ -150,7 +152,7 @@ void shard_ended(agent_ptr self, const kv_client_agent_setup& setup, const caf::
   const auto why = "its parameter shard ended: " + error_text(self->system(), down.reason);
   for (std::size_t i = 0; i < shards.size(); ++i)
     if (shards[i].shard.address() == down.source)
-      take_answer(self, setup, key, lane.serial, i, why);
+      take_answer(self, key, lane.serial, i, why);
 }
 
 } // namespace
@@ -200,26 +202,25 @@ void kv_call_inbox::close(const std::string& why) {
 }
 
 kv_client_agent_state::~kv_client_agent_state() {
-  if (!inbox)
+  if (!setup.inbox)
     return;
   const std::string why = "the kv_store closed before the call ended";
-  inbox->close(why);
+  setup.inbox->close(why);
   for (auto& [key, lane] : lanes)
     for (auto& call : lane.waiting)
-      fail(call, rank, why);
+      fail(call, setup.rank, why);
 }
 
 caf::behavior kv_client_agent(caf::stateful_actor<kv_client_agent_state>* self,
                               kv_client_agent_setup setup) {
-  self->state.rank = setup.rank;
-  self->state.inbox = setup.inbox;
-  self->set_down_handler([self, setup](const caf::down_msg& down) { shard_ended(self, setup, down); });
+  self->state.setup = std::move(setup);
+  self->set_down_handler([self](const caf::down_msg& down) { shard_ended(self, down); });
   return {
-    [self, setup](kv_calls_atom) {
-      for (auto& call : self->state.inbox->take()) {
+    [self](kv_calls_atom) {
+      for (auto& call : self->state.setup.inbox->take()) {
         const auto key = call.key;
         self->state.lanes[key].waiting.push_back(std::move(call));
-        start_next(self, setup, key);
+        start_next(self, key);
       }
     },
   };

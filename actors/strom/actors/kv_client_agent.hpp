@@ -96,8 +96,7 @@ struct kv_key_lane {
 
 /// A kv_client agent's state.
 struct kv_client_agent_state {
-  std::uint32_t rank = 0;
-  std::shared_ptr<kv_call_inbox> inbox;
+  kv_client_agent_setup setup;
   std::map<std::uint32_t, kv_key_lane> lanes;
   std::map<caf::actor_addr, std::uint32_t> watched;  ///< monitored shards, by key
 
