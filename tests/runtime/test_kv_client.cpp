@@ -135,6 +135,33 @@ BOOST_AUTO_TEST_CASE(a_pull_made_right_after_a_push_waits_for_that_push_s_step) 
   check_values(out, {0.5f, 0.5f});  // 1 - 0.5 * mean(2, 0)
 }
 
+BOOST_AUTO_TEST_CASE(pushes_made_without_waiting_merge_step_by_step_in_the_order_made) {
+  constexpr std::uint32_t ranks = 2;
+  constexpr int steps = 3;
+  kv_store store{system, options(ranks)};
+  std::vector<std::vector<float>> seen(ranks);
+  std::vector<std::thread> threads;
+  for (std::uint32_t rank = 0; rank < ranks; ++rank)
+    threads.emplace_back([&, rank, kv = store.client(rank)]() mutable {
+      require_ok(kv.init(0, std::vector<float>{8.0f}));
+      // Step s pushes s on rank 0 and 3s on rank 1: mean 2s, so 0.5 * 2s = s comes off.
+      std::vector<std::future<void>> pushes;
+      const int factor = rank == 0 ? 1 : 3;
+      for (int s = 1; s <= steps; ++s)
+        pushes.push_back(kv.push(0, std::vector<float>{static_cast<float>(s * factor)}));
+      std::vector<float> out(1);
+      auto pull = kv.pull(0, out);  // after all three steps of this rank
+      for (auto& push : pushes)
+        require_ok(std::move(push));
+      require_ok(std::move(pull));
+      seen[rank] = out;
+    });
+  for (auto& t : threads)
+    t.join();
+  for (const auto& values : seen)
+    check_values(values, {2.0f});  // 8 - 1 - 2 - 3
+}
+
 BOOST_AUTO_TEST_CASE(without_the_server_optimizer_a_pull_gives_the_mean_gradient) {
   auto o = options(2);
   o.server_optimizer = false;
