@@ -67,6 +67,14 @@ struct fixture : testing::deterministic_system {
     return values;
   }
 
+  /// Ends `shards`: a chained shard's pending acknowledgement keeps it (and its successor)
+  /// alive in virtual time, which the system's destructor would wait for.
+  void stop(std::initializer_list<caf::actor> shards) {
+    for (const auto& shard : shards)
+      self->send_exit(shard, caf::exit_reason::kill);
+    sched.run();
+  }
+
   shard_stats stats(const caf::actor& shard) {
     self->send(shard, stats_atom_v);
     sched.run();
@@ -179,6 +187,88 @@ BOOST_AUTO_TEST_CASE(a_push_that_does_not_cover_the_range_is_refused_with_the_ke
   BOOST_TEST(stats(shard).rejected == 1u);
 }
 
+// -- chain replication ------------------------------------------------------------------------
+
+BOOST_AUTO_TEST_CASE(a_chained_head_answers_a_step_once_its_successor_committed_the_same_values) {
+  auto head = sys.spawn(parameter_shard, shard_setup(kv_sync::dist_sync));
+  auto tail = sys.spawn(parameter_shard, shard_setup(kv_sync::dist_sync));
+  self->send(head, kv_chain_link{1, head, tail});
+  for (const auto& shard : {head, tail})
+    self->send(shard, kv_round{0, 0, {worker_a, worker_b}});
+  self->send(head, push_of(worker_a, 1, {1, 2, 3, 4}));
+  self->send(head, push_of(worker_b, 1, {3, 2, 1, 0}));
+  const auto got = answers();
+  BOOST_REQUIRE_EQUAL(got.size(), 2u);
+  check_values(got[0], {0.0f, 0.0f, 0.0f, 0.0f});
+  BOOST_TEST(stats(tail).updates == 1u);
+  // The tail counts the step as committed: a push of it is a duplicate, answered with its values.
+  self->send(tail, push_of(worker_a, 1, {9, 9, 9, 9}));
+  check_values(answers().at(0), got[0]);
+  BOOST_TEST(stats(tail).duplicates == 1u);
+  stop({head, tail});
+}
+
+BOOST_AUTO_TEST_CASE(a_replica_that_becomes_head_merges_the_lost_heads_unanswered_step_once) {
+  auto head = sys.spawn(parameter_shard, shard_setup(kv_sync::dist_sync));
+  auto tail = sys.spawn(parameter_shard, shard_setup(kv_sync::dist_sync));
+  auto alone = sys.spawn(parameter_shard, shard_setup(kv_sync::dist_sync));  // the reference
+  self->send(head, kv_chain_link{1, head, tail});
+  for (const auto& shard : {head, tail, alone})
+    self->send(shard, kv_round{0, 0, {worker_a, worker_b}});
+  for (const auto& shard : {head, alone}) {
+    self->send(shard, push_of(worker_a, 1, {1, 1, 1, 1}));
+    self->send(shard, push_of(worker_b, 1, {1, 0, 1, 0}));
+  }
+  BOOST_REQUIRE_EQUAL(answers().size(), 4u);
+  self->send(head, push_of(worker_a, 2, {0, 1, 0, 1}));  // step 2 half pushed, then the head dies
+  sched.run();
+  self->send_exit(head, caf::exit_reason::kill);
+  self->send(tail, kv_chain_link{2, tail, caf::actor{}});
+  // Both workers push again to the new head: b's step 1 again (it never saw an answer), then
+  // step 2; a's step 2.
+  self->send(tail, push_of(worker_b, 1, {1, 0, 1, 0}));
+  self->send(tail, push_of(worker_a, 2, {0, 1, 0, 1}));
+  self->send(tail, push_of(worker_b, 2, {1, 1, 1, 1}));
+  self->send(alone, push_of(worker_a, 2, {0, 1, 0, 1}));
+  self->send(alone, push_of(worker_b, 2, {1, 1, 1, 1}));
+  const auto got = answers();
+  BOOST_REQUIRE_EQUAL(got.size(), 5u);  // b's duplicate, then step 2 twice each
+  check_values(got[1], got[3]);
+  const auto counted = stats(tail);
+  BOOST_TEST(counted.updates == 2u);
+  BOOST_TEST(counted.duplicates == 1u);
+  stop({tail, alone});
+}
+
+BOOST_AUTO_TEST_CASE(a_new_successor_receives_everything_committed_before_it_joined_the_chain) {
+  auto head = sys.spawn(parameter_shard, shard_setup(kv_sync::dist_async));
+  self->send(head, push_of(worker_a, 1, {1, 1, 1, 1}));
+  self->send(head, push_of(worker_a, 2, {1, 0, 0, 0}));
+  BOOST_REQUIRE_EQUAL(answers().size(), 2u);
+  auto joiner = sys.spawn(parameter_shard, shard_setup(kv_sync::dist_async));
+  self->send(head, kv_chain_link{1, head, joiner});
+  self->send(head, push_of(worker_a, 3, {0, 0, 0, 2}));
+  const auto got = answers();
+  BOOST_REQUIRE_EQUAL(got.size(), 1u);
+  check_values(got[0], {0.0f, 0.5f, 0.5f, -0.5f});
+  BOOST_TEST(stats(joiner).updates == 3u);
+  self->send(joiner, push_of(worker_a, 3, {5, 5, 5, 5}));  // committed there: a duplicate
+  check_values(answers().at(0), got[0]);
+  stop({head, joiner});
+}
+
+BOOST_AUTO_TEST_CASE(a_chain_step_from_an_older_chain_configuration_is_refused) {
+  auto shard = sys.spawn(parameter_shard, shard_setup(kv_sync::dist_async));
+  self->send(shard, kv_chain_link{2, shard, caf::actor{}});
+  auto mean = compute::build_update_frame({}, compute::dense_fp32_update(std::vector<float>{1, 1, 1, 1}));
+  BOOST_REQUIRE(mean.ok());
+  self->send(shard, kv_chain_step{1, 1, 0, 0, 1, {worker_a}, std::move(*mean)});
+  sched.run();
+  bool refused = false;
+  self->receive([&](const caf::error&) { refused = true; },
+                caf::after(std::chrono::seconds(0)) >> [] {});
+  BOOST_TEST(refused);
+  BOOST_TEST(stats(shard).updates == 0u);
 BOOST_AUTO_TEST_CASE(a_plain_pull_answers_the_values_of_the_latest_merged_step) {
   auto shard = sys.spawn(parameter_shard, shard_setup(kv_sync::dist_sync));
   self->send(shard, kv_round{0, 0, {worker_a, worker_b}});

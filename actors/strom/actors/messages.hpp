@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -190,20 +191,89 @@ struct kv_done {
 struct kv_shard_entry {
   std::uint32_t key = 0;
   std::uint32_t part = 0;
-  std::uint32_t server = 0;
+  std::uint32_t server = 0;  ///< the range's first server (its place in key_layout)
   std::uint64_t offset = 0;
   std::uint64_t count = 0;
   caf::actor shard;
+  std::uint32_t position = 0;  ///< in the range's chain of replicas: 0 is the head
+  std::uint64_t holder = 0;    ///< the server node the shard lives on
 };
 
 /// job_master -> node_agent of a server node: hold the key ranges of server `server` (of
-/// `servers`) of a kvstore job; answered with shards_ready.
+/// `servers`) of a kvstore job, and with `replicas` > 1 a replica of the ranges of the
+/// `replicas` - 1 servers before it; answered with shards_ready.
 struct shard_assignment {
   std::uint64_t job_id = 0;
   std::string job_text;
   std::string source;
   std::uint32_t server = 0;
   std::uint32_t servers = 1;
+  std::uint32_t replicas = 1;
+};
+
+// -- chain replication of key ranges (--replicas R, parameter_shard.hpp) ---------------------
+
+/// node_agent -> parameter_shard: the shard's successor in its range's chain (null: it is the
+/// tail) as of chain configuration `version`; a link older than the shard's is ignored.
+struct kv_chain_link {
+  std::uint64_t version = 0;
+  caf::actor shard;
+  caf::actor successor;
+};
+
+/// job_master -> node_agent of a server node: the chain links of its shards for a job, after
+/// it connected to `endpoints` (the successors' servers) so chain traffic does not pass
+/// through the scheduler; answered with wired_atom.
+struct chain_wiring {
+  std::uint64_t job_id = 0;
+  std::vector<kv_chain_link> links;
+  std::vector<std::string> endpoints;
+};
+
+/// parameter_shard -> its successor: one step its range committed (the merged mean of a
+/// dist_sync step, or one dist_async push), which the successor commits the same way; answered
+/// with `seq` once committed down the rest of the chain.
+struct kv_chain_step {
+  std::uint64_t version = 0;  ///< the sender's chain configuration
+  std::uint64_t seq = 0;      ///< the range's commits so far, this one included
+  std::uint32_t round = 0;
+  std::uint32_t epoch = 0;
+  std::uint64_t step = 0;
+  std::vector<kv_worker> workers;  ///< whose push of `step` the commit holds
+  compute::frame mean;             ///< the gradient committed, dense fp32
+};
+
+/// A dist_sync round's plan and progress as a shard holds it (its pending pushes aside).
+struct kv_round_record {
+  std::uint32_t round = 0;
+  bool planned = false;  ///< kv_round arrived: `workers` and `epoch` are known
+  std::uint32_t epoch = 0;
+  std::vector<kv_worker> workers;
+  std::map<kv_worker, std::uint64_t> done;    ///< steps of the workers that finished
+  std::map<kv_worker, std::uint64_t> latest;  ///< each worker's latest step committed
+};
+
+/// parameter_shard -> a new successor: everything the shard committed, which the successor
+/// takes in place of its own (round plans merged with what it holds); answered with `seq`.
+struct kv_shard_state {
+  std::uint64_t version = 0;
+  std::uint64_t seq = 0;
+  std::uint64_t iteration = 0;
+  std::uint32_t epoch = 0;
+  std::vector<kv_round_record> rounds;
+  std::vector<std::uint32_t> closed;
+  std::vector<std::uint64_t> lost_nodes;
+  std::uint64_t updates = 0;        ///< the sender's stats.updates, so counts stay distinct
+  compute::frame parameters;        ///< dense fp32
+  compute::frame updater_state;     ///< dense fp32
+  compute::frame latest;            ///< the latest answer
+};
+
+/// job_master -> node_agent -> trainers: key ranges whose head changed (its server was lost);
+/// later pushes, an unanswered one and a finished round's kv_done go to the new head.
+struct kv_reroute {
+  std::uint64_t job_id = 0;
+  std::vector<kv_shard_entry> heads;
 };
 
 /// node_agent -> job_master: the parameter_shards a server node spawned for a job.
@@ -620,13 +690,13 @@ typename F::result_type inspect(F& f, kv_values& x) {
 template <class F>
 typename F::result_type inspect(F& f, kv_shard_entry& x) {
   return f(caf::meta::type_name("kv_shard_entry"), x.key, x.part, x.server, x.offset, x.count,
-           x.shard);
+           x.shard, x.position, x.holder);
 }
 
 template <class F>
 typename F::result_type inspect(F& f, shard_assignment& x) {
   return f(caf::meta::type_name("shard_assignment"), x.job_id, x.job_text, x.source, x.server,
-           x.servers);
+           x.servers, x.replicas);
 }
 
 template <class F>
@@ -777,6 +847,57 @@ typename F::result_type inspect(F& f, cluster_status& x) {
 }
 
 template <class F>
+typename F::result_type inspect(F& f, kv_chain_link& x) {
+  return f(caf::meta::type_name("kv_chain_link"), x.version, x.shard, x.successor);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, chain_wiring& x) {
+  return f(caf::meta::type_name("chain_wiring"), x.job_id, x.links, x.endpoints);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, kv_chain_step& x) {
+  if constexpr (!detail::is_binary_inspector<F>) {
+    return f(caf::meta::type_name("kv_chain_step"), x.version, x.seq, x.round, x.step,
+             x.mean.size());
+  } else {
+    if (auto err = f(x.version, x.seq, x.round, x.epoch, x.step, x.workers))
+      return err;
+    return detail::inspect_frame(f, "mean", x.mean, compute::max_frame_bytes);
+  }
+}
+
+template <class F>
+typename F::result_type inspect(F& f, kv_round_record& x) {
+  return f(caf::meta::type_name("kv_round_record"), x.round, x.planned, x.epoch, x.workers,
+           x.done, x.latest);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, kv_shard_state& x) {
+  if constexpr (!detail::is_binary_inspector<F>) {
+    return f(caf::meta::type_name("kv_shard_state"), x.version, x.seq, x.iteration,
+             x.parameters.size());
+  } else {
+    if (auto err = f(x.version, x.seq, x.iteration, x.epoch, x.rounds, x.closed, x.lost_nodes,
+                     x.updates))
+      return err;
+    if (auto err = detail::inspect_frame(f, "parameters", x.parameters, compute::max_frame_bytes))
+      return err;
+    if (auto err = detail::inspect_frame(f, "updater_state", x.updater_state,
+                                         compute::max_frame_bytes))
+      return err;
+    return detail::inspect_frame(f, "latest", x.latest, compute::max_frame_bytes);
+  }
+}
+
+template <class F>
+typename F::result_type inspect(F& f, kv_reroute& x) {
+  return f(caf::meta::type_name("kv_reroute"), x.job_id, x.heads);
+}
+
+template <class F>
 typename F::result_type inspect(F& f, member_lost& x) {
   return f(caf::meta::type_name("member_lost"), x.node_id, x.membership_epoch, x.reason,
            x.silent_seconds);
@@ -878,6 +999,13 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   CAF_ADD_TYPE_ID(strom, (strom::actors::kv_done))
   CAF_ADD_TYPE_ID(strom, (strom::actors::shard_stats))
   CAF_ADD_ATOM(strom, strom::actors, stall_atom, "stall")
+  // chain replication of key ranges
+  CAF_ADD_TYPE_ID(strom, (strom::actors::kv_chain_link))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::chain_wiring))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::kv_chain_step))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::kv_round_record))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::kv_shard_state))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::kv_reroute))
 
   // kv_client (embedding a KV store, issue #19): a shard's current values without a push,
   // and a client agent's wake-up for the calls its host queued.

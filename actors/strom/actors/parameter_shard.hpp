@@ -17,6 +17,18 @@
 // A push is applied once: a worker's pushes of a round come with growing step numbers, and
 // one not newer than the worker's latest is answered with the current values and counted as
 // a duplicate. A push that does not fit the range is refused with an error and counted.
+//
+// Chain replication (--replicas R; the parameter-server paper's and LightDNN's design): a
+// range lives on R shards in a chain. Workers push to the head; each commit (a merged step,
+// an async push) goes down the chain as the gradient committed (kv_chain_step), which every
+// successor commits with the same kernel, so the replicas stay equal to the bit. The head
+// answers the pushers only once the tail has the commit: an answered step survives the loss
+// of any R-1 shards. kv_done goes down the chain behind the commits; round plans and lost
+// nodes come to every replica from the job_master. When the chain changes (a shard lost, a
+// shard added) a shard given a new successor sends it everything it committed
+// (kv_shard_state), then releases what it held for the old one. A replica that becomes head
+// takes the re-sent pushes of the lost head's step: its `latest` per worker holds only
+// commits, so a push the chain committed is a duplicate and one it lost is merged anew.
 
 #include <cstdint>
 #include <map>
@@ -27,6 +39,7 @@
 #include <caf/all.hpp>
 
 #include "strom/actors/messages.hpp"
+#include "strom/actors/timing.hpp"
 #include "strom/compute/frames/update_frame.hpp"
 #include "strom/compute/kvstore/key_layout.hpp"
 #include "strom/compute/updaters/learning_rate_schedule.hpp"
@@ -48,6 +61,9 @@ struct parameter_shard_setup {
   compute::learning_rate_schedule schedule = compute::learning_rate_schedule::fixed(0.01f);
   kv_sync sync = kv_sync::dist_sync;
   bool server_optimizer = true;  ///< false: only sum (dist_sync)
+  /// A chain step or state unacknowledged this long is logged; the answers it holds wait for
+  /// the job_master's new chain link (a successor lost is always replaced or dropped).
+  caf::timespan chain_timeout = timing{}.answer_timeout;
 };
 
 /// The pushes of one dist_sync step so far.
@@ -57,14 +73,18 @@ struct pending_step {
   std::vector<caf::response_promise> answers;
 };
 
-/// One round as a dist_sync shard sees it.
-struct shard_round {
-  bool planned = false;  ///< kv_round arrived: `workers` and `epoch` are known
-  std::uint32_t epoch = 0;
-  std::vector<kv_worker> workers;
-  std::map<kv_worker, std::uint64_t> done;     ///< steps of the workers that finished
-  std::map<kv_worker, std::uint64_t> latest;   ///< each worker's latest step pushed
+/// One round as a dist_sync shard sees it: its record (`latest` counts pushes taken on the
+/// head, commits on a replica) and the steps not yet merged.
+struct shard_round : kv_round_record {
+  std::map<kv_worker, std::uint64_t> taken;     ///< each worker's latest step pushed here
   std::map<std::uint64_t, pending_step> steps;  ///< by step, not yet merged
+};
+
+/// Answers a commit holds back until the successor acknowledged it (chain replication).
+struct held_commit {
+  compute::frame values;                       ///< what the pushers get
+  std::vector<caf::response_promise> answers;  ///< the pushers'
+  std::vector<caf::response_promise> acks;     ///< the predecessor's, for this commit
 };
 
 /// A parameter_shard's state.
@@ -83,14 +103,22 @@ struct parameter_shard_state {
   std::set<std::uint64_t> lost_nodes;           ///< their workers are no longer waited for
   compute::frame latest;  ///< the latest answer (duplicates get it)
   shard_stats stats;
+  // -- chain replication ---
+  std::uint64_t seq = 0;            ///< commits so far (a chain step's number)
+  caf::actor successor;             ///< null: the tail (or no chain)
+  std::uint64_t chain_version = 0;  ///< of the latest link taken
+  std::uint64_t generation = 0;     ///< successors so far: older acknowledgements are stale
+  std::map<std::uint64_t, held_commit> held;  ///< by seq, until the successor acknowledged
 
   static inline const char* name = "strom.parameter_shard";
 };
 
 /// Handles: kv_push -> kv_values (see above); kv_round (a round's workers); kv_done;
 /// (forget_atom, node_id): stops waiting for the node's workers; stats_atom -> shard_stats;
-/// kv_pull_atom -> kv_values: the latest values (the parameters, or without the server
-/// optimizer the latest merged gradient; the initial parameters before any push).
+/// kv_chain_link (its successor); kv_chain_step -> seq and kv_shard_state -> seq (from its
+/// predecessor); kv_pull_atom -> kv_values: the latest values committed (the parameters, or
+/// without the server optimizer the latest merged gradient; the initial parameters before any
+/// push).
 /// Ends at once with an error when the setup does not fit (initial values of another length,
 /// no updater).
 caf::behavior parameter_shard(caf::stateful_actor<parameter_shard_state>* self,
