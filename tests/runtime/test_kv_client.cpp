@@ -354,6 +354,28 @@ BOOST_AUTO_TEST_CASE(options_out_of_range_are_refused_naming_the_field_and_value
   BOOST_TEST(names_all(refusal(o), {"server_optimizer", "dist_sync"}));
 }
 
+BOOST_AUTO_TEST_CASE(a_store_runs_in_the_actor_system_an_embedded_runtime_owns) {
+  embedded_runtime_options runtime_options;
+  runtime_options.workers = 1;
+  embedded_runtime strom_runtime{runtime_options};
+  kv_store store{strom_runtime.system(), options(1)};
+  auto kv = store.client(0);
+  require_ok(kv.init(0, std::vector<float>{1.0f, 3.0f}));
+  require_ok(kv.push(0, std::vector<float>{2.0f, 2.0f}));
+  check_values(pulled(kv, 0, 2), {0.0f, 2.0f});
+}
+
+BOOST_AUTO_TEST_CASE(a_system_without_strom_s_message_types_is_refused) {
+  caf::actor_system_config bare_config;
+  caf::actor_system bare{bare_config};
+  try {
+    kv_store store{bare, options(1)};
+    BOOST_FAIL("a kv_store started in a system without strom's types");
+  } catch (const std::invalid_argument& e) {
+    BOOST_TEST(names_all(e.what(), {"configure_for_strom"}), e.what());
+  }
+}
+
 BOOST_AUTO_TEST_CASE(each_rank_gets_one_client) {
   kv_store store{system, options(2)};
   auto kv = store.client(1);
