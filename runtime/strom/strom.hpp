@@ -10,6 +10,16 @@
 //
 // Link strom::strom (find_package(strom)). See examples/embedded for a whole host program.
 //
+// A host that brings its own model and wants only parameter servers (MXNet's kv.push /
+// kv.pull) makes a strom::kv_store in its actor system and a strom::kv_client per worker
+// rank (<strom/runtime/kv_store.hpp>; examples/kvstore):
+//
+//   strom::kv_store store{system, {.servers = 1, .workers = 2}};
+//   auto kv = store.client(rank);
+//   kv.init(0, weights).get();
+//   kv.push(0, gradient);
+//   kv.pull(0, weights).get();  // after the step that push took part in
+//
 // A host that talks to a remote cluster reaches its scheduler with connect_to_scheduler (or
 // runs a node with run_worker_node); with TLS it loads its identity once and sets it in
 // connect_options::limits.tls.context (worker_node_options::tls):
@@ -22,6 +32,8 @@
 #include "strom/runtime/embedded_runtime.hpp"
 #include "strom/runtime/job_client.hpp"
 #include "strom/runtime/job_spec.hpp"
+#include "strom/runtime/kv_client.hpp"
+#include "strom/runtime/kv_store.hpp"
 #include "strom/runtime/local_training.hpp"
 #include "strom/runtime/metrics_report.hpp"
 #include "strom/runtime/node_daemon.hpp"

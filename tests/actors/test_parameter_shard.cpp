@@ -187,6 +187,21 @@ BOOST_AUTO_TEST_CASE(a_push_that_does_not_cover_the_range_is_refused_with_the_ke
   BOOST_TEST(stats(shard).rejected == 1u);
 }
 
+BOOST_AUTO_TEST_CASE(a_plain_pull_answers_the_values_of_the_latest_merged_step) {
+  auto shard = sys.spawn(parameter_shard, shard_setup(kv_sync::dist_sync));
+  self->send(shard, kv_round{0, 0, {worker_a, worker_b}});
+  self->send(shard, kv_pull_atom_v);
+  check_values(answers().at(0), {1.0f, 1.0f, 1.0f, 1.0f});  // the initial values
+  self->send(shard, push_of(worker_a, 1, {2, 2, 2, 2}));
+  self->send(shard, kv_pull_atom_v);
+  check_values(answers().at(0), {1.0f, 1.0f, 1.0f, 1.0f});  // step 1 waits for worker b
+  self->send(shard, push_of(worker_b, 1, {2, 2, 2, 2}));
+  BOOST_REQUIRE_EQUAL(answers().size(), 2u);
+  self->send(shard, kv_pull_atom_v);
+  check_values(answers().at(0), {0.0f, 0.0f, 0.0f, 0.0f});  // 1 - 0.5 * 2
+  BOOST_TEST(stats(shard).updates == 1u);
+}
+
 // -- chain replication ------------------------------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(a_chained_head_answers_a_step_once_its_successor_committed_the_same_values) {

@@ -1011,4 +1011,9 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   CAF_ADD_TYPE_ID(strom, (strom::actors::kv_shard_state))
   CAF_ADD_TYPE_ID(strom, (strom::actors::kv_reroute))
 
+  // kv_client (embedding a KV store, issue #19): a shard's current values without a push,
+  // and a client agent's wake-up for the calls its host queued.
+  CAF_ADD_ATOM(strom, strom::actors, kv_pull_atom, "kv_pull")
+  CAF_ADD_ATOM(strom, strom::actors, kv_calls_atom, "kv_calls")
+
 CAF_END_TYPE_ID_BLOCK(strom)

@@ -425,6 +425,11 @@ caf::behavior parameter_shard(caf::stateful_actor<parameter_shard_state>* self,
     [self, setup](const kv_chain_link& link) { take_link(self, setup, link); },
     [self, setup](kv_chain_step& step) { return take_chain_step(self, setup, step); },
     [self, setup](kv_shard_state& state) { return take_state(self, setup, state); },
+    // A plain pull (kv_client): the latest values, as a push's answer would carry them.
+    [self](kv_pull_atom) {
+      self->state.stats.pull_bytes += self->state.latest.size();
+      return kv_values{self->state.latest};
+    },
   };
 }
 

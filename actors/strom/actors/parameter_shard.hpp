@@ -117,7 +117,9 @@ struct parameter_shard_state {
 /// Handles: kv_push -> kv_values (see above); kv_round (a round's workers); kv_done;
 /// (forget_atom, node_id): stops waiting for the node's workers; stats_atom -> shard_stats;
 /// kv_chain_link (its successor); kv_chain_step -> seq and kv_shard_state -> seq (from its
-/// predecessor).
+/// predecessor); kv_pull_atom -> kv_values: the latest values committed (the parameters, or
+/// without the server optimizer the latest merged gradient; the initial parameters before any
+/// push).
 /// Ends at once with an error when the setup does not fit (initial values of another length,
 /// no updater).
 caf::behavior parameter_shard(caf::stateful_actor<parameter_shard_state>* self,

@@ -14,6 +14,7 @@
 #include "strom/log.hpp"
 #include "strom/runtime/job_client.hpp"
 #include "strom/runtime/node_startup.hpp"
+#include "strom/runtime/stop_actors.hpp"
 #include "strom/runtime/system_config.hpp"
 
 namespace strom {
@@ -75,25 +76,11 @@ embedded_runtime::~embedded_runtime() {
 }
 
 void embedded_runtime::stop() noexcept {
-  caf::scoped_actor self{system_};
-  std::uint32_t running = 0;
   // The node first: the scheduler would fail its job when it goes, and the node would quit
   // on losing the scheduler anyway.
-  for (auto* member : {&node_, &scheduler_}) {
-    if (!*member)
-      continue;
-    self->monitor(*member);
-    self->send_exit(*member, caf::exit_reason::user_shutdown);
-    ++running;
-  }
-  std::uint32_t quit = 0;
-  self->receive_for(quit, running)(
-    [](const caf::down_msg&) {},
-    caf::after(stop_wait) >> [&] {
-      log::warning("strom::embedded_runtime: {} of its actors did not quit within {} s",
-                   running - quit, stop_wait.count());
-      quit = running;
-    });
+  if (const auto left = runtime::stop_actors(system_, {node_, scheduler_}, stop_wait); left > 0)
+    log::warning("strom::embedded_runtime: {} of its actors did not quit within {} s", left,
+                 stop_wait.count());
   node_ = nullptr;
   scheduler_ = nullptr;
 }
