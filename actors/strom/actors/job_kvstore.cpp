@@ -91,12 +91,12 @@ bool is_server(const job_master_state& st, std::uint64_t node_id) {
   return member != st.members.end() && member->second.status.role == node_role_server;
 }
 
-bool take_server(self_ptr self, const job_master_setup& setup, const member_joined& joined) {
+namespace {
+
+/// Has server node `node_id` hold a replica of each key range whose chain lost one; false when
+/// none did.
+bool fill_chains(self_ptr self, const job_master_setup& setup, std::uint64_t node_id) {
   auto& st = self->state;
-  const auto node_id = joined.node.node_id;
-  if (st.outcome || st.finishing || st.status.state != "training" || st.shards.empty()
-      || st.members.count(node_id) > 0)
-    return false;
   shard_assignment work{st.status.job_id, setup.submission.job_text, setup.submission.source,
                         0, st.report.servers, st.report.replicas};
   for (const auto& head : st.shards) {
@@ -110,10 +110,9 @@ bool take_server(self_ptr self, const job_master_setup& setup, const member_join
   }
   if (work.ranges.empty())
     return false;
-  st.members[node_id] = job_node{joined.node, joined.agent};
   const auto started = self->clock().now();
-  request_while_alive(self, st.awaiting, node_id, joined.agent, setup.timeouts.prepare_timeout,
-                      std::move(work))
+  request_while_alive(self, st.awaiting, node_id, st.members.at(node_id).agent,
+                      setup.timeouts.prepare_timeout, std::move(work))
     .then(
       [self, started](const shards_ready& ready) {
         auto& st = self->state;
@@ -128,8 +127,7 @@ bool take_server(self_ptr self, const job_master_setup& setup, const member_join
         st.server_endpoint_of[ready.node_id] = ready.endpoint;
         ++st.chain_version;
         link_chains(self);
-        log::info("job_master: job {}: server node {} joined and holds replicas of {} key "
-                  "ranges ({:.3f} s)",
+        log::info("job_master: job {}: server node {} holds replicas of {} key ranges ({:.3f} s)",
                   st.status.job_id, ready.node_id, ready.shards.size(),
                   seconds_between(started, self->clock().now()));
       },
@@ -138,8 +136,24 @@ bool take_server(self_ptr self, const job_master_setup& setup, const member_join
         log::warning("job_master: job {}: server node {} took no replicas: {}",
                      self->state.status.job_id, node_id, error_text(self->system(), err));
       });
-  log::info("job_master: job {} takes server node {}, which joined (membership epoch {})",
-            st.status.job_id, node_id, joined.membership_epoch);
+  return true;
+}
+
+} // namespace
+
+bool take_server(self_ptr self, const job_master_setup& setup, const member_joined& joined) {
+  auto& st = self->state;
+  const auto node_id = joined.node.node_id;
+  if (st.outcome || st.finishing || st.status.state != "training" || st.report.replicas < 2
+      || st.members.count(node_id) > 0)
+    return false;
+  st.members[node_id] = job_node{joined.node, joined.agent};
+  const bool filling = fill_chains(self, setup, node_id);
+  if (!filling)
+    st.spare_servers.push_back(node_id);
+  log::info("job_master: job {} takes server node {}, which joined (membership epoch {}){}",
+            st.status.job_id, node_id, joined.membership_epoch,
+            filling ? "" : ", as a spare: no key range lacks a replica");
   return true;
 }
 
@@ -208,6 +222,11 @@ void forget_on_shards(self_ptr self, std::uint64_t node_id) {
 
 void lose_server(self_ptr self, const job_master_setup& setup, const member_lost& lost) {
   auto& st = self->state;
+  const auto spare = std::find(st.spare_servers.begin(), st.spare_servers.end(), lost.node_id);
+  if (spare != st.spare_servers.end()) {  // it held nothing yet
+    st.spare_servers.erase(spare);
+    return;
+  }
   const auto started = self->clock().now();
   auto& all = st.shard_replicas;
   all.erase(std::remove_if(all.begin(), all.end(),
@@ -240,6 +259,8 @@ void lose_server(self_ptr self, const job_master_setup& setup, const member_lost
             "replica in {:.3f} s",
             st.status.job_id, lost.node_id, moved.heads.size(),
             seconds_between(started, self->clock().now()));
+  if (!st.spare_servers.empty() && fill_chains(self, setup, st.spare_servers.front()))
+    st.spare_servers.erase(st.spare_servers.begin());
 }
 
 void count_shards_then(self_ptr self, const job_master_setup& setup,

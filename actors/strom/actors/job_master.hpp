@@ -135,6 +135,8 @@ struct job_master_state {
   std::uint64_t chain_version = 0;  ///< of the chain links the servers were sent last
   std::vector<std::string> server_endpoints;  ///< where workers connect to the servers
   std::map<std::uint64_t, std::string> server_endpoint_of;  ///< by server node
+  /// Server nodes that joined while no key range lacked a replica: the next loss's fill-ins.
+  std::vector<std::uint64_t> spare_servers;
   /// Requests to the nodes' actors, given up when the node is lost (request_while_alive.hpp).
   pending_requests awaiting;
 

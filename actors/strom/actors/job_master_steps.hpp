@@ -57,8 +57,9 @@ void assign(self_ptr self, const job_master_setup& setup);
 bool is_server(const job_master_state& st, std::uint64_t node_id);
 
 /// A server node joined while the job runs: it takes a replica of each key range whose chain
-/// lost one (the end of the chain, filled by its predecessor's state); false when no range
-/// lacks a replica or the job is not a kvstore job in training.
+/// lost one (the end of the chain, filled by its predecessor's state), or, when none lacks
+/// one, waits as a spare for the next server loss; false when the job is not a replicated
+/// kvstore job in training.
 bool take_server(self_ptr self, const job_master_setup& setup, const member_joined& joined);
 
 /// Has every server node spawn its parameter_shards (a kvstore job), then assigns the job to
