@@ -239,12 +239,21 @@ struct Distributed {
   kvstore @8 :KvStoreSync = distSync;
   compression @9 :KvCompression = none;
   serverOptimizer @10 :Bool = true;
-  # Servers that hold each key range (chain replication); only 1 is built so far.
+  # Servers that hold each key range (chain replication: the head answers once every replica
+  # committed a step; a lost server's ranges go on on their next replica), 1..16.
   replicas @11 :UInt32 = 1;
   # Keys of at least this many elements are split across every server (MXNet's default).
   bigArrayBound @12 :UInt64 = 1000000;
   # The magnitude of every 2-bit value (MXNet's gradient_compression threshold).
   twoBitThreshold @13 :Float32 = 0.5;
+  # What the shards answer pushes with: fp32 values, or fp16 (half the pull bytes; the shard
+  # keeps fp32, the workers' replicas hold the values rounded to half precision).
+  pullPrecision @14 :PullPrecision = fp32;
+}
+
+enum PullPrecision {
+  fp32 @0;
+  fp16 @1;
 }
 
 enum KvStoreSync {

@@ -25,6 +25,9 @@ command_spec with_distribution_options(command_spec spec) {
                           "gradients: none (fp32), 2bit or threshold"});
   spec.options.push_back({"replicas", "R",
                           "override distributed.replicas: servers that hold each key range"});
+  spec.options.push_back({"pull-precision", "P",
+                          "override distributed.pullPrecision: what kvstore shards answer "
+                          "pushes with: fp32 or fp16"});
   return spec;
 }
 
@@ -57,6 +60,14 @@ result<void> read_distribution_flags(const arguments& args,
       return error{fmt::format("--kvstore: '{}' is not dist_sync or dist_async", *text)};
     overrides.kvstore =
       *text == "dist_async" ? schema::KvStoreSync::DIST_ASYNC : schema::KvStoreSync::DIST_SYNC;
+  }
+  if (auto text = args.get("pull-precision")) {
+    if (*text == "fp32")
+      overrides.pull_precision = schema::PullPrecision::FP32;
+    else if (*text == "fp16")
+      overrides.pull_precision = schema::PullPrecision::FP16;
+    else
+      return error{fmt::format("--pull-precision: '{}' is not fp32 or fp16", *text)};
   }
   if (auto text = args.get("compression")) {
     if (*text == "none")

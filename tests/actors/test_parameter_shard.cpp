@@ -202,6 +202,25 @@ BOOST_AUTO_TEST_CASE(a_plain_pull_answers_the_values_of_the_latest_merged_step) 
   BOOST_TEST(stats(shard).updates == 1u);
 }
 
+BOOST_AUTO_TEST_CASE(fp16_answers_carry_the_parameters_rounded_to_half_precision) {
+  auto setup = shard_setup(kv_sync::dist_async);
+  setup.fp16_answers = true;
+  auto shard = sys.spawn(parameter_shard, std::move(setup));
+  self->send(shard, push_of(worker_a, 1, {0.2f, 0.0f, 0.0f, 0.0f}));
+  sched.run();
+  std::optional<kv_values> answer;
+  self->receive([&](const kv_values& got) { answer = got; });
+  compute::frame_workspace ws;
+  auto view = compute::read_update_frame(answer->values, ws);
+  BOOST_REQUIRE(view.ok());
+  BOOST_TEST(static_cast<int>(view->enc)
+             == static_cast<int>(compute::encoding::dense_fp16));
+  std::vector<float> decoded(4, 0.0f);
+  BOOST_REQUIRE(compute::apply_update_frame(*view, decoded).ok());
+  BOOST_TEST(decoded[0] == 0.89990234375f);  // 1 - 0.5 * 0.2 = 0.9, the nearest half
+  BOOST_TEST(decoded[1] == 1.0f);
+}
+
 // -- chain replication ------------------------------------------------------------------------
 
 BOOST_AUTO_TEST_CASE(a_chained_head_answers_a_step_once_its_successor_committed_the_same_values) {

@@ -143,8 +143,13 @@ BOOST_AUTO_TEST_CASE(mode_and_averaging_frequency_are_checked_naming_the_flag_or
   BOOST_TEST(kvstore.status == 1);
   BOOST_TEST(contains(kvstore.output, "kvstore needs at least one server node (--servers S)"),
              kvstore.output);
+  auto precision = run("train " + job + " --mode kvstore --pull-precision fp8");
+  BOOST_TEST(precision.status == 2);
+  BOOST_TEST(contains(precision.output, "--pull-precision: 'fp8' is not fp32 or fp16"),
+             precision.output);
   auto help = run("submit --help");
-  for (const char* word : {"--mode", "--averaging-frequency", "--topology", "--fanout"})
+  for (const char* word : {"--mode", "--averaging-frequency", "--topology", "--fanout",
+                           "--replicas", "--pull-precision"})
     BOOST_TEST(contains(help.output, word), word);
 }
 

@@ -22,6 +22,7 @@ struct kv_run {
   schema::KvStoreSync sync = schema::KvStoreSync::DIST_SYNC;
   schema::KvCompression compression = schema::KvCompression::NONE;
   bool server_optimizer = true;
+  schema::PullPrecision pulls = schema::PullPrecision::FP32;
 };
 
 /// Trains the small job (784-64-10, SGD) for one epoch in kvstore mode.
@@ -33,6 +34,7 @@ runtime::training_report train_kvstore(const kv_run& run) {
   options.mode = schema::TrainingMode::KVSTORE;
   options.kvstore = run.sync;
   options.compression = run.compression;
+  options.pull_precision = run.pulls;
   auto trained = runtime::train_on_cluster(job, options, run.shape);
   BOOST_REQUIRE_MESSAGE(trained, (trained ? "" : trained.err().message));
   BOOST_TEST_MESSAGE(run.shape.nodes << " nodes x " << run.shape.workers << " workers, "
@@ -103,6 +105,16 @@ BOOST_AUTO_TEST_CASE(two_bit_pushes_send_a_sixteenth_of_the_dense_bytes) {
     {{2, 1, 1}, schema::KvStoreSync::DIST_SYNC, schema::KvCompression::TWO_BIT});
   BOOST_TEST(report.push_bytes <= report.push_dense_bytes * 7 / 100);
   BOOST_TEST(report.test_accuracy >= 0.75);
+}
+
+BOOST_AUTO_TEST_CASE(fp16_pulls_take_half_the_pull_bytes_and_learn) {
+  const auto fp32 = train_kvstore({{2, 1, 1}});
+  const auto fp16 = train_kvstore({{2, 1, 1}, schema::KvStoreSync::DIST_SYNC,
+                                   schema::KvCompression::NONE, true,
+                                   schema::PullPrecision::FP16});
+  BOOST_TEST(fp16.pull_bytes < fp32.pull_bytes * 51 / 100);  // frame headers aside
+  BOOST_TEST(fp16.pull_bytes > fp32.pull_bytes * 49 / 100);
+  BOOST_TEST(fp16.test_accuracy >= 0.78);
 }
 
 BOOST_AUTO_TEST_CASE(a_kvstore_job_without_servers_is_refused_with_the_flag_named) {

@@ -28,6 +28,22 @@ compute::frame frame_of(const parameter_shard_state& st, const parameter_shard_s
   return std::move(*built);
 }
 
+/// The answer pushers get: `values` framed in fp32, or in fp16 with fp16_answers. Chain
+/// steps and states stay fp32, so the replicas stay equal to the bit.
+compute::frame answer_of(parameter_shard_state& st, const parameter_shard_setup& setup,
+                         std::span<const float> values) {
+  if (!st.fp16)
+    return frame_of(st, setup, values);
+  compute::frame_header header;
+  header.iteration = st.iteration;
+  header.epoch = st.epoch;
+  auto built = compute::build_update_frame(header, st.fp16->encode(values));
+  if (!built)
+    throw std::logic_error(fmt::format("parameter_shard: key {} part {}: {}", setup.range.key,
+                                       setup.range.part, built.err().message));
+  return std::move(*built);
+}
+
 /// Decodes `values` (a frame of exactly target.size() elements at offset 0) into `target`,
 /// which is zeroed first. `what` names the frame in errors.
 result<void> decode_into(parameter_shard_state& st, const parameter_shard_setup& setup,
@@ -52,14 +68,14 @@ void commit(parameter_shard_state& st, const parameter_shard_setup& setup,
   ++st.seq;
   ++st.stats.updates;
   if (!setup.server_optimizer) {
-    st.latest = frame_of(st, setup, gradient);
+    st.latest = answer_of(st, setup, gradient);
     return;
   }
   const compute::step_context step{st.iteration, st.epoch,
                                    setup.schedule.rate_at(st.iteration, st.epoch)};
   ++st.iteration;
   setup.rule->apply_step(gradient, st.updater_state, step, st.parameters);
-  st.latest = frame_of(st, setup, st.parameters);
+  st.latest = answer_of(st, setup, st.parameters);
 }
 
 // -- chain replication ------------------------------------------------------------------------
@@ -388,7 +404,9 @@ caf::behavior parameter_shard(caf::stateful_actor<parameter_shard_state>* self,
   st.updater_state.resize(setup.rule->state_size(st.parameters.size()));
   setup.rule->initialize_state(st.updater_state);
   st.scratch.resize(st.parameters.size());
-  st.latest = frame_of(st, setup, st.parameters);
+  if (setup.fp16_answers)
+    st.fp16.emplace(st.parameters.size());
+  st.latest = answer_of(st, setup, st.parameters);
   return {
     [self, setup](const kv_push& push) { return take_push(self, setup, push); },
     [self, setup](const kv_round& plan) {

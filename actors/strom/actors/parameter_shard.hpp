@@ -40,6 +40,7 @@
 
 #include "strom/actors/messages.hpp"
 #include "strom/actors/timing.hpp"
+#include "strom/compute/codecs/dense_codec.hpp"
 #include "strom/compute/frames/update_frame.hpp"
 #include "strom/compute/kvstore/key_layout.hpp"
 #include "strom/compute/updaters/learning_rate_schedule.hpp"
@@ -62,6 +63,7 @@ struct parameter_shard_setup {
   kv_sync sync = kv_sync::dist_sync;
   bool server_optimizer = true;  ///< false: only sum (dist_sync)
   std::uint32_t position = 0;    ///< in the range's chain of replicas (0: the head)
+  bool fp16_answers = false;     ///< answers in fp16 (distributed.pullPrecision)
   /// A chain step or state unacknowledged this long is logged; the answers it holds wait for
   /// the job_master's new chain link (a successor lost is always replaced or dropped).
   caf::timespan chain_timeout = timing{}.answer_timeout;
@@ -103,6 +105,7 @@ struct parameter_shard_state {
   std::set<std::uint32_t> closed;  ///< dist_sync: rounds over (a push to one is a duplicate)
   std::set<std::uint64_t> lost_nodes;           ///< their workers are no longer waited for
   compute::frame latest;  ///< the latest answer (duplicates get it)
+  std::optional<compute::fp16_encoder> fp16;  ///< encodes the answers with fp16_answers
   shard_stats stats;
   // -- chain replication ---
   std::uint64_t seq = 0;            ///< commits so far (a chain step's number)

@@ -71,6 +71,7 @@ result<std::vector<actors::parameter_shard_setup>> prepare_shards(
                  ? actors::kv_sync::dist_async
                  : actors::kv_sync::dist_sync;
     one.server_optimizer = distributed.getServerOptimizer();
+    one.fp16_answers = distributed.getPullPrecision() == schema::PullPrecision::FP16;
     shards.push_back(std::move(one));
   }
   return shards;

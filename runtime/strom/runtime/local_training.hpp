@@ -28,6 +28,7 @@ struct local_training_options {
   std::optional<schema::KvStoreSync> kvstore;        ///< overrides distributed.kvstore
   std::optional<schema::KvCompression> compression;  ///< overrides distributed.compression
   std::optional<std::uint32_t> replicas;             ///< overrides distributed.replicas
+  std::optional<schema::PullPrecision> pull_precision;  ///< overrides distributed.pullPrecision
   std::string checkpoint_dir;           ///< empty: no checkpoint
   training_observer* observer = nullptr;
   observers watch;  ///< metrics and timeline hooks for the run's actors (observation.hpp)

@@ -36,6 +36,8 @@ result<void> prepare_run(job_spec& job, const local_training_options& options) {
     distributed.setCompression(*options.compression);
   if (options.replicas)
     distributed.setReplicas(*options.replicas);
+  if (options.pull_precision)
+    distributed.setPullPrecision(*options.pull_precision);
   // Every path to training passes here (after the overrides): a job built in a host
   // program, or received by a node, is checked as thoroughly as a loaded job file.
   if (auto ok = check_job(job); !ok)
