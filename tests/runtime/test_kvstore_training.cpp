@@ -164,33 +164,35 @@ BOOST_AUTO_TEST_CASE(more_replicas_than_server_nodes_are_refused_naming_both_cou
              trained.err().message);
 }
 
-BOOST_AUTO_TEST_CASE(with_two_replicas_a_server_lost_mid_epoch_fails_over_and_applies_no_step_twice) {
-  // Two worker nodes and two server nodes, each key range on both (a chain). Server node 2
-  // (indices 0 and 1 are the workers) is lost at 40% of the first epoch: its ranges go on on
-  // their replicas, the workers push their unanswered step there, and every range takes
-  // exactly one optimizer step a worker step: none lost, none twice.
-  auto job = testing::small_fashion_job();
-  runtime::local_training_options options;
-  options.epochs = 2;
-  options.mode = schema::TrainingMode::KVSTORE;
-  options.replicas = 2;
-  auto submission = runtime::make_submission(job, options, 2, 2);
-  BOOST_REQUIRE_MESSAGE(submission, (submission ? "" : submission.err().message));
-  auto cluster = runtime::in_process_cluster::start({2, 1, 2});
-  BOOST_REQUIRE_MESSAGE(cluster, (cluster ? "" : cluster.err().message));
-  testing::act_mid_epoch lose_server{1, 0.4, [&] { (*cluster)->lose(2); }};
-  auto run =
-    runtime::run_job((*cluster)->home(), (*cluster)->scheduler(), *submission, &lose_server);
-  BOOST_REQUIRE_MESSAGE(run, (run ? "" : run.err().message));
-  BOOST_TEST(lose_server.done());
-  BOOST_TEST(run->replicas == 2u);
-  BOOST_TEST(run->server_failovers == 1u);
-  BOOST_TEST(run->train_samples == 2u * 60000u);
-  BOOST_TEST(run->server_updates == 2 * steps_a_worker * small_job_keys);
-  BOOST_TEST(run->test_accuracy >= 0.78);
-}
-
 namespace {
+
+/// Two worker nodes (indices 0 and 1) and two server nodes (2 and 3) holding every key range
+/// of the small job twice, ready to train it for two epochs.
+struct replicated_job {
+  replicated_job() {
+    auto job = testing::small_fashion_job();
+    runtime::local_training_options options;
+    options.epochs = 2;
+    options.mode = schema::TrainingMode::KVSTORE;
+    options.replicas = 2;
+    auto made = runtime::make_submission(job, options, 2, 2);
+    BOOST_REQUIRE_MESSAGE(made, (made ? "" : made.err().message));
+    submission = std::move(*made);
+    auto started = runtime::in_process_cluster::start({2, 1, 2});
+    BOOST_REQUIRE_MESSAGE(started, (started ? "" : started.err().message));
+    cluster = std::move(*started);
+  }
+
+  /// Trains the job to its end, `watch` seeing its progress.
+  runtime::training_report run(runtime::training_observer& watch) {
+    auto run = runtime::run_job(cluster->home(), cluster->scheduler(), submission, &watch);
+    BOOST_REQUIRE_MESSAGE(run, (run ? "" : run.err().message));
+    return *run;
+  }
+
+  actors::job_submission submission;
+  std::unique_ptr<runtime::in_process_cluster> cluster;
+};
 
 /// Passes a job's progress to two observers.
 struct both_observers : runtime::training_observer {
@@ -209,33 +211,39 @@ struct both_observers : runtime::training_observer {
 
 } // namespace
 
+BOOST_AUTO_TEST_CASE(with_two_replicas_a_server_lost_mid_epoch_fails_over_and_applies_no_step_twice) {
+  // Server node 2 is lost at 40% of the first epoch: its ranges go on on their replicas, the
+  // workers push their unanswered step there, and every range takes exactly one optimizer
+  // step a worker step: none lost, none twice.
+  replicated_job job;
+  testing::act_mid_epoch lose_server{1, 0.4, [&] { job.cluster->lose(2); }};
+  const auto run = job.run(lose_server);
+  BOOST_TEST(lose_server.done());
+  BOOST_TEST(run.replicas == 2u);
+  BOOST_TEST(run.server_failovers == 1u);
+  BOOST_TEST(run.train_samples == 2u * 60000u);
+  BOOST_TEST(run.server_updates == 2 * steps_a_worker * small_job_keys);
+  BOOST_TEST(run.test_accuracy >= 0.78);
+}
+
 BOOST_AUTO_TEST_CASE(a_server_that_joins_takes_the_replicas_a_lost_one_held) {
-  // Two worker nodes, servers 2 and 3 holding every range twice. Server 2 is lost in epoch 1
-  // and a new server joins at once: it takes a replica of every range, filled by the chain.
+  // Server 2 is lost in epoch 1 and a new server joins at once: it takes a replica of every
+  // range, filled by the chain (or waits as a spare when it joins before the loss is seen).
   // Server 3, the last original, is lost in epoch 2: the job goes on on the joined server
   // alone, which only works if it holds everything the chain committed.
-  auto job = testing::small_fashion_job();
-  runtime::local_training_options options;
-  options.epochs = 2;
-  options.mode = schema::TrainingMode::KVSTORE;
-  options.replicas = 2;
-  auto submission = runtime::make_submission(job, options, 2, 2);
-  BOOST_REQUIRE_MESSAGE(submission, (submission ? "" : submission.err().message));
-  auto cluster = runtime::in_process_cluster::start({2, 1, 2});
-  BOOST_REQUIRE_MESSAGE(cluster, (cluster ? "" : cluster.err().message));
+  replicated_job job;
   bool joined = false;
   testing::act_mid_epoch replace{1, 0.3, [&] {
-                                   (*cluster)->lose(2);
-                                   joined = (*cluster)->add_node(1, actors::node_role_server).ok();
+                                   job.cluster->lose(2);
+                                   joined = job.cluster->add_node(1, actors::node_role_server).ok();
                                  }};
-  testing::act_mid_epoch lose_last{2, 0.3, [&] { (*cluster)->lose(3); }};
+  testing::act_mid_epoch lose_last{2, 0.3, [&] { job.cluster->lose(3); }};
   both_observers watch{replace, lose_last};
-  auto run = runtime::run_job((*cluster)->home(), (*cluster)->scheduler(), *submission, &watch);
-  BOOST_REQUIRE_MESSAGE(run, (run ? "" : run.err().message));
+  const auto run = job.run(watch);
   BOOST_TEST(joined);
   BOOST_TEST(lose_last.done());
-  BOOST_TEST(run->server_failovers == 2u);
-  BOOST_TEST(run->train_samples == 2u * 60000u);
-  BOOST_TEST(run->server_updates == 2 * steps_a_worker * small_job_keys);
-  BOOST_TEST(run->test_accuracy >= 0.78);
+  BOOST_TEST(run.server_failovers == 2u);
+  BOOST_TEST(run.train_samples == 2u * 60000u);
+  BOOST_TEST(run.server_updates == 2 * steps_a_worker * small_job_keys);
+  BOOST_TEST(run.test_accuracy >= 0.78);
 }
