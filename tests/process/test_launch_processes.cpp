@@ -337,3 +337,71 @@ BOOST_AUTO_TEST_CASE(a_bad_hosts_line_exits_1_naming_file_and_line) {
   BOOST_TEST(result.status == 1);
   BOOST_TEST(contains(result.err, hosts.string() + ":2: 'workers=many'"), result.err);
 }
+
+BOOST_AUTO_TEST_CASE(a_kvstore_launch_with_a_server_entry_reports_one_server) {
+  scratch dir;
+  const auto hosts = dir.path() / "hosts";
+  write_text(hosts, "localhost role=server name=ps1\nlocalhost workers=1\nlocalhost workers=1\n");
+  const auto metrics = dir.path() / "metrics.json";
+  child launch{{"launch", "--hosts", hosts.string(), fashion_mlp_job, "--mode", "kvstore",
+                "--epochs", "1", "--metrics-out", metrics.string()},
+               dir.path(), "launch"};
+  std::set<pid_t> started;
+  const auto status = wait_noting_descendants(launch, launch_limit, started);
+  BOOST_REQUIRE_MESSAGE(status.has_value(), "launch did not end\n" << launch.transcript());
+  BOOST_REQUIRE_MESSAGE(*status == 0, launch.transcript());
+  const auto json = read_text(metrics);
+  BOOST_TEST(contains(json, "\"mode\":\"kvstore\""), json);
+  BOOST_TEST(json_number(json, "servers") == 1.0, json);
+  BOOST_TEST(json_number(json, "workers") == 2.0, json);
+  check_nothing_left(started, scheduler_port_in(launch.err()), launch.transcript());
+}
+
+BOOST_AUTO_TEST_CASE(a_launch_with_a_tls_dir_trains_over_tls) {
+  scratch dir;
+  const auto certs = dir.path() / "certs";
+  auto made = run_strom({"certs", "init", certs.string(), "--nodes", "scheduler,w1,w2"},
+                        dir.path(), "certs", startup_limit);
+  BOOST_REQUIRE_MESSAGE(made.status == 0, made.err);
+  const auto hosts = dir.path() / "hosts";
+  write_text(hosts, "localhost name=w1 workers=1\nlocalhost name=w2 workers=1\n");
+  const auto metrics = dir.path() / "metrics.json";
+  child launch{{"launch", "--hosts", hosts.string(), "--tls-dir", certs.string(), fashion_mlp_job,
+                "--epochs", "1", "--metrics-out", metrics.string()},
+               dir.path(), "launch"};
+  std::set<pid_t> started;
+  const auto status = wait_noting_descendants(launch, launch_limit, started);
+  BOOST_REQUIRE_MESSAGE(status.has_value(), "launch did not end\n" << launch.transcript());
+  BOOST_REQUIRE_MESSAGE(*status == 0, launch.transcript());
+  BOOST_TEST(json_number(read_text(metrics), "nodes") == 2.0);
+  // Every process had its certificate: none of them said it runs unauthenticated.
+  BOOST_TEST(!contains(launch.transcript(), "unauthenticated"), launch.transcript());
+  check_nothing_left(started, scheduler_port_in(launch.err()), launch.transcript());
+}
+
+BOOST_AUTO_TEST_CASE(a_tls_dir_launch_needs_a_name_on_every_hosts_line) {
+  scratch dir;
+  const auto certs = dir.path() / "certs";
+  auto made = run_strom({"certs", "init", certs.string(), "--nodes", "scheduler,w1"},
+                        dir.path(), "certs", startup_limit);
+  BOOST_REQUIRE_MESSAGE(made.status == 0, made.err);
+  const auto hosts = dir.path() / "hosts";
+  write_text(hosts, "localhost name=w1\nlocalhost\n");
+  auto result = run_strom({"launch", "--hosts", hosts.string(), "--tls-dir", certs.string(),
+                           fashion_mlp_job},
+                          dir.path(), "launch", startup_limit);
+  BOOST_TEST(result.status == 1);
+  BOOST_TEST(contains(result.err, hosts.string() + ":2: with --tls-dir every host needs name=NAME"),
+             result.err);
+}
+
+BOOST_AUTO_TEST_CASE(a_hosts_line_with_a_bad_role_exits_1_naming_line_and_value) {
+  scratch dir;
+  const auto hosts = dir.path() / "hosts";
+  write_text(hosts, "localhost\nlocalhost role=boss\n");
+  auto result = run_strom({"launch", "--hosts", hosts.string(), fashion_mlp_job}, dir.path(),
+                          "launch", startup_limit);
+  BOOST_TEST(result.status == 1);
+  BOOST_TEST(contains(result.err, hosts.string() + ":2: 'role=boss': the role is not worker or "
+                                  "server"), result.err);
+}
