@@ -627,7 +627,8 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
       run.progress_sent = now;
       self->send(setup.scheduler, node_progress{run.job_id, st.node_id, run.round,
                                                 run.totals.batches, run.totals.samples,
-                                                run.totals.loss_sum});
+                                                run.totals.loss_sum, run.job_totals.samples,
+                                                run.actors.framer->stats()});
       publish_node_metrics(self, setup);
     },
     [self, setup](const epoch_report& done) {
