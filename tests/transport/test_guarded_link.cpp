@@ -100,6 +100,21 @@ struct hand_played_peer {
   caf::node_id server;  ///< what its handshake named
 };
 
+/// Hands out the last actor it was given: how two clients of one port learn of each other.
+struct introducer_state {
+  caf::actor introduced;
+};
+
+caf::behavior introducer(caf::stateful_actor<introducer_state>* self) {
+  return {
+    [self](caf::actor handle) {
+      self->state.introduced = std::move(handle);
+      return true;
+    },
+    [self](const std::string&) { return self->state.introduced; },
+  };
+}
+
 /// A listening socket on loopback that never accepts: a peer that answers nothing.
 struct silent_listener {
   silent_listener() : fd(strom::test::listen_loopback(8, port)) {}
@@ -331,4 +346,36 @@ BOOST_AUTO_TEST_CASE(a_second_handshake_naming_another_node_is_refused) {
   peer.send(strom::test::client_handshake(strom::test::made_up_node(777)));
   BOOST_TEST(closed_within(peer.fd, 2s));
   BOOST_TEST(log.has({"refused 127.0.0.1:", "client handshake names node", "its first named"}));
+}
+
+BOOST_AUTO_TEST_CASE(two_clients_talk_through_the_port_they_share) {
+  // CAF routes between nodes without a link of their own through a node both reach: the
+  // guards let the server pass on one client's messages to the other and back.
+  strom::runtime::system_config config{true};
+  caf::actor_system system{config};
+  auto hub = system.spawn(introducer);
+  auto port = guarded_port::open(system, hub, {"127.0.0.1", 0});
+  BOOST_REQUIRE(port.ok());
+  client a;
+  client b;
+  auto a_link = a.connect((*port)->port());
+  auto b_link = b.connect((*port)->port());
+  BOOST_REQUIRE(a_link.ok());
+  BOOST_REQUIRE(b_link.ok());
+  auto doubling = b.system.spawn(strom::test::doubler);
+  caf::scoped_actor b_self{b.system};
+  bool stored = false;
+  b_self->request(b_link->remote, 5s, doubling).receive([&](bool ok) { stored = ok; },
+                                                        [](caf::error&) {});
+  BOOST_REQUIRE(stored);
+  caf::scoped_actor a_self{a.system};
+  caf::actor introduced;
+  a_self->request(a_link->remote, 5s, std::string{"who"})
+    .receive([&](const caf::actor& handle) { introduced = handle; }, [](caf::error&) {});
+  BOOST_REQUIRE(introduced);
+  BOOST_TEST((introduced.node() == b.system.node()));
+  BOOST_TEST(a.doubles(introduced));
+  caf::anon_send_exit(doubling, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(hub, caf::exit_reason::user_shutdown);
+  port->reset();
 }
