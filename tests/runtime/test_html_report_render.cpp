@@ -34,6 +34,16 @@ const std::vector<std::string> node_chart_ids = {"node_speed", "node_bytes", "th
                                                  "density"};
 /// The submit of a 2-epoch small job to two node processes, their start included.
 constexpr auto submit_limit = std::chrono::milliseconds(120'000);
+/// Hidden units of the small job here: at its default 64 an epoch takes 0.2 s, within one
+/// node record (node_record_interval_seconds); at 512 about 1 s, several records a node.
+constexpr unsigned hidden_units = 512;
+
+/// The small job in `dir`, sized for per-node series.
+std::filesystem::path report_job(const strom::test::scratch& dir) {
+  return dir.write("small.job", strom::testing::small_fashion_job_text(
+                                  STROM_FASHION_MNIST_DIR "/train-images-idx3-ubyte.gz",
+                                  hidden_units));
+}
 
 std::string file_text(const std::filesystem::path& path) {
   std::ifstream in{path};
@@ -105,7 +115,7 @@ BOOST_AUTO_TEST_CASE(the_report_of_a_two_node_run_renders_its_charts_in_chromium
   if (!chromium_installed())
     return;
   strom::test::scratch dir;
-  const auto job = dir.write("small.job", strom::testing::small_fashion_job_text());
+  const auto job = report_job(dir);
   const auto page = dir.path() / "report.html";
   const auto trained = strom::test::run_strom(fmt::format(
     "train {} --nodes 2 --workers 1 --epochs 2 --metrics-out {} --timeline {} --html-out {} "
@@ -132,7 +142,7 @@ BOOST_AUTO_TEST_CASE(the_report_of_a_submitted_job_draws_the_nodes_charts_too) {
     return;
   strom::test::local_cluster cluster{2};
   const auto& dir = cluster.dir();
-  const auto job = dir.write("small.job", strom::testing::small_fashion_job_text());
+  const auto job = report_job(dir);
   const auto page = dir.path() / "report.html";
   const auto metrics = dir.path() / "m.json";
   const auto submitted = cluster.command({"submit", job.string(), "--epochs", "2",
