@@ -20,12 +20,14 @@
 #include "commands.hpp"
 #include "scheduler_link.hpp"
 #include "submit_command.hpp"
+#include "tls_flags.hpp"
 #include "strom/runtime/job_client.hpp"
 #include "strom/runtime/job_spec.hpp"
 #include "strom/runtime/launch/child_process.hpp"
 #include "strom/runtime/launch/host_list.hpp"
 #include "strom/runtime/launch/port_probe.hpp"
 #include "strom/runtime/launch/slurm_nodelist.hpp"
+#include "strom/runtime/security/tls_context.hpp"
 #include "strom/runtime/stop_signals.hpp"
 
 namespace strom::cli {
@@ -49,12 +51,20 @@ const std::vector<option_spec> launch_options = {
   {"remote-strom", "PATH", "the strom program on ssh hosts (default: this program's path)"},
   {"ssh-key", "FILE", "ssh's identity file (-i)"},
   {"ssh-config", "FILE", "ssh's configuration file (-F)"},
+  {"tls-dir", "DIR",
+   "TLS with the certificates 'strom certs init DIR' made: the scheduler and launch's own "
+   "connection use DIR/scheduler.pem, a node DIR/NAME.pem of its line's name=NAME (the same "
+   "path on every host); instead, --tls-ca, --tls-cert and --tls-key give every process one "
+   "certificate"},
 };
 
 /// Options of `strom submit` that make no sense here: launch owns the scheduler's address
-/// and follows the job to its end, and its processes speak plaintext.
-const std::vector<std::string> submit_options_not_taken = {"to", "detach", "tls-ca", "tls-cert",
-                                                           "tls-key"};
+/// and follows the job to its end.
+const std::vector<std::string> submit_options_not_taken = {"to", "detach"};
+
+/// The certificate name of the scheduler (and of launch's own connection) under --tls-dir,
+/// as the README's `strom certs init DIR --nodes scheduler,...` makes it.
+constexpr const char* scheduler_certificate_name = "scheduler";
 
 const command_spec& launch_spec() {
   static const command_spec spec = [] {
@@ -135,6 +145,66 @@ std::vector<std::string> submit_words(int argc, char** argv) {
   return words;
 }
 
+/// Where each process launch starts finds its TLS files: nowhere (plaintext), one set for all
+/// (the three --tls-* options), or one per name in --tls-dir.
+struct launch_tls {
+  std::optional<runtime::tls_files> shared;
+  std::string directory;
+
+  /// The files of the process named `name` (with --tls-dir a name is required); nullopt:
+  /// plaintext.
+  std::optional<runtime::tls_files> files_of(const std::string& name) const {
+    if (shared || directory.empty())
+      return shared;
+    const std::filesystem::path dir{directory};
+    return runtime::tls_files{(dir / "ca.pem").string(), (dir / (name + ".pem")).string(),
+                              (dir / (name + ".key")).string()};
+  }
+
+  /// The --tls-* options of the process named `name`.
+  std::vector<std::string> options_of(const std::string& name) const {
+    const auto files = files_of(name);
+    if (!files)
+      return {};
+    return {"--tls-ca", files->ca, "--tls-cert", files->certificate, "--tls-key", files->key};
+  }
+};
+
+/// The TLS of a launch from `args`; with --tls-dir every file a process will load is loaded
+/// here first, so that a missing certificate is named before any process starts.
+result<launch_tls> launch_tls_of(const arguments& args, const std::vector<launch_host>& hosts) {
+  launch_tls tls;
+  const bool shared = args.has("tls-ca") || args.has("tls-cert") || args.has("tls-key");
+  if (!args.has("tls-dir")) {
+    if (!shared)
+      return tls;
+    if (auto loaded = tls_of(args); !loaded)
+      return loaded.err();
+    tls.shared = runtime::tls_files{*args.get("tls-ca"), *args.get("tls-cert"),
+                                    *args.get("tls-key")};
+    return tls;
+  }
+  if (shared)
+    return error{"--tls-dir and --tls-ca/--tls-cert/--tls-key exclude each other"};
+  tls.directory = *args.get("tls-dir");
+  auto check = [&](const std::string& name) -> result<void> {
+    auto loaded = runtime::tls_context::load(*tls.files_of(name));
+    if (!loaded)
+      return loaded.err();
+    return {};
+  };
+  if (auto ok = check(scheduler_certificate_name); !ok)
+    return error{"--tls-dir: the scheduler's certificate: " + ok.err().message};
+  for (const auto& host : hosts) {
+    if (host.name.empty())
+      return error{fmt::format("{}: with --tls-dir every host needs name=NAME (its certificate "
+                               "{}/NAME.pem)", host.origin, tls.directory)};
+    if (auto ok = check(host.name); !ok)
+      return error{fmt::format("{}: {}", host.origin, ok.err().message)};
+  }
+  return tls;
+}
+
 /// `text` in single quotes for the remote shell that ssh hands its command to.
 std::string shell_quoted(const std::string& text) {
   std::string quoted = "'";
@@ -171,11 +241,13 @@ struct cluster_processes {
 /// listens on.
 result<std::uint16_t> start_scheduler(cluster_processes& cluster, const std::string& program,
                                       const std::string& listen_host, std::uint16_t port,
-                                      const std::string& advertise) {
+                                      const std::string& advertise, const launch_tls& tls) {
   std::vector<std::string> argv{program, "node", "--scheduler", "--listen",
                                 runtime::to_string(runtime::endpoint{listen_host, port})};
   if (!advertise.empty())
     argv.insert(argv.end(), {"--advertise", advertise});
+  const auto tls_options = tls.options_of(scheduler_certificate_name);
+  argv.insert(argv.end(), tls_options.begin(), tls_options.end());
   auto started = child_process::start(argv, child_output::piped);
   if (!started)
     return started.err();
@@ -207,9 +279,15 @@ result<std::uint16_t> start_scheduler(cluster_processes& cluster, const std::str
 /// `strom node --join` for `host`, here or over ssh.
 std::vector<std::string> node_command(const launch_host& host, const arguments& args,
                                       const std::string& program, const std::string& join,
-                                      const std::string& advertise) {
+                                      const std::string& advertise, const launch_tls& tls) {
   std::vector<std::string> node{host.local() ? program : args.get("remote-strom").value_or(program),
                                 "node", "--join", join};
+  if (!host.role.empty())
+    node.insert(node.end(), {"--role", host.role});
+  if (!host.name.empty())
+    node.insert(node.end(), {"--name", host.name});
+  const auto tls_options = tls.options_of(host.name);
+  node.insert(node.end(), tls_options.begin(), tls_options.end());
   if (host.workers > 0)
     node.insert(node.end(), {"--workers", std::to_string(host.workers)});
   else if (auto workers = args.get("workers"))
@@ -238,11 +316,19 @@ std::vector<std::string> node_command(const launch_host& host, const arguments& 
   return ssh;
 }
 
-/// Waits until `expected` nodes joined the scheduler at `port` on this machine.
-result<void> wait_for_nodes(const arguments& args, cluster_processes& cluster,
+/// Waits until `expected` nodes joined the scheduler at `port` on this machine, connecting as
+/// the submit `words` will.
+result<void> wait_for_nodes(const std::vector<std::string>& words, cluster_processes& cluster,
                             std::uint16_t port, std::size_t expected) {
   const runtime::endpoint where{"127.0.0.1", port};
-  auto link = connect_scheduler(args, where, command_name, "the scheduler it started");
+  std::vector<std::string> copy = words;
+  std::vector<char*> argv;
+  for (auto& word : copy)
+    argv.push_back(word.data());
+  auto args = parse_arguments(submit_command_spec(), static_cast<int>(argv.size()), argv.data());
+  if (!args)
+    return args.err();
+  auto link = connect_scheduler(*args, where, command_name, "the scheduler it started");
   if (!link)
     return error{"the scheduler cannot be reached"};
   const auto deadline = std::chrono::steady_clock::now() + join_limit;
@@ -285,11 +371,18 @@ result<std::uint16_t> port_of(const arguments& args, std::uint16_t fallback) {
 }
 
 /// Starts the scheduler, a node per host and the job; returns the job's exit status.
-int launch_hosts(const arguments& args, const std::vector<std::string>& submit_args,
+int launch_hosts(const arguments& args, std::vector<std::string> submit_args,
                  const std::vector<launch_host>& hosts, const std::string& program) {
   auto port = port_of(args, 0);
   if (!port)
     return usage(port.err().message);
+  auto tls = launch_tls_of(args, hosts);
+  if (!tls)
+    return failed(tls.err().message);
+  if (!tls->directory.empty()) {  // launch's own connection and the submit: as the scheduler
+    const auto own = tls->options_of(scheduler_certificate_name);
+    submit_args.insert(submit_args.end(), own.begin(), own.end());
+  }
   const bool all_local = std::all_of(hosts.begin(), hosts.end(),
                                      [](const launch_host& h) { return h.local(); });
   // With ssh hosts the scheduler listens everywhere and nodes join it at an address they
@@ -306,20 +399,20 @@ int launch_hosts(const arguments& args, const std::vector<std::string>& submit_a
   }
   cluster_processes cluster;
   auto listening = start_scheduler(cluster, program, all_local ? "127.0.0.1" : "0.0.0.0", *port,
-                                   advertise);
+                                   advertise, *tls);
   if (!listening)
     return failed(listening.err().message);
   const auto join = runtime::to_string(
     runtime::endpoint{all_local ? std::string{"127.0.0.1"} : advertise, *listening});
   for (const auto& host : hosts) {
-    auto node = child_process::start(node_command(host, args, program, join, advertise),
+    auto node = child_process::start(node_command(host, args, program, join, advertise, *tls),
                                      child_output::to_stderr);
     if (!node)
       return failed(fmt::format("{}: {}", host.origin, node.err().message));
     cluster.nodes.push_back(std::move(*node));
     cluster.node_places.push_back(fmt::format("{} ({})", host.ssh_destination(), host.origin));
   }
-  if (auto ok = wait_for_nodes(args, cluster, *listening, hosts.size()); !ok)
+  if (auto ok = wait_for_nodes(submit_args, cluster, *listening, hosts.size()); !ok)
     return failed(ok.err().message);
   return submit_to(submit_args, *listening);
 }
@@ -327,23 +420,23 @@ int launch_hosts(const arguments& args, const std::vector<std::string>& submit_a
 /// Task 0 of a Slurm step: the scheduler, a node and the job.
 int launch_slurm_first(const arguments& args, const std::vector<std::string>& submit_args,
                        const runtime::launch::slurm_task& task, const std::string& program,
-                       std::uint16_t port) {
+                       std::uint16_t port, const launch_tls& tls) {
   cluster_processes cluster;
   // Other tasks join from other machines: listen everywhere.
-  auto listening = start_scheduler(cluster, program, "0.0.0.0", port, "");
+  auto listening = start_scheduler(cluster, program, "0.0.0.0", port, "", tls);
   if (!listening)
     return failed(listening.err().message);
   launch_host here;
   here.host = "localhost";
   auto node = child_process::start(
     node_command(here, args, program, runtime::to_string(runtime::endpoint{"127.0.0.1", port}),
-                 ""),
+                 "", tls),
     child_output::to_stderr);
   if (!node)
     return failed(node.err().message);
   cluster.nodes.push_back(std::move(*node));
   cluster.node_places.push_back("Slurm task 0 (here)");
-  if (auto ok = wait_for_nodes(args, cluster, *listening, task.tasks); !ok)
+  if (auto ok = wait_for_nodes(submit_args, cluster, *listening, task.tasks); !ok)
     return failed(ok.err().message);
   return submit_to(submit_args, *listening);
 }
@@ -351,7 +444,7 @@ int launch_slurm_first(const arguments& args, const std::vector<std::string>& su
 /// Any other task of a Slurm step: one node that joins task 0's scheduler. It ends when its
 /// node ends: with status 0 when the scheduler is gone too (the job's end), else the node's.
 int launch_slurm_node(const arguments& args, const runtime::endpoint& scheduler,
-                      const std::string& program) {
+                      const std::string& program, const launch_tls& tls) {
   const auto where = runtime::to_string(scheduler);
   const auto deadline = std::chrono::steady_clock::now() + join_limit;
   while (!runtime::launch::accepts_connections(scheduler)) {
@@ -365,7 +458,7 @@ int launch_slurm_node(const arguments& args, const runtime::endpoint& scheduler,
   }
   launch_host here;
   here.host = "localhost";
-  auto command = node_command(here, args, program, where, "");
+  auto command = node_command(here, args, program, where, "", tls);
   command.insert(command.end(), {"--reconnect-timeout", slurm_node_reconnect_timeout});
   auto node = child_process::start(command, child_output::to_stderr);
   if (!node)
@@ -407,17 +500,23 @@ int run_launch(int argc, char** argv) {
     return failed(task.err().message);
   if (!*task)
     return usage("give --hosts FILE, or run it under srun (SLURM_PROCID and SLURM_NODELIST)");
+  if (args.has("tls-dir"))
+    return usage("--tls-dir needs a hosts file (its names pick the certificates); under Slurm "
+                 "give --tls-ca, --tls-cert and --tls-key, one certificate for every task");
+  auto tls = launch_tls_of(args, {});
+  if (!tls)
+    return failed(tls.err().message);
   auto port = port_of(args, default_slurm_port);
   if (!port)
     return usage(port.err().message);
   if (*port == 0)
     return usage("--port 0: under Slurm every task must know the scheduler's port in advance");
   if ((*task)->rank == 0)
-    return launch_slurm_first(args, submit_args, **task, program, *port);
+    return launch_slurm_first(args, submit_args, **task, program, *port, *tls);
   const char* host_override = std::getenv("STROM_LAUNCH_SCHEDULER_HOST");
   const std::string host = host_override && *host_override ? host_override
                                                            : (*task)->nodes.front();
-  return launch_slurm_node(args, runtime::endpoint{host, *port}, program);
+  return launch_slurm_node(args, runtime::endpoint{host, *port}, program, *tls);
 }
 
 } // namespace strom::cli

@@ -167,9 +167,9 @@ int run_submit(int argc, char** argv) {
     return exit_usage;
   }
   runtime::progress_display display{stderr};
-  // A client sees the job's epochs (the nodes' figures stay with the nodes: their
-  // --timeline files can be given to `strom report`).
-  runtime::run_recorder recorder{&display};
+  // A client sees the job's epochs, and its nodes' figures and membership changes as the
+  // scheduler passes them on with each progress report.
+  runtime::run_recorder recorder{&display, runtime::cluster_source::scheduler_reports};
   auto report = runtime::run_job(link->system, link->scheduler, *submission, &recorder, {},
                                  *reconnect);
   if (!report && !runtime::stop_requested())

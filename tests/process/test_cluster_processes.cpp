@@ -58,6 +58,8 @@ std::string survive_a_fault(local_cluster& cluster, const std::function<void(chi
   BOOST_TEST(json_number(metrics, "test_accuracy") >= 0.88, metrics);
   BOOST_TEST(json_number(metrics, "duplicate_updates_applied") == 0.0, metrics);
   BOOST_TEST(json_number(metrics, "nodes_lost") == 1.0, metrics);
+  // The submit heard of the loss from the scheduler: its report marks it on the time axis.
+  BOOST_TEST(contains(metrics, "\"kind\":\"lost\",\"count\":1"), metrics);
   BOOST_TEST(json_number(metrics, "train_samples") >= 0.99 * 10 * 60000, metrics);
   BOOST_TEST(contains(cluster.scheduler().err(), "goes on with 2 nodes after losing"),
              cluster.scheduler().err());

@@ -245,6 +245,36 @@ void check_trained(child& launch, const std::optional<int>& status, const fs::pa
   BOOST_TEST(json_number(json, "test_accuracy") >= three_epoch_accuracy_bar, json);
 }
 
+/// What a finished launch left: its metrics JSON and everything its processes said.
+struct launched {
+  std::string metrics;
+  std::string transcript;
+};
+
+/// Runs `strom launch ARGS... MLP --epochs 1 --metrics-out FILE` in `dir` to its end and checks
+/// that it succeeded and left no process behind.
+launched launch_one_epoch(const scratch& dir, std::vector<std::string> args) {
+  const auto metrics = dir.path() / "metrics.json";
+  args.insert(args.begin(), "launch");
+  args.insert(args.end(), {fashion_mlp_job, "--epochs", "1", "--metrics-out", metrics.string()});
+  child launch{args, dir.path(), "launch"};
+  std::set<pid_t> started;
+  const auto status = wait_noting_descendants(launch, launch_limit, started);
+  BOOST_REQUIRE_MESSAGE(status.has_value(), "launch did not end\n" << launch.transcript());
+  BOOST_REQUIRE_MESSAGE(*status == 0, launch.transcript());
+  check_nothing_left(started, scheduler_port_in(launch.err()), launch.transcript());
+  return {read_text(metrics), launch.transcript()};
+}
+
+/// The folder `strom certs init` made in `dir` with node certificates for `nodes` ("a,b").
+fs::path certificates_in(const scratch& dir, const std::string& nodes) {
+  const auto certs = dir.path() / "certs";
+  auto made = run_strom({"certs", "init", certs.string(), "--nodes", nodes}, dir.path(), "certs",
+                        startup_limit);
+  BOOST_REQUIRE_MESSAGE(made.status == 0, made.err);
+  return certs;
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_CASE(two_localhost_entries_train_to_the_bar_and_leave_no_process_behind) {
@@ -336,4 +366,62 @@ BOOST_AUTO_TEST_CASE(a_bad_hosts_line_exits_1_naming_file_and_line) {
                           "launch", startup_limit);
   BOOST_TEST(result.status == 1);
   BOOST_TEST(contains(result.err, hosts.string() + ":2: 'workers=many'"), result.err);
+}
+
+BOOST_AUTO_TEST_CASE(a_kvstore_launch_with_a_server_entry_reports_one_server) {
+  scratch dir;
+  const auto hosts = dir.path() / "hosts";
+  write_text(hosts, "localhost role=server name=ps1\nlocalhost workers=1\nlocalhost workers=1\n");
+  const auto run = launch_one_epoch(dir, {"--hosts", hosts.string(), "--mode", "kvstore"});
+  BOOST_TEST(contains(run.metrics, "\"mode\":\"kvstore\""), run.metrics);
+  BOOST_TEST(json_number(run.metrics, "servers") == 1.0, run.metrics);
+  BOOST_TEST(json_number(run.metrics, "workers") == 2.0, run.metrics);
+}
+
+BOOST_AUTO_TEST_CASE(a_launch_with_a_tls_dir_trains_over_tls) {
+  scratch dir;
+  const auto certs = certificates_in(dir, "scheduler,w1,w2");
+  const auto hosts = dir.path() / "hosts";
+  write_text(hosts, "localhost name=w1 workers=1\nlocalhost name=w2 workers=1\n");
+  const auto run = launch_one_epoch(dir, {"--hosts", hosts.string(), "--tls-dir", certs.string()});
+  BOOST_TEST(json_number(run.metrics, "nodes") == 2.0);
+  // Every process had its certificate: none of them said it runs unauthenticated.
+  BOOST_TEST(!contains(run.transcript, "unauthenticated"), run.transcript);
+}
+
+BOOST_AUTO_TEST_CASE(a_launch_with_one_certificate_for_every_process_trains_over_tls) {
+  scratch dir;
+  const auto certs = certificates_in(dir, "cluster");
+  const auto hosts = dir.path() / "hosts";
+  write_text(hosts, "localhost workers=1\nlocalhost workers=1\n");
+  std::vector<std::string> args{"--hosts", hosts.string()};
+  const auto tls = tls_options(certs, "cluster");
+  args.insert(args.end(), tls.begin(), tls.end());
+  const auto run = launch_one_epoch(dir, args);
+  BOOST_TEST(json_number(run.metrics, "nodes") == 2.0);
+  BOOST_TEST(!contains(run.transcript, "unauthenticated"), run.transcript);
+}
+
+BOOST_AUTO_TEST_CASE(a_tls_dir_launch_needs_a_name_on_every_hosts_line) {
+  scratch dir;
+  const auto certs = certificates_in(dir, "scheduler,w1");
+  const auto hosts = dir.path() / "hosts";
+  write_text(hosts, "localhost name=w1\nlocalhost\n");
+  auto result = run_strom({"launch", "--hosts", hosts.string(), "--tls-dir", certs.string(),
+                           fashion_mlp_job},
+                          dir.path(), "launch", startup_limit);
+  BOOST_TEST(result.status == 1);
+  BOOST_TEST(contains(result.err, hosts.string() + ":2: with --tls-dir every host needs name=NAME"),
+             result.err);
+}
+
+BOOST_AUTO_TEST_CASE(a_hosts_line_with_a_bad_role_exits_1_naming_line_and_value) {
+  scratch dir;
+  const auto hosts = dir.path() / "hosts";
+  write_text(hosts, "localhost\nlocalhost role=boss\n");
+  auto result = run_strom({"launch", "--hosts", hosts.string(), fashion_mlp_job}, dir.path(),
+                          "launch", startup_limit);
+  BOOST_TEST(result.status == 1);
+  BOOST_TEST(contains(result.err, hosts.string() + ":2: 'role=boss': the role is not worker or "
+                                  "server"), result.err);
 }

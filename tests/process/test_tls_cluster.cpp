@@ -7,7 +7,12 @@
 #include <vector>
 
 #include "cluster_processes.hpp"
+#include "strom/runtime/job_client.hpp"
+#include "strom/runtime/node_daemon.hpp"
+#include "strom/runtime/node_startup.hpp"
 #include "strom/runtime/security/tls_context.hpp"
+#include "strom/runtime/system_config.hpp"
+#include "support/small_fashion_job.hpp"
 #include "support/loopback_socket.hpp"
 #include "support/tls_socket.hpp"
 
@@ -100,6 +105,39 @@ BOOST_FIXTURE_TEST_CASE(tls_workers_train_a_mesh_through_their_published_relays,
   // Every frame reached every worker once: 3 workers x 313 batches, applied at each of the 3.
   BOOST_TEST(json_number(json, "updates_applied") == 3.0 * 313 * 3, json);
   BOOST_TEST(json_number(json, "duplicate_updates_applied") == 0.0, json);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_host_program_trains_on_a_tls_cluster_with_its_client_certificate,
+                        certificates) {
+  local_cluster cluster{1, {}, ours()};
+  // The embedding API as a host program uses it (strom/strom.hpp): its own actor system, its
+  // identity loaded once, connect_to_scheduler and run_job.
+  strom::runtime::system_config config{true};
+  caf::actor_system system{config};
+  auto where = strom::runtime::parse_endpoint(cluster.address());
+  BOOST_REQUIRE(where.ok());
+  // Without its certificate the TLS scheduler turns it away, naming why.
+  auto plain = strom::runtime::connect_to_scheduler(system, *where);
+  BOOST_REQUIRE(!plain.ok());
+  BOOST_TEST(contains(plain.err().message, "a TLS endpoint closes plaintext peers"),
+             plain.err().message);
+  auto identity = strom::runtime::tls_context::load(
+    {(ours() / "ca.pem").string(), (ours() / "alice.pem").string(),
+     (ours() / "alice.key").string()});
+  BOOST_REQUIRE(identity.ok());
+  strom::runtime::connect_options options;
+  options.limits.tls.context = *identity;
+  auto scheduler = strom::runtime::connect_to_scheduler(system, *where, options);
+  BOOST_REQUIRE_MESSAGE(scheduler.ok(), (scheduler.ok() ? "" : scheduler.err().message));
+  auto job = strom::testing::small_fashion_job();
+  strom::runtime::local_training_options overrides;
+  overrides.epochs = 1;
+  auto submission = strom::runtime::make_submission(job, overrides, 0);
+  BOOST_REQUIRE(submission.ok());
+  auto report = strom::runtime::run_job(system, scheduler->remote, *submission, nullptr);
+  BOOST_REQUIRE_MESSAGE(report.ok(), (report.ok() ? "" : report.err().message));
+  BOOST_TEST(report->epochs == 1u);
+  BOOST_TEST(report->test_accuracy > 0.5);
 }
 
 BOOST_FIXTURE_TEST_CASE(a_node_with_another_cas_certificate_exits_1_naming_why, certificates) {

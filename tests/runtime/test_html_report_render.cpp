@@ -1,6 +1,7 @@
 // The HTML report of a real run, rendered by a real browser: `strom train` of a small MLP on
-// two in-process nodes for two epochs with --html-out, then Debian's headless chromium loads
-// the page. Skipped, saying so, where chromium is not installed (.ci/setup.sh installs it).
+// two in-process nodes for two epochs with --html-out, and `strom submit --html-out` of the
+// same job to a scheduler and two node processes; then Debian's headless chromium loads each
+// page. Skipped, saying so, where chromium is not installed (.ci/setup.sh installs it).
 #define BOOST_TEST_MODULE html_report_render
 #include <boost/test/unit_test.hpp>
 
@@ -15,6 +16,7 @@
 #include <sstream>
 #include <string>
 
+#include "process/cluster_processes.hpp"
 #include "support/scratch_dir.hpp"
 #include "support/small_fashion_job.hpp"
 #include "support/strom_program.hpp"
@@ -27,8 +29,23 @@ constexpr const char* chromium_path = "/usr/bin/chromium";
 constexpr int min_charts = 3;
 /// Seconds chromium may take to load and render the page (about 2 s on a quiet machine).
 constexpr int chromium_timeout_seconds = 60;
+/// The charts drawn from the nodes' history: what a page shows beyond the epochs.
+const std::vector<std::string> node_chart_ids = {"node_speed", "node_bytes", "threshold",
+                                                 "density"};
+/// The submit of a 2-epoch small job to two node processes, their start included.
+constexpr auto submit_limit = std::chrono::milliseconds(120'000);
+/// Hidden units of the small job here: at its default 64 an epoch takes 0.2 s, within one
+/// node record (node_record_interval_seconds); at 512 about 1 s, several records a node.
+constexpr unsigned hidden_units = 512;
 
-std::string read_text(const std::filesystem::path& path) {
+/// The small job in `dir`, sized for per-node series.
+std::filesystem::path report_job(const strom::test::scratch& dir) {
+  return dir.write("small.job", strom::testing::small_fashion_job_text(
+                                  STROM_FASHION_MNIST_DIR "/train-images-idx3-ubyte.gz",
+                                  hidden_units));
+}
+
+std::string file_text(const std::filesystem::path& path) {
   std::ifstream in{path};
   std::stringstream text;
   text << in.rdbuf();
@@ -54,29 +71,14 @@ rendered render(const strom::test::scratch& dir, const std::filesystem::path& pa
   rendered out;
   const int raw = std::system(command.c_str());
   out.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  out.dom = read_text(dom);
-  out.log = read_text(log);
+  out.dom = file_text(dom);
+  out.log = file_text(log);
   return out;
 }
 
-} // namespace
-
-BOOST_AUTO_TEST_CASE(the_report_of_a_two_node_run_renders_its_charts_in_chromium) {
-  if (::access(chromium_path, X_OK) != 0) {
-    BOOST_TEST_MESSAGE("skipped: " << chromium_path
-                                   << " is not installed (apt-get install chromium)");
-    return;
-  }
-  strom::test::scratch dir;
-  const auto job = dir.write("small.job", strom::testing::small_fashion_job_text());
-  const auto page = dir.path() / "report.html";
-  const auto trained = strom::test::run_strom(fmt::format(
-    "train {} --nodes 2 --workers 1 --epochs 2 --metrics-out {} --timeline {} --html-out {} "
-    "--checkpoint-dir {}",
-    job.string(), (dir.path() / "m.json").string(), (dir.path() / "t.json").string(),
-    page.string(), (dir.path() / "ckpt").string()));
-  BOOST_REQUIRE_MESSAGE(trained.status == 0, trained.output);
-
+/// Renders `page` in chromium and checks that its script drew at least min_charts charts on
+/// canvases, without any console message; returns the rendered DOM.
+std::string check_rendered(const strom::test::scratch& dir, const std::filesystem::path& page) {
   const auto shown = render(dir, page);
   BOOST_REQUIRE_MESSAGE(shown.status == 0, shown.log);
   std::smatch drawn;
@@ -95,6 +97,36 @@ BOOST_AUTO_TEST_CASE(the_report_of_a_two_node_run_renders_its_charts_in_chromium
   BOOST_TEST(canvases >= min_charts);
   // No console message at all: no script error, and no request the page's policy refused.
   BOOST_TEST(shown.log.find("CONSOLE") == std::string::npos, shown.log);
+  return shown.dom;
+}
+
+/// Whether chromium is there; says that the test is skipped when not.
+bool chromium_installed() {
+  if (::access(chromium_path, X_OK) == 0)
+    return true;
+  BOOST_TEST_MESSAGE("skipped: " << chromium_path
+                                 << " is not installed (apt-get install chromium)");
+  return false;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(the_report_of_a_two_node_run_renders_its_charts_in_chromium) {
+  if (!chromium_installed())
+    return;
+  strom::test::scratch dir;
+  const auto job = report_job(dir);
+  const auto page = dir.path() / "report.html";
+  const auto trained = strom::test::run_strom(fmt::format(
+    "train {} --nodes 2 --workers 1 --epochs 2 --metrics-out {} --timeline {} --html-out {} "
+    "--checkpoint-dir {}",
+    job.string(), (dir.path() / "m.json").string(), (dir.path() / "t.json").string(),
+    page.string(), (dir.path() / "ckpt").string()));
+  BOOST_REQUIRE_MESSAGE(trained.status == 0, trained.output);
+
+  const auto dom = check_rendered(dir, page);
+  for (const auto& id : node_chart_ids)
+    BOOST_TEST(dom.find("id=\"chart-" + id + "\"") != std::string::npos, id);
 
   // `strom report` draws the same page from the files the run wrote.
   const auto again = dir.path() / "again.html";
@@ -102,5 +134,27 @@ BOOST_AUTO_TEST_CASE(the_report_of_a_two_node_run_renders_its_charts_in_chromium
     "report {} --timeline {} -o {}", (dir.path() / "m.json").string(),
     (dir.path() / "t.json").string(), again.string()));
   BOOST_REQUIRE_MESSAGE(reported.status == 0, reported.output);
-  BOOST_TEST(read_text(again) == read_text(page));
+  BOOST_TEST(file_text(again) == file_text(page));
+}
+
+BOOST_AUTO_TEST_CASE(the_report_of_a_submitted_job_draws_the_nodes_charts_too) {
+  if (!chromium_installed())
+    return;
+  strom::test::local_cluster cluster{2};
+  const auto& dir = cluster.dir();
+  const auto job = report_job(dir);
+  const auto page = dir.path() / "report.html";
+  const auto metrics = dir.path() / "m.json";
+  const auto submitted = cluster.command({"submit", job.string(), "--epochs", "2",
+                                          "--metrics-out", metrics.string(), "--html-out",
+                                          page.string()},
+                                         "submit", submit_limit);
+  BOOST_REQUIRE_MESSAGE(submitted.status == 0, submitted.err);
+  // The scheduler passed on both nodes' figures: the metrics hold their history too.
+  const auto json = file_text(metrics);
+  BOOST_TEST(json.find("\"node\":\"w1\"") != std::string::npos, json.substr(0, 2000));
+  BOOST_TEST(json.find("\"node\":\"w2\"") != std::string::npos, json.substr(0, 2000));
+  const auto dom = check_rendered(dir, page);
+  for (const auto& id : node_chart_ids)
+    BOOST_TEST(dom.find("id=\"chart-" + id + "\"") != std::string::npos, id);
 }

@@ -93,6 +93,30 @@ BOOST_AUTO_TEST_CASE(an_unknown_setting_is_named_with_its_file_and_line) {
   BOOST_TEST(contains(message, "hosts.txt:1: 'cores=3'"), message);
 }
 
+BOOST_AUTO_TEST_CASE(a_host_says_its_role_and_name) {
+  auto hosts = parse_host_list("localhost role=server name=ps1\nlocalhost role=worker workers=1\n"
+                               "localhost\n",
+                               "hosts.txt");
+  BOOST_REQUIRE_MESSAGE(hosts, (hosts ? "" : hosts.err().message));
+  const auto& h = *hosts;
+  BOOST_TEST(h[0].role == "server");
+  BOOST_TEST(h[0].name == "ps1");
+  BOOST_TEST(h[1].role == "worker");
+  BOOST_TEST(h[1].name.empty());
+  BOOST_TEST(h[2].role.empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_bad_role_is_named_with_its_file_line_and_value) {
+  const auto message = hosts_error("localhost\nlocalhost role=boss\n");
+  BOOST_TEST(contains(message, "hosts.txt:2: 'role=boss': the role is not worker or server"),
+             message);
+}
+
+BOOST_AUTO_TEST_CASE(a_name_that_cannot_name_a_certificate_is_refused) {
+  const auto message = hosts_error("localhost name=a/b\n");
+  BOOST_TEST(contains(message, "hosts.txt:1: 'name=a/b'"), message);
+}
+
 BOOST_AUTO_TEST_CASE(zero_workers_are_named_with_their_file_and_line) {
   const auto message = hosts_error("# first\nlocalhost workers=0\n");
   BOOST_TEST(contains(message, "hosts.txt:2: 'workers=0'"), message);

@@ -54,6 +54,27 @@ inline bool closed_within(int fd, std::chrono::milliseconds limit) {
   return false;
 }
 
+/// Reads exactly `size` bytes into `bytes` within `limit`; false when the peer closed first or
+/// the time ran out.
+inline bool receive_exactly(int fd, void* bytes, std::size_t size,
+                            std::chrono::milliseconds limit = std::chrono::seconds(2)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  auto* at = static_cast<char*>(bytes);
+  while (size > 0) {
+    if (std::chrono::steady_clock::now() >= deadline)
+      return false;
+    pollfd watched{fd, POLLIN, 0};
+    if (::poll(&watched, 1, 20) <= 0)
+      continue;
+    const auto got = ::recv(fd, at, size, 0);
+    if (got <= 0)
+      return false;
+    at += got;
+    size -= static_cast<std::size_t>(got);
+  }
+  return true;
+}
+
 /// `count` connections to 127.0.0.1:port that each send `greeting` and then go silent.
 inline std::vector<int> idle_connections(std::uint16_t port, int count,
                                          const std::vector<unsigned char>& greeting) {

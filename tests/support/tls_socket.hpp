@@ -40,6 +40,19 @@ public:
     return SSL_write(ssl_, bytes, static_cast<int>(size)) == static_cast<int>(size);
   }
 
+  /// Reads exactly `size` bytes into `bytes`; false when the link broke first.
+  bool receive(void* bytes, std::size_t size) {
+    auto* at = static_cast<char*>(bytes);
+    while (size > 0) {
+      const int got = SSL_read(ssl_, at, static_cast<int>(size));
+      if (got <= 0)
+        return false;
+      at += got;
+      size -= static_cast<std::size_t>(got);
+    }
+    return true;
+  }
+
   /// Reads and discards until the other side closes or fails the link (true) or `limit`
   /// passes (false).
   bool closed_within(std::chrono::milliseconds limit) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "strom/runtime/transport/basp_stream_check.hpp"
+#include "support/basp_forger.hpp"
 
 // The stream check in front of CAF's BASP reader: whole messages pass, claims above the caps,
 // unknown operations and a wrong opening are refused at their header, before any payload.
@@ -20,6 +21,8 @@ enum op : std::uint8_t {
   server_handshake = 0,
   client_handshake = 1,
   direct_message = 2,
+  routed_message = 3,
+  down_message = 5,
   heartbeat = 6,
 };
 
@@ -41,7 +44,22 @@ bytes message(std::uint8_t operation, std::uint32_t claimed, std::size_t payload
   return out;
 }
 
-bytes client_hello() { return message(client_handshake, 40, 40); }
+/// `message` with its payload opening with `node` serialised, as handshakes and routed
+/// messages open.
+bytes naming(bytes message, std::initializer_list<caf::node_id> nodes) {
+  std::vector<char> named;
+  caf::binary_serializer sink{static_cast<caf::execution_unit*>(nullptr), named};
+  for (auto node : nodes)
+    sink(node);
+  std::copy(named.begin(), named.end(), message.begin() + 32);
+  return message;
+}
+
+const caf::node_id peer_node = strom::test::made_up_node(11);
+const caf::node_id this_node = strom::test::made_up_node(22);
+const caf::node_id third_node = strom::test::made_up_node(33);
+
+bytes client_hello() { return naming(message(client_handshake, 40, 40), {peer_node}); }
 bytes direct(std::uint32_t size) { return message(direct_message, size, size, 0, 7, 9); }
 
 bytes join(std::initializer_list<bytes> parts) {
@@ -141,7 +159,7 @@ BOOST_AUTO_TEST_CASE(a_peer_must_open_with_its_own_handshake) {
 
 BOOST_AUTO_TEST_CASE(a_server_handshake_admits_a_server) {
   basp_stream_check check{basp_sender::server, {}};
-  const auto hello = message(server_handshake, 90, 90, 1);
+  const auto hello = naming(message(server_handshake, 90, 90, 1), {peer_node});
   auto released = feed(check, hello);
   BOOST_REQUIRE(released.ok());
   BOOST_TEST(*released == hello.size());
@@ -172,4 +190,92 @@ BOOST_AUTO_TEST_CASE(a_refused_stream_stays_refused) {
   BOOST_REQUIRE(!feed(check, message(9, 0, 0)).ok());
   BOOST_TEST(!feed(check, client_hello()).ok());
   BOOST_TEST(!check.admitted());
+}
+
+namespace {
+
+/// A routed message from `from` to `to`, with a few bytes of message after the node ids.
+bytes routed(const caf::node_id& from, const caf::node_id& to) {
+  return naming(message(routed_message, 80, 80, 0, 0, 9), {from, to});
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_handshake_must_name_a_node) {
+  basp_stream_check check{basp_sender::client, {}};
+  auto verdict = feed(check, message(client_handshake, 40, 40));
+  BOOST_REQUIRE(!verdict.ok());
+  BOOST_TEST(verdict.err().message.find("its client handshake names no node id")
+               != std::string::npos, verdict.err().message);
+}
+
+BOOST_AUTO_TEST_CASE(the_handshake_names_the_peers_origin) {
+  basp_stream_check check{basp_sender::client, {}};
+  BOOST_REQUIRE(feed(check, client_hello()).ok());
+  BOOST_TEST((check.origin() == peer_node));
+}
+
+BOOST_AUTO_TEST_CASE(a_later_handshake_naming_another_node_is_refused) {
+  basp_stream_check check{basp_sender::client, {}};
+  BOOST_REQUIRE(feed(check, client_hello()).ok());
+  BOOST_TEST(feed(check, client_hello()).ok());
+  auto verdict = feed(check, naming(message(client_handshake, 40, 40), {third_node}));
+  BOOST_REQUIRE(!verdict.ok());
+  BOOST_TEST(verdict.err().message.find("but its first named") != std::string::npos,
+             verdict.err().message);
+}
+
+BOOST_AUTO_TEST_CASE(a_peer_that_connected_may_name_only_itself_as_a_source) {
+  basp_stream_check check{basp_sender::client, {}};
+  BOOST_REQUIRE(feed(check, client_hello()).ok());
+  BOOST_TEST(feed(check, routed(peer_node, third_node)).ok());
+  auto verdict = feed(check, routed(third_node, this_node));
+  BOOST_REQUIRE(!verdict.ok());
+  BOOST_TEST(verdict.err().message.find("it sent a routed message from node") != std::string::npos,
+             verdict.err().message);
+}
+
+BOOST_AUTO_TEST_CASE(a_forged_source_is_refused_before_any_of_its_bytes_are_released) {
+  basp_stream_check check{basp_sender::client, {}};
+  const auto hello = client_hello();
+  const auto stream = join({hello, routed(third_node, this_node)});
+  std::size_t released = 0;
+  bool refused = false;
+  for (const auto byte : stream) {
+    auto step = check.feed(&byte, 1);
+    if (!step.ok()) {
+      refused = true;
+      break;
+    }
+    released += *step;
+  }
+  BOOST_TEST(refused);
+  BOOST_TEST(released == hello.size());
+}
+
+BOOST_AUTO_TEST_CASE(the_peer_we_connected_to_may_pass_on_other_nodes_messages) {
+  basp_stream_check check{basp_sender::server, {}};
+  BOOST_REQUIRE(feed(check, naming(message(server_handshake, 90, 90, 1), {peer_node})).ok());
+  BOOST_TEST(feed(check, routed(third_node, this_node)).ok());
+}
+
+BOOST_AUTO_TEST_CASE(a_down_message_from_another_node_is_refused) {
+  basp_stream_check check{basp_sender::client, {}};
+  BOOST_REQUIRE(feed(check, client_hello()).ok());
+  auto verdict = feed(check, naming(message(down_message, 80, 80, 0, 5, 0), {third_node,
+                                                                          this_node}));
+  BOOST_REQUIRE(!verdict.ok());
+  BOOST_TEST(verdict.err().message.find("down message from node") != std::string::npos,
+             verdict.err().message);
+}
+
+BOOST_AUTO_TEST_CASE(a_peer_held_to_this_node_may_not_address_a_third) {
+  basp_stream_check check{basp_sender::client, {}};
+  check.only_to(this_node);
+  BOOST_REQUIRE(feed(check, client_hello()).ok());
+  BOOST_TEST(feed(check, routed(peer_node, this_node)).ok());
+  auto verdict = feed(check, routed(peer_node, third_node));
+  BOOST_REQUIRE(!verdict.ok());
+  BOOST_TEST(verdict.err().message.find("a client may address only the node it connected to")
+               != std::string::npos, verdict.err().message);
 }

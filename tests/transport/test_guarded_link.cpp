@@ -26,7 +26,9 @@
 #include "strom/runtime/system_config.hpp"
 #include "strom/runtime/transport/guarded_connect.hpp"
 #include "strom/runtime/transport/guarded_port.hpp"
+#include "support/basp_forger.hpp"
 #include "support/doubling_peers.hpp"
+#include "support/log_lines.hpp"
 #include "support/loopback_socket.hpp"
 
 // Real actor systems over loopback with the link guard between them and the network: honest
@@ -63,6 +65,54 @@ std::vector<unsigned char> header_claiming(std::uint8_t operation, std::uint32_t
   for (int i = 0; i < 4; ++i)
     out[4 + i] = static_cast<unsigned char>(claimed >> (24 - 8 * i));
   return out;
+}
+
+/// An actor on `system` that counts the numbers it is sent, findable by its id as a remote
+/// message's destination; stopped with this object.
+struct counting_actor {
+  explicit counting_actor(caf::actor_system& system) {
+    handle = system.spawn([this]() -> caf::behavior {
+      return {[this](std::int32_t) { ++received; }};
+    });
+    system.registry().put(handle.id(), caf::actor_cast<caf::strong_actor_ptr>(handle));
+  }
+  ~counting_actor() { caf::anon_send_exit(handle, caf::exit_reason::user_shutdown); }
+  std::atomic<int> received{0};
+  caf::actor handle;
+};
+
+/// A peer played by hand on a plaintext socket: it reads the server's handshake and answers
+/// with a client handshake naming `self`.
+struct hand_played_peer {
+  hand_played_peer(std::uint16_t port, const caf::node_id& self)
+    : fd(connect_loopback(port)) {
+    const auto hello = strom::test::read_basp_message([this](void* bytes, std::size_t size) {
+      return strom::test::receive_exactly(fd, bytes, size);
+    });
+    server = hello.empty() ? caf::node_id{} : strom::test::handshake_sender(hello);
+    send(strom::test::client_handshake(self));
+  }
+  ~hand_played_peer() { ::close(fd); }
+  void send(const strom::test::basp_bytes& bytes) {
+    ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  }
+  int fd;
+  caf::node_id server;  ///< what its handshake named
+};
+
+/// Hands out the last actor it was given: how two clients of one port learn of each other.
+struct introducer_state {
+  caf::actor introduced;
+};
+
+caf::behavior introducer(caf::stateful_actor<introducer_state>* self) {
+  return {
+    [self](caf::actor handle) {
+      self->state.introduced = std::move(handle);
+      return true;
+    },
+    [self](const std::string&) { return self->state.introduced; },
+  };
 }
 
 /// A listening socket on loopback that never accepts: a peer that answers nothing.
@@ -250,4 +300,82 @@ BOOST_AUTO_TEST_CASE(an_interrupted_connect_gives_up_at_once) {
   BOOST_REQUIRE(!link.ok());
   BOOST_TEST(millis_since(start) < 500);
   BOOST_TEST(link.err().message.find("interrupted") != std::string::npos, link.err().message);
+}
+
+BOOST_AUTO_TEST_CASE(a_routed_message_naming_its_own_node_reaches_the_actor) {
+  served server;
+  counting_actor counter{server.system};
+  const auto self = strom::test::made_up_node(4242);
+  hand_played_peer peer{server.number(), self};
+  BOOST_REQUIRE(peer.server == server.system.node());
+  peer.send(strom::test::routed_message(server.system, self, peer.server, counter.handle.id(),
+                                        caf::make_message(std::int32_t{7})));
+  BOOST_TEST(strom::test::within_2_s([&] { return counter.received == 1; }));
+}
+
+BOOST_AUTO_TEST_CASE(a_routed_message_claiming_another_node_is_refused_and_reaches_no_actor) {
+  strom::test::log_lines log;
+  served server;
+  counting_actor counter{server.system};
+  hand_played_peer peer{server.number(), strom::test::made_up_node(4242)};
+  BOOST_REQUIRE(peer.server == server.system.node());
+  peer.send(strom::test::routed_message(server.system, strom::test::made_up_node(777),
+                                        peer.server, counter.handle.id(),
+                                        caf::make_message(std::int32_t{7})));
+  BOOST_TEST(closed_within(peer.fd, 2s));
+  BOOST_TEST(log.has({"refused 127.0.0.1:", "routed message from node", "but it is node"}));
+  std::this_thread::sleep_for(200ms);
+  BOOST_TEST(counter.received == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_down_message_in_another_nodes_name_is_refused) {
+  strom::test::log_lines log;
+  served server;
+  hand_played_peer peer{server.number(), strom::test::made_up_node(4242)};
+  BOOST_REQUIRE(peer.server == server.system.node());
+  peer.send(strom::test::down_message(strom::test::made_up_node(777), peer.server, 5));
+  BOOST_TEST(closed_within(peer.fd, 2s));
+  BOOST_TEST(log.has({"refused 127.0.0.1:", "down message from node"}));
+}
+
+BOOST_AUTO_TEST_CASE(a_second_handshake_naming_another_node_is_refused) {
+  strom::test::log_lines log;
+  served server;
+  hand_played_peer peer{server.number(), strom::test::made_up_node(4242)};
+  BOOST_REQUIRE(peer.server == server.system.node());
+  peer.send(strom::test::client_handshake(strom::test::made_up_node(777)));
+  BOOST_TEST(closed_within(peer.fd, 2s));
+  BOOST_TEST(log.has({"refused 127.0.0.1:", "client handshake names node", "its first named"}));
+}
+
+BOOST_AUTO_TEST_CASE(two_clients_talk_through_the_port_they_share) {
+  // CAF routes between nodes without a link of their own through a node both reach: the
+  // guards let the server pass on one client's messages to the other and back.
+  strom::runtime::system_config config{true};
+  caf::actor_system system{config};
+  auto hub = system.spawn(introducer);
+  auto port = guarded_port::open(system, hub, {"127.0.0.1", 0});
+  BOOST_REQUIRE(port.ok());
+  client a;
+  client b;
+  auto a_link = a.connect((*port)->port());
+  auto b_link = b.connect((*port)->port());
+  BOOST_REQUIRE(a_link.ok());
+  BOOST_REQUIRE(b_link.ok());
+  auto doubling = b.system.spawn(strom::test::doubler);
+  caf::scoped_actor b_self{b.system};
+  bool stored = false;
+  b_self->request(b_link->remote, 5s, doubling).receive([&](bool ok) { stored = ok; },
+                                                        [](caf::error&) {});
+  BOOST_REQUIRE(stored);
+  caf::scoped_actor a_self{a.system};
+  caf::actor introduced;
+  a_self->request(a_link->remote, 5s, std::string{"who"})
+    .receive([&](const caf::actor& handle) { introduced = handle; }, [](caf::error&) {});
+  BOOST_REQUIRE(introduced);
+  BOOST_TEST((introduced.node() == b.system.node()));
+  BOOST_TEST(a.doubles(introduced));
+  caf::anon_send_exit(doubling, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(hub, caf::exit_reason::user_shutdown);
+  port->reset();
 }

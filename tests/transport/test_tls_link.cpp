@@ -15,7 +15,9 @@
 #include "strom/runtime/security/certificate_authority.hpp"
 #include "strom/runtime/security/peer_registry.hpp"
 #include "strom/runtime/security/tls_context.hpp"
+#include "support/basp_forger.hpp"
 #include "support/doubling_peers.hpp"
+#include "support/log_lines.hpp"
 #include "support/loopback_socket.hpp"
 #include "support/scratch_dir.hpp"
 #include "support/tls_socket.hpp"
@@ -28,6 +30,8 @@
 using namespace strom::runtime;
 using strom::test::client;
 using strom::test::served;
+using strom::test::log_lines;
+using strom::test::within_2_s;
 using namespace std::chrono_literals;
 
 namespace {
@@ -61,42 +65,24 @@ struct clusters {
   strom::test::scratch dir;
 };
 
-/// Whether `probe` holds within 2 s, asked every 20 ms.
-template <class Probe>
-bool within_2_s(Probe probe) {
-  for (int tries = 0; tries < 100; ++tries) {
-    if (probe())
-      return true;
-    std::this_thread::sleep_for(20ms);
+/// A peer played by hand inside TLS with `identity`: it reads the server's handshake and answers
+/// with a client handshake naming `self`.
+struct hand_played_tls_peer {
+  hand_played_tls_peer(std::uint16_t port, const tls_context& identity, const caf::node_id& self)
+    : socket(port, identity) {
+    if (!socket.ok())
+      return;
+    const auto hello = strom::test::read_basp_message(
+      [this](void* bytes, std::size_t size) { return socket.receive(bytes, size); });
+    if (!hello.empty())
+      server = strom::test::handshake_sender(hello);
+    const auto answer = strom::test::client_handshake(self);
+    socket.send(answer.data(), answer.size());
   }
-  return probe();
-}
-
-/// Collects the log's lines while it lives.
-struct log_lines {
-  log_lines() {
-    strom::log::set_sink([this](strom::log::level, std::string_view line) {
-      std::lock_guard<std::mutex> lock{mutex};
-      lines.emplace_back(line);
-    });
-  }
-  ~log_lines() { strom::log::set_sink({}); }
-  /// Waits up to 2 s for a line holding all of `parts`.
-  bool has(const std::vector<std::string>& parts);
-  std::mutex mutex;
-  std::vector<std::string> lines;
+  bool send(const strom::test::basp_bytes& bytes) { return socket.send(bytes.data(), bytes.size()); }
+  strom::test::tls_socket socket;
+  caf::node_id server;  ///< what its handshake named
 };
-
-bool log_lines::has(const std::vector<std::string>& parts) {
-  return within_2_s([&] {
-    std::lock_guard<std::mutex> lock{mutex};
-    return std::any_of(lines.begin(), lines.end(), [&](const std::string& line) {
-      return std::all_of(parts.begin(), parts.end(), [&](const std::string& part) {
-        return line.find(part) != std::string::npos;
-      });
-    });
-  });
-}
 
 std::string message_of(const strom::result<guarded_connection>& link) {
   return link.ok() ? std::string{"(connected)"} : link.err().message;
@@ -224,4 +210,48 @@ BOOST_FIXTURE_TEST_CASE(the_registry_holds_each_peers_certificate_by_node_id_whi
   }
   // The link closed with its guard: the peer is forgotten.
   BOOST_TEST(within_2_s([&] { return !peers->find(alice.system.node()).has_value(); }));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_client_certificate_may_not_route_a_message_to_a_third_node, clusters) {
+  log_lines log;
+  served server{port_limits("scheduler", true)};
+  const auto third = strom::test::made_up_node(777);
+  const auto to_third = [&](const caf::node_id& from) {
+    return strom::test::routed_message(server.system, from, third, 1,
+                                       caf::make_message(std::int32_t{7}));
+  };
+  // A node certificate's holder may ask the scheduler to pass a message on.
+  hand_played_tls_peer node{server.number(), *identity("ours", "w1"),
+                            strom::test::made_up_node(4242)};
+  BOOST_REQUIRE(node.server == server.system.node());
+  BOOST_REQUIRE(node.send(to_third(strom::test::made_up_node(4242))));
+  BOOST_TEST(!node.socket.closed_within(500ms));
+  // A client's holder talks to the scheduler alone.
+  hand_played_tls_peer alice{server.number(), *identity("ours", "alice"),
+                             strom::test::made_up_node(4343)};
+  BOOST_REQUIRE(alice.server == server.system.node());
+  BOOST_REQUIRE(alice.send(to_third(strom::test::made_up_node(4343))));
+  BOOST_TEST(alice.socket.closed_within(2s));
+  BOOST_TEST(log.has({"refused 127.0.0.1:", "routed message for node",
+                      "a client may address only the node it connected to"}));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_handshake_claiming_a_linked_node_under_another_name_is_refused,
+                        clusters) {
+  log_lines log;
+  auto limits = port_limits("scheduler", true);
+  auto peers = std::make_shared<peer_registry>();
+  limits.tls.peers = peers;
+  served server{limits};
+  client w1;
+  auto link = w1.connect(server.number(), tls_client("ours", "w1"));
+  BOOST_REQUIRE_MESSAGE(link.ok(), message_of(link));
+  BOOST_REQUIRE(within_2_s([&] { return peers->find(w1.system.node()).has_value(); }));
+  hand_played_tls_peer alice{server.number(), *identity("ours", "alice"), w1.system.node()};
+  BOOST_TEST(alice.socket.closed_within(2s));
+  BOOST_TEST(log.has({"refused 127.0.0.1:", "which is linked as 'w1'"}));
+  // w1 keeps its standing and its link.
+  BOOST_TEST(peers->find(w1.system.node())->name == "w1");
+  BOOST_TEST((peers->find(w1.system.node())->role == peer_role::node));
+  BOOST_TEST(w1.doubles(link->remote));
 }

@@ -198,7 +198,14 @@ void publish_progress(self_ptr self) {
                              * (p.epochs - st.status.epoch)
                            - static_cast<double>(st.epoch_done.samples + samples);
   p.eta_seconds = remaining / std::max(p.samples_per_second, 1e-9);
-  tell_clients(self, caf::make_message(job_progress{st.status.job_id, p}));
+  cluster_figures cluster{{}, st.report.nodes_lost, st.report.nodes_restored,
+                          st.report.nodes_joined};
+  for (const auto& [id, node] : st.progress)
+    if (auto member = st.members.find(id); member != st.members.end())
+      cluster.nodes.push_back({member->second.status.name, node.job_samples,
+                               node.sent.bytes_sent, node.sent.updates, node.sent.density_sum,
+                               node.sent.threshold});
+  tell_clients(self, caf::make_message(job_progress{st.status.job_id, p, std::move(cluster)}));
 }
 
 /// Every node has stopped the job and sent its counts: add the hub's and report.

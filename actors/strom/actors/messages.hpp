@@ -436,6 +436,8 @@ struct node_progress {
   std::uint64_t batches = 0;   ///< this round so far, all the node's workers
   std::uint64_t samples = 0;
   double loss_sum = 0.0;
+  std::uint64_t job_samples = 0;  ///< every round of the job so far
+  framing_stats sent;             ///< what the node framed in the job so far
 };
 
 /// trainer -> the requester of stall_atom: what the worker does in its round, for the stall
@@ -481,6 +483,7 @@ struct node_sharing_report {
 struct job_progress {
   std::uint64_t job_id = 0;
   step_progress progress;
+  cluster_figures cluster;  ///< its nodes' figures and membership changes so far
 };
 
 /// scheduler -> clients: a job finished an epoch.
@@ -792,7 +795,7 @@ typename F::result_type inspect(F& f, node_activity& x) {
 template <class F>
 typename F::result_type inspect(F& f, node_progress& x) {
   return f(caf::meta::type_name("node_progress"), x.job_id, x.node_id, x.round, x.batches,
-           x.samples, x.loss_sum);
+           x.samples, x.loss_sum, x.job_samples, x.sent);
 }
 
 template <class F>
@@ -808,7 +811,7 @@ typename F::result_type inspect(F& f, node_sharing_report& x) {
 
 template <class F>
 typename F::result_type inspect(F& f, job_progress& x) {
-  return f(caf::meta::type_name("job_progress"), x.job_id, x.progress);
+  return f(caf::meta::type_name("job_progress"), x.job_id, x.progress, x.cluster);
 }
 
 template <class F>
@@ -1015,5 +1018,9 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   // and a client agent's wake-up for the calls its host queued.
   CAF_ADD_ATOM(strom, strom::actors, kv_pull_atom, "kv_pull")
   CAF_ADD_ATOM(strom, strom::actors, kv_calls_atom, "kv_calls")
+
+  // submit's HTML report (issue 21): the nodes' figures that job_progress carries to clients
+  CAF_ADD_TYPE_ID(strom, (strom::actors::node_figures))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::cluster_figures))
 
 CAF_END_TYPE_ID_BLOCK(strom)

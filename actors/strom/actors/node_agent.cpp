@@ -224,12 +224,26 @@ void tell_activity(self_ptr self, std::uint64_t job_id) {
   }
 }
 
+/// Tells the scheduler (and setup.metrics) how far the node got: a few times a second, and
+/// at each round's end, so that a round shorter than progress_interval is reported too.
+void report_progress(self_ptr self, const node_agent_setup& setup) {
+  auto& st = self->state;
+  auto& run = *st.run;
+  run.progress_sent = self->clock().now();
+  self->send(setup.scheduler, node_progress{run.job_id, st.node_id, run.round,
+                                            run.totals.batches, run.totals.samples,
+                                            run.totals.loss_sum, run.job_totals.samples,
+                                            run.actors.framer->stats()});
+  publish_node_metrics(self, setup);
+}
+
 /// Every trainer finished and drained the round: report it.
 void end_round(self_ptr self, const node_agent_setup& setup) {
   auto& st = self->state;
   auto& run = *st.run;
   run.totals.seconds =
     std::chrono::duration<double>(self->clock().now() - run.round_started).count();
+  report_progress(self, setup);
   self->send(setup.scheduler, epoch_report_of(st));
 }
 
@@ -662,14 +676,8 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
       run.job_totals.loss_sum += step.loss_sum;
       run.job_totals.batches += step.batches;
       run.job_totals.samples += step.samples;
-      const auto now = self->clock().now();
-      if (now - run.progress_sent < setup.timeouts.progress_interval)
-        return;
-      run.progress_sent = now;
-      self->send(setup.scheduler, node_progress{run.job_id, st.node_id, run.round,
-                                                run.totals.batches, run.totals.samples,
-                                                run.totals.loss_sum});
-      publish_node_metrics(self, setup);
+      if (self->clock().now() - run.progress_sent >= setup.timeouts.progress_interval)
+        report_progress(self, setup);
     },
     [self, setup](const epoch_report& done) {
       auto& st = self->state;

@@ -4,6 +4,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include <caf/meta/type_name.hpp>
 
@@ -21,6 +23,25 @@ struct step_progress {
   double samples_per_second = 0.0;  ///< this epoch's training throughput so far
   double eta_seconds = 0.0;         ///< for the whole run
   std::uint32_t nodes_alive = 1;    ///< nodes training the job
+};
+
+/// One node's figures in a job so far, as its progress reports give them to the scheduler.
+struct node_figures {
+  std::string node;                 ///< its name
+  std::uint64_t samples = 0;        ///< trained by its workers in the job
+  std::uint64_t bytes_sent = 0;     ///< update-frame bytes it framed
+  std::uint64_t updates = 0;        ///< worker updates it framed
+  double density_sum = 0.0;         ///< sum of each update's values sent / elements
+  double threshold = 0.0;           ///< the threshold of its latest update
+};
+
+/// A job's nodes and membership changes, as the scheduler tells a client with each progress
+/// report (a remote client's node history; in-process runs hear of nodes more directly).
+struct cluster_figures {
+  std::vector<node_figures> nodes;  ///< by node still in the job
+  std::uint32_t nodes_lost = 0;     ///< the job's totals so far
+  std::uint32_t nodes_restored = 0;
+  std::uint32_t nodes_joined = 0;
 };
 
 /// A finished epoch.
@@ -52,6 +73,18 @@ template <class F>
 typename F::result_type inspect(F& f, epoch_summary& x) {
   return f(caf::meta::type_name("epoch_summary"), x.epoch, x.epochs, x.train_loss, x.test_loss,
            x.test_accuracy, x.seconds, x.samples_per_second);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, node_figures& x) {
+  return f(caf::meta::type_name("node_figures"), x.node, x.samples, x.bytes_sent, x.updates,
+           x.density_sum, x.threshold);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, cluster_figures& x) {
+  return f(caf::meta::type_name("cluster_figures"), x.nodes, x.nodes_lost, x.nodes_restored,
+           x.nodes_joined);
 }
 
 } // namespace strom::actors

@@ -69,8 +69,10 @@ std::optional<result<training_report>> follow(caf::scoped_actor& self, caf::acto
     const auto end = receive_until(
       self, limits.silence, on_stop::end_wait, [&] { return outcome || lost; },
       [&](const actors::job_progress& p) {
-        if (p.job_id == job_id)
-          watcher.on_step(p.progress);
+        if (p.job_id != job_id)
+          return;
+        watcher.on_step(p.progress);
+        watcher.on_cluster(p.cluster);
       },
       [&](const actors::job_epoch& e) {
         if (e.job_id == job_id)

@@ -6,6 +6,7 @@
 
 namespace strom::runtime {
 
+using actors::cluster_figures;
 using actors::epoch_summary;
 using actors::step_progress;
 
@@ -15,6 +16,8 @@ public:
   virtual ~training_observer() = default;
   virtual void on_step(const step_progress&) {}
   virtual void on_epoch(const epoch_summary&) {}
+  /// With each progress report a scheduler sends its clients: the job's nodes and membership.
+  virtual void on_cluster(const cluster_figures&) {}
 };
 
 } // namespace strom::runtime

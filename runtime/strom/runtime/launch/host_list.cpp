@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "strom/actors/messages.hpp"
+#include "strom/runtime/security/certificate_authority.hpp"
 #include "strom/runtime/transport/endpoint.hpp"
 
 namespace strom::runtime::launch {
@@ -66,6 +68,34 @@ result<void> parse_destination(std::string_view text, launch_host& host) {
   return {};
 }
 
+/// Reads one `key=value` setting after a host into `host`.
+result<void> parse_setting(std::string_view word, launch_host& host) {
+  const auto equals = word.find('=');
+  const auto key = word.substr(0, equals);
+  const auto value = equals == std::string_view::npos ? std::string_view{}
+                                                      : word.substr(equals + 1);
+  if (equals == std::string_view::npos
+      || (key != "workers" && key != "role" && key != "name"))
+    return error{"unknown setting (workers=N, role=worker|server and name=NAME follow a host)"};
+  if (key == "workers") {
+    auto workers = number_in(value, 1, max_host_workers);
+    if (!workers)
+      return error{fmt::format("the worker count is {}", workers.err().message)};
+    host.workers = static_cast<std::uint32_t>(*workers);
+  } else if (key == "role") {
+    if (value != actors::node_role_worker && value != actors::node_role_server)
+      return error{fmt::format("the role is not {} or {}", actors::node_role_worker,
+                               actors::node_role_server)};
+    host.role = std::string{value};
+  } else {
+    // A node's name also names its certificate under --tls-dir: a certificate's rules.
+    if (auto problem = certificate_name_problem(std::string{value}); !problem.empty())
+      return error{problem};
+    host.name = std::string{value};
+  }
+  return {};
+}
+
 } // namespace
 
 bool launch_host::local() const {
@@ -94,17 +124,9 @@ result<std::vector<launch_host>> parse_host_list(std::string_view text, const st
     host.origin = where;
     if (auto ok = parse_destination(words[0], host); !ok)
       return error{fmt::format("{}: '{}': {}", where, words[0], ok.err().message)};
-    for (std::size_t i = 1; i < words.size(); ++i) {
-      constexpr std::string_view workers_key = "workers=";
-      if (words[i].substr(0, workers_key.size()) != workers_key)
-        return error{fmt::format("{}: '{}': unknown setting (only workers=N follows a host)",
-                                 where, words[i])};
-      auto workers = number_in(words[i].substr(workers_key.size()), 1, max_host_workers);
-      if (!workers)
-        return error{fmt::format("{}: '{}': the worker count is {}", where, words[i],
-                                 workers.err().message)};
-      host.workers = static_cast<std::uint32_t>(*workers);
-    }
+    for (std::size_t i = 1; i < words.size(); ++i)
+      if (auto ok = parse_setting(words[i], host); !ok)
+        return error{fmt::format("{}: '{}': {}", where, words[i], ok.err().message)};
     hosts.push_back(std::move(host));
   }
   if (hosts.empty())

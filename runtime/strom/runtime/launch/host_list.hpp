@@ -4,6 +4,7 @@
 //   # comment
 //   localhost               a local process (so is 127.0.0.1)
 //   alice@gpu7:2222 workers=4   over ssh as alice, port 2222, four trainers
+//   localhost role=server name=ps1   a kvstore server node named ps1
 //
 // An entry with a user or a port is always reached over ssh, even on loopback: that is how
 // the ssh path is tested against an sshd on 127.0.0.1.
@@ -23,6 +24,8 @@ struct launch_host {
   std::string host;           ///< "localhost", "gpu7", "10.0.0.5"
   std::uint16_t ssh_port = 0; ///< 0: ssh's default
   std::uint32_t workers = 0;  ///< trainers on this node; 0: the node's default (one a core)
+  std::string role;           ///< "worker" or "server" (strom node --role)
+  std::string name;           ///< the node's name (strom node --name); empty: its default
   /// Where it was written, "FILE:LINE", for messages.
   std::string origin;
 

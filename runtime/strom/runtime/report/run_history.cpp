@@ -2,8 +2,8 @@
 
 namespace strom::runtime {
 
-run_recorder::run_recorder(training_observer* next)
-  : next_(next), start_(std::chrono::steady_clock::now()) {}
+run_recorder::run_recorder(training_observer* next, cluster_source source)
+  : next_(next), source_(source), start_(std::chrono::steady_clock::now()) {}
 
 double run_recorder::seconds_since_start() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
@@ -32,26 +32,46 @@ void run_recorder::note_membership(const std::string& kind, std::uint32_t count,
   seen = count;
 }
 
-void run_recorder::job(const actors::job_metrics& figures) {
+void run_recorder::on_cluster(const cluster_figures& figures) {
+  if (next_)
+    next_->on_cluster(figures);
+  if (source_ != cluster_source::scheduler_reports)
+    return;
+  for (const auto& node : figures.nodes)
+    note_node({seconds_since_start(), node.node, node.samples, node.bytes_sent, 0, node.updates,
+               node.density_sum, node.threshold});
   std::lock_guard<std::mutex> guard{mutex_};
-  note_membership("lost", figures.report.nodes_lost, lost_seen_);
-  note_membership("restored", figures.report.nodes_restored, restored_seen_);
-  note_membership("joined", figures.report.nodes_joined, joined_seen_);
+  note_memberships(figures.nodes_lost, figures.nodes_restored, figures.nodes_joined);
+}
+
+void run_recorder::note_memberships(std::uint32_t lost, std::uint32_t restored,
+                                    std::uint32_t joined) {
+  note_membership("lost", lost, lost_seen_);
+  note_membership("restored", restored, restored_seen_);
+  note_membership("joined", joined, joined_seen_);
+}
+
+void run_recorder::job(const actors::job_metrics& figures) {
+  if (source_ != cluster_source::metrics_sink)
+    return;
+  std::lock_guard<std::mutex> guard{mutex_};
+  note_memberships(figures.report.nodes_lost, figures.report.nodes_restored,
+                   figures.report.nodes_joined);
 }
 
 void run_recorder::heartbeat(const std::string&, double) {}
 
 void run_recorder::node(const actors::node_metrics& figures) {
-  node_record record{seconds_since_start(),
-                     figures.node,
-                     figures.samples,
-                     figures.sent.bytes_sent,
-                     figures.relayed.bytes_received,
-                     figures.sent.updates,
-                     figures.sent.density_sum,
-                     figures.sent.threshold};
+  if (source_ != cluster_source::metrics_sink)
+    return;
+  note_node({seconds_since_start(), figures.node, figures.samples, figures.sent.bytes_sent,
+             figures.relayed.bytes_received, figures.sent.updates, figures.sent.density_sum,
+             figures.sent.threshold});
+}
+
+void run_recorder::note_node(node_record record) {
   std::lock_guard<std::mutex> guard{mutex_};
-  auto last = last_record_of_node_.find(figures.node);
+  auto last = last_record_of_node_.find(record.node);
   if (last != last_record_of_node_.end()) {
     auto& [index, opened_at] = last->second;
     // Within the interval of the record's first figures (or with the list full), the
@@ -64,7 +84,7 @@ void run_recorder::node(const actors::node_metrics& figures) {
   } else if (history_.nodes.size() >= max_node_records) {
     return;
   }
-  last_record_of_node_[figures.node] = {history_.nodes.size(), record.at_seconds};
+  last_record_of_node_[record.node] = {history_.nodes.size(), record.at_seconds};
   history_.nodes.push_back(std::move(record));
 }
 

@@ -3,9 +3,10 @@
 // the metrics JSON (`epoch_history`, `node_history`, `membership_events`): the epochs as the
 // client saw them end, each node's cumulative figures as its node agent reported them (a few
 // times a second; the samples, frame bytes, threshold and density of the node's workers) and
-// the job's losses, restores and joins. The run_recorder takes these from the two places the
+// the job's losses, restores and joins. The run_recorder takes these from the places the
 // numbers already arrive at: the training observer (epochs, in every command that trains) and
-// the metrics sink (nodes and membership, in the process that runs the actors).
+// either the metrics sink (nodes and membership, in the process that runs the actors) or the
+// scheduler's progress reports to a client (`strom submit`, whose scheduler runs elsewhere).
 
 #include <chrono>
 #include <cstdint>
@@ -64,15 +65,23 @@ inline constexpr double node_record_interval_seconds = 0.25;
 /// of one node at node_record_interval_seconds, 5 MB of JSON.
 inline constexpr std::size_t max_node_records = 100'000;
 
+/// Where a run_recorder takes the nodes' figures and membership changes from.
+enum class cluster_source {
+  metrics_sink,       ///< this process runs the actors (strom train)
+  scheduler_reports,  ///< a client of a remote scheduler (training_observer::on_cluster)
+};
+
 /// Records a run's history; passes epochs on to `next`. Thread-safe: the actors of several
 /// in-process nodes report to one.
 class run_recorder : public actors::metrics_sink, public training_observer {
 public:
-  explicit run_recorder(training_observer* next = nullptr);
+  explicit run_recorder(training_observer* next = nullptr,
+                        cluster_source source = cluster_source::metrics_sink);
 
   // -- training_observer ---------------------------------------------------------------------
   void on_step(const step_progress& progress) override;
   void on_epoch(const epoch_summary& summary) override;
+  void on_cluster(const cluster_figures& figures) override;
 
   // -- actors::metrics_sink ------------------------------------------------------------------
   void job(const actors::job_metrics& figures) override;
@@ -85,8 +94,11 @@ public:
 private:
   double seconds_since_start() const;
   void note_membership(const std::string& kind, std::uint32_t count, std::uint32_t& seen);
+  void note_memberships(std::uint32_t lost, std::uint32_t restored, std::uint32_t joined);
+  void note_node(node_record record);
 
   training_observer* next_;
+  cluster_source source_;
   const std::chrono::steady_clock::time_point start_;
   mutable std::mutex mutex_;
   run_history history_;

@@ -4,12 +4,18 @@
 
 namespace strom::runtime {
 
-void peer_registry::admit(const caf::node_id& node, const peer_certificate& certificate) {
+std::optional<std::string> peer_registry::admit(const caf::node_id& node,
+                                                const peer_certificate& certificate) {
   std::lock_guard<std::mutex> lock{mutex_};
   auto [found, fresh] = peers_.try_emplace(node, entry{certificate, 0});
+  if (!fresh && found->second.certificate.name != certificate.name)
+    return fmt::format("its handshake claims node {}, which is linked as '{}' (its certificate "
+                       "names '{}')", to_string(node), found->second.certificate.name,
+                       certificate.name);
   if (!fresh && found->second.certificate.role != certificate.role)
     found->second.certificate = {certificate.name, peer_role::client};
   ++found->second.links;
+  return std::nullopt;
 }
 
 void peer_registry::release(const caf::node_id& node) {

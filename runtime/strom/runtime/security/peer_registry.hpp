@@ -5,8 +5,10 @@
 // only holders of a node certificate join. Thread-safe: guards write on their threads, the
 // scheduler reads on its own.
 //
-// A node id is what the peer claims in its handshake; a peer that claims the id of another
-// process makes that id count with the lesser of the two roles (client), never the greater.
+// A node id is what the peer claims in its handshake: a claim on the id of a process linked
+// under another certificate's name is refused (CAF would take the claimant's messages for that
+// process's); one under the same name with another role makes the id count with the lesser
+// role (client), never the greater.
 
 #include <cstddef>
 #include <map>
@@ -22,8 +24,10 @@ namespace strom::runtime {
 
 class peer_registry {
 public:
-  /// A link from `node` with `certificate` passed its handshake.
-  void admit(const caf::node_id& node, const peer_certificate& certificate);
+  /// A link from `node` with `certificate` passed its handshake; nullopt when recorded, else
+  /// why not (`node` is linked under another certificate's name).
+  std::optional<std::string> admit(const caf::node_id& node,
+                                   const peer_certificate& certificate);
 
   /// A link from `node` that admit() recorded closed.
   void release(const caf::node_id& node);

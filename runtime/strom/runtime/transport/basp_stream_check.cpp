@@ -23,6 +23,24 @@ static_assert(basp_header_bytes == caf::io::basp::header_size,
 /// the message's type names and a forwarding stack. Measured envelopes are under 200 bytes.
 constexpr std::uint32_t message_envelope_bytes = 64 * 1024;
 
+/// Bytes of a payload kept to read the node ids it opens with. A host-and-process node id is
+/// 32 bytes serialised (an 8-byte kind, a 4-byte process id, a 20-byte host hash); strom makes
+/// no others, and URI node ids this long would be refused as unreadable.
+constexpr std::size_t named_nodes_bytes = 1024;
+
+/// Whether the payload of `type` opens with node ids: the sender's alone in a handshake,
+/// source and destination in the others (CAF 0.17.6's instance::write_*).
+bool names_nodes(message_type type) {
+  switch (type) {
+    case message_type::server_handshake:
+    case message_type::client_handshake:
+    case message_type::routed_message:
+    case message_type::monitor_message:
+    case message_type::down_message: return true;
+    default: return false;
+  }
+}
+
 const char* name_of(message_type type) {
   switch (type) {
     case message_type::server_handshake: return "server handshake";
@@ -40,18 +58,6 @@ const char* name_of(message_type type) {
 
 std::uint32_t default_message_payload() {
   return static_cast<std::uint32_t>(compute::max_frame_bytes) + message_envelope_bytes;
-}
-
-result<caf::node_id> handshake_node_id(const unsigned char* message, std::size_t size) {
-  if (size < basp_header_bytes)
-    return error{"its handshake is shorter than a BASP header"};
-  caf::binary_deserializer source{static_cast<caf::execution_unit*>(nullptr),
-                                  reinterpret_cast<const char*>(message) + basp_header_bytes,
-                                  size - basp_header_bytes};
-  caf::node_id node;
-  if (source(node) || !node)
-    return error{"its handshake names no node id"};
-  return node;
 }
 
 basp_stream_check::basp_stream_check(basp_sender sender, basp_limits limits)
@@ -86,8 +92,39 @@ result<void> basp_stream_check::check_header() {
                              name_of(header.operation), header.payload_len, cap)};
   first_message_ = false;
   handshake_ = handshake;
+  names_nodes_ = names_nodes(header.operation);
+  operation_ = header.operation;
+  named_.clear();
   payload_left_ = header.payload_len;
   in_payload_ = payload_left_ > 0;
+  return success();
+}
+
+result<void> basp_stream_check::check_named_nodes() {
+  caf::binary_deserializer source{static_cast<caf::execution_unit*>(nullptr),
+                                  reinterpret_cast<const char*>(named_.data()), named_.size()};
+  caf::node_id from;
+  if (handshake_) {
+    if (source(from) || !from)
+      return error{fmt::format("its {} names no node id", name_of(operation_))};
+    if (!origin_)
+      origin_ = from;
+    else if (from != origin_)
+      return error{fmt::format("its {} names node {}, but its first named node {}",
+                               name_of(operation_), to_string(from), to_string(origin_))};
+    return success();
+  }
+  caf::node_id to;
+  if (source(from, to))
+    return error{fmt::format("its {} names no readable source and destination node",
+                             name_of(operation_))};
+  if (sender_ == basp_sender::client && from != origin_)
+    return error{fmt::format("it sent a {} from node {}, but it is node {} (a peer speaks only "
+                             "for itself)", name_of(operation_), to_string(from),
+                             to_string(origin_))};
+  if (only_to_ && to != *only_to_)
+    return error{fmt::format("it sent a {} for node {}: a client may address only the node it "
+                             "connected to", name_of(operation_), to_string(to))};
   return success();
 }
 
@@ -100,6 +137,9 @@ result<std::size_t> basp_stream_check::feed(const unsigned char* bytes, std::siz
     if (in_payload_) {
       const auto take = static_cast<std::size_t>(
         std::min<std::uint64_t>(payload_left_, size - offset));
+      if (names_nodes_ && named_.size() < named_nodes_bytes)
+        named_.insert(named_.end(), bytes + offset,
+                      bytes + offset + std::min(take, named_nodes_bytes - named_.size()));
       payload_left_ -= take;
       offset += take;
       unreleased_ += take;
@@ -119,6 +159,12 @@ result<std::size_t> basp_stream_check::feed(const unsigned char* bytes, std::siz
     }
     if (!in_payload_ || payload_left_ == 0) {
       // A message ended here: a handshake admits the peer, and its bytes may go on.
+      if (names_nodes_) {
+        if (auto named = check_named_nodes(); !named) {
+          failure_ = named.err().message;
+          return named.err();
+        }
+      }
       if (handshake_)
         admitted_ = true;
       in_payload_ = false;

@@ -6,11 +6,22 @@
 // strom peer sends, and says how many bytes end in complete messages, so that the guard in
 // front of the middleman hands on only whole, checked messages (memory grows with what a
 // peer really sends, never with what it claims).
+//
+// It also holds a peer to the node id its handshake named. CAF 0.17 takes the source node of a
+// routed, monitor or down message from the message itself, so without this a peer (a client
+// certificate's holder included) could speak for another node: a join in a node's name, a
+// forged down message that makes the scheduler lose a live node. A peer that connected to us
+// names only itself as a source; the peer we connected to (the scheduler we joined, a server
+// or relay we chose) may pass on other nodes' messages, since CAF routes between nodes that
+// share no link through it. A client may address only the node it connected to.
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include <caf/io/basp/message_type.hpp>
 #include <caf/node_id.hpp>
 
 #include "strom/compute/result.hpp"
@@ -39,15 +50,17 @@ std::uint32_t default_message_payload();
 /// BASP 0.17.6 framing (caf/io/basp/header.hpp): a 32-byte header, then payload_len bytes.
 inline constexpr std::size_t basp_header_bytes = 32;
 
-/// The node id a complete, checked handshake message (header and payload, `size` bytes at
-/// `message`) names: its payload opens with the sender's node id in both directions (CAF
-/// 0.17.6's instance::write_server_handshake and write_client_handshake).
-result<caf::node_id> handshake_node_id(const unsigned char* message, std::size_t size);
-
 /// Follows one direction of a connection.
 class basp_stream_check {
 public:
+  /// A `client` sender (it connected to us) must name itself as the source of every routed,
+  /// monitor and down message; a `server` sender may pass on other nodes' messages. Either
+  /// must name one node id in all its handshakes.
   basp_stream_check(basp_sender sender, basp_limits limits);
+
+  /// From now on, routed, monitor and down messages must be addressed to `self`, this
+  /// process's node: what a client-role peer may send.
+  void only_to(const caf::node_id& self) { only_to_ = self; }
 
   /// Reads the next `size` bytes of the stream. On success, how many bytes not yet released
   /// now end in complete messages (counted from the first unreleased byte); on the first
@@ -58,8 +71,12 @@ public:
   /// True once the peer's handshake went through whole.
   bool admitted() const noexcept { return admitted_; }
 
+  /// The node id the peer's handshake named; valid once admitted().
+  const caf::node_id& origin() const noexcept { return origin_; }
+
 private:
   result<void> check_header();
+  result<void> check_named_nodes();
 
   basp_sender sender_;
   basp_limits limits_;
@@ -70,6 +87,11 @@ private:
   bool admitted_ = false;
   bool first_message_ = true;
   bool handshake_ = false;  ///< the message being read is a handshake
+  bool names_nodes_ = false;  ///< ... or one whose payload opens with source and destination
+  caf::io::basp::message_type operation_ = caf::io::basp::message_type::heartbeat;
+  std::vector<unsigned char> named_;  ///< the first bytes of such a payload
+  caf::node_id origin_;
+  std::optional<caf::node_id> only_to_;
   std::size_t unreleased_ = 0;  ///< bytes fed since the last complete message ended
   std::string failure_;
 };

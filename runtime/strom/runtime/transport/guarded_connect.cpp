@@ -31,6 +31,10 @@ using clock = std::chrono::steady_clock;
 
 /// How often a waiting client looks at its interruption flag and the guard's verdict.
 constexpr auto poll_slice = std::chrono::milliseconds(50);
+/// How long past the deadline a client waits for its guard's verdict: the guard closes a
+/// silent peer at the same deadline on its own thread, and its word ("sent no strom
+/// handshake") says more than a bare timeout. One slice: the guard wakes within a millisecond.
+constexpr auto verdict_grace = poll_slice;
 /// Pause before a new attempt at a handshake CAF's heartbeat tick cut short.
 constexpr auto retry_pause = std::chrono::milliseconds(50);
 
@@ -173,7 +177,7 @@ result<guarded_connection> connect_once(caf::actor_system& system, const endpoin
     if (middleman)
       return error{fmt::format("{} answered, but it is not a strom {} ({})", name, role,
                                system.render(middleman))};
-    if (clock::now() >= deadline)
+    if (clock::now() >= deadline + verdict_grace)
       return error{fmt::format("{} did not complete the strom handshake within {} s", name,
                                seconds(options.timeout))};
     return std::nullopt;

@@ -83,7 +83,9 @@ result<std::unique_ptr<guarded_port>> guarded_port::open(caf::actor_system& syst
   if (!listener)
     return listener.err();
   const auto port = local_port(*listener);
-  auto guard = std::make_unique<link_guard>(limits);
+  auto guarded = limits;
+  guarded.tls.self = system.node();
+  auto guard = std::make_unique<link_guard>(guarded);
   auto broker = basp_broker_of(system);
   auto whom = caf::actor_cast<caf::strong_actor_ptr>(published);
   auto interface = system.message_types(published);

@@ -238,21 +238,21 @@ struct link_guard::loop {
              link_event::untrusted);
       return false;
     }
+    if (peer.role == peer_role::client)
+      entry.check.only_to(limits.tls.self);
     return true;
   }
 
-  /// Records the peer's node id (its handshake opens to_inner) with its certificate; false
-  /// when the handshake names none (the link is gone then).
+  /// Records the peer's node id (its handshake's) with its certificate; false when the
+  /// registry refused the claim (the link is gone then).
   bool record_peer(std::uint64_t id, link& entry) {
     if (!entry.tls || !limits.tls.peers)
       return true;
-    auto node = handshake_node_id(entry.to_inner.data(), entry.releasable);
-    if (!node) {
-      refuse(id, node.err().message);
+    if (auto refusal = limits.tls.peers->admit(entry.check.origin(), entry.tls->peer())) {
+      refuse(id, *refusal);
       return false;
     }
-    limits.tls.peers->admit(*node, entry.tls->peer());
-    entry.node = *node;
+    entry.node = entry.check.origin();
     return true;
   }
 

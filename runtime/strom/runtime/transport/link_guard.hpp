@@ -11,6 +11,9 @@
 // One thread and epoll for all links of a process side (a scheduler's port, one client
 // connection). Traffic after the handshake is copied once more than without the guard.
 //
+// The stream check also holds each peer to the node id of its handshake (basp_stream_check.hpp
+// says why), and a client certificate's holder to messages for this node.
+//
 // With a TLS context the guard also ends TLS (tls_session.hpp says why here and not in CAF's
 // OpenSSL module): a peer's bytes are decrypted before basp_stream_check sees them, and the
 // handshake deadline covers the TLS handshake and the BASP handshake together.
@@ -37,6 +40,9 @@ struct guard_tls {
   /// Set: told the node id and certificate of every peer whose handshakes passed, while its
   /// link is open (the scheduler's join check).
   std::shared_ptr<peer_registry> peers;
+  /// This process's node: the only one a client-role peer's routed, monitor and down messages
+  /// may be addressed to (guarded_port sets it).
+  caf::node_id self;
 };
 
 /// What a guard admits.
