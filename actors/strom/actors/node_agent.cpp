@@ -37,9 +37,12 @@ void end_actor(self_ptr self, const caf::actor& member) {
 
 void stop_job(self_ptr self) {
   auto& st = self->state;
-  if (st.served)
+  if (st.served) {
     for (const auto& shard : st.served->shards)
       end_actor(self, shard);
+    if (st.served->subnet)
+      end_actor(self, st.served->subnet);
+  }
   st.served.reset();
   if (!st.run)
     return;
@@ -64,7 +67,7 @@ caf::result<shards_ready> serve(self_ptr self, const node_agent_setup& setup,
   if (!built)
     return make_error(strom_error::bad_job, built.err().message);
   shards_ready ready{work.job_id, st.node_id, {}};
-  served_job served{work.job_id, {}};
+  served_job served{work.job_id, {}, {}, {}};
   for (auto& one : *built) {
     const auto range = one.range;
     auto shard = self->spawn(parameter_shard, std::move(one));
@@ -91,11 +94,41 @@ caf::result<shards_ready> serve(self_ptr self, const node_agent_setup& setup,
   return ready;
 }
 
-/// Whether `source` is one of the shards this node serves.
+/// A worker node spawns its stage of a pipeline job.
+caf::result<stage_ready> run_stage(self_ptr self, const node_agent_setup& setup,
+                                   const stage_assignment& work) {
+  auto& st = self->state;
+  if (!setup.stage)
+    return make_error(strom_error::bad_job,
+                      fmt::format("node {} runs no pipeline stage: it joined as a server",
+                                  st.node_id));
+  if (st.run || st.served)
+    return make_error(strom_error::node_busy,
+                      fmt::format("node {} already runs job {}", st.node_id,
+                                  st.run ? st.run->job_id : st.served->job_id));
+  auto built = setup.stage(work);
+  if (!built)
+    return make_error(strom_error::bad_job, built.err().message);
+  built->speed_factor = setup.speed_factor;
+  stage_ready ready{work.job_id, st.node_id, {}, 0};
+  if (built->train)
+    ready.train_samples = built->train->size();
+  // Detached like a trainer: a stage computes for long stretches.
+  auto stage = self->spawn<caf::detached>(subnet, std::move(*built));
+  self->monitor(stage);
+  ready.subnet = stage;
+  log::info("node {}: runs stage {} of {} of job {} (layers [{}, {}))", st.node_id,
+            work.stage + 1, work.stages, work.job_id, work.first_layer, work.end_layer);
+  st.served = served_job{work.job_id, {}, {}, std::move(stage)};
+  return ready;
+}
+
+/// Whether `source` is one of the actors (shards, subnet) this node serves a job with.
 bool is_served_shard(const node_agent_state& st, const caf::actor_addr& source) {
   return st.served
-         && std::any_of(st.served->shards.begin(), st.served->shards.end(),
-                        [&](const caf::actor& shard) { return shard.address() == source; });
+         && (std::any_of(st.served->shards.begin(), st.served->shards.end(),
+                         [&](const caf::actor& shard) { return shard.address() == source; })
+             || (st.served->subnet && st.served->subnet.address() == source));
 }
 
 /// The scheduler's view of this node's epoch.
@@ -539,7 +572,7 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
       return;
     if (is_served_shard(st, down.source)) {
       const auto failure = node_failure{st.served->job_id, st.node_id,
-                                        "a parameter shard stopped: "
+                                        "an actor it serves the job with stopped: "
                                           + error_text(self->system(), down.reason)};
       log::warning("node {}: {}", st.node_id, failure.message);
       self->send(setup.scheduler, failure);
@@ -583,6 +616,7 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
     [](ping_atom) { return pong_atom_v; },
     [self, setup](const job_assignment& assignment) { prepare(self, setup, assignment); },
     [self, setup](const shard_assignment& work) { return serve(self, setup, work); },
+    [self, setup](const stage_assignment& work) { return run_stage(self, setup, work); },
     [self, setup](prepared_atom, const job_assignment& assignment) {
       prepared(self, setup, assignment);
     },
