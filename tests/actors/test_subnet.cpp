@@ -165,6 +165,9 @@ BOOST_FIXTURE_TEST_CASE(a_split_step_over_micro_batches_equals_the_whole_network
   BOOST_TEST(ended.activation_bytes.size() == 2u);
   BOOST_TEST(ended.activation_bytes[0] > 3u * 8u * sizeof(float));  // forwards of 8 floats
   check_close(split_parameters(), want);
+  // Epoch-based learning-rate schedules move on at the epoch's end, on every stage.
+  BOOST_TEST(front->core().epoch() == 1u);
+  BOOST_TEST(back->core().epoch() == 1u);
 }
 
 BOOST_FIXTURE_TEST_CASE(a_split_at_another_layer_computes_the_same_step, fixture) {

@@ -83,9 +83,12 @@ bool decode_into(self_ptr self, const subnet_setup& setup, const compute::frame&
 }
 
 /// Passes the epoch's end on with this stage's figures; the last stage adds the loss and
-/// hands it to the job_master. The counters start again.
+/// hands it to the job_master. The counters start again, and after training the stage's
+/// epoch-based learning-rate schedule moves on.
 void end_epoch(self_ptr self, const subnet_setup& setup, stage_epoch_end marker) {
   auto& st = self->state;
+  if (!marker.evaluation)
+    setup.replica->core().finish_epoch();
   marker.busy_seconds.push_back(st.busy_seconds);
   marker.activation_bytes.push_back(st.sent_bytes);
   st.busy_seconds = 0.0;
