@@ -51,6 +51,15 @@ void stop_job(self_ptr self) {
   st.run.reset();
 }
 
+/// The refusal of a node that already runs or serves a job; none when it is free.
+std::optional<caf::error> busy_refusal(const node_agent_state& st) {
+  if (!st.run && !st.served)
+    return std::nullopt;
+  return make_error(strom_error::node_busy,
+                    fmt::format("node {} already runs job {}", st.node_id,
+                                st.run ? st.run->job_id : st.served->job_id));
+}
+
 /// A server node spawns the shards of its key ranges for a kvstore job.
 caf::result<shards_ready> serve(self_ptr self, const node_agent_setup& setup,
                                 const shard_assignment& work) {
@@ -59,10 +68,8 @@ caf::result<shards_ready> serve(self_ptr self, const node_agent_setup& setup,
     return make_error(strom_error::bad_job,
                       fmt::format("node {} holds no parameter shards: it joined as a worker",
                                   st.node_id));
-  if (st.run || st.served)
-    return make_error(strom_error::bad_job,
-                      fmt::format("node {} already runs job {}", st.node_id,
-                                  st.run ? st.run->job_id : st.served->job_id));
+  if (auto busy = busy_refusal(st))
+    return std::move(*busy);
   auto built = setup.serve(work);
   if (!built)
     return make_error(strom_error::bad_job, built.err().message);
@@ -102,10 +109,8 @@ caf::result<stage_ready> run_stage(self_ptr self, const node_agent_setup& setup,
     return make_error(strom_error::bad_job,
                       fmt::format("node {} runs no pipeline stage: it joined as a server",
                                   st.node_id));
-  if (st.run || st.served)
-    return make_error(strom_error::node_busy,
-                      fmt::format("node {} already runs job {}", st.node_id,
-                                  st.run ? st.run->job_id : st.served->job_id));
+  if (auto busy = busy_refusal(st))
+    return std::move(*busy);
   auto built = setup.stage(work);
   if (!built)
     return make_error(strom_error::bad_job, built.err().message);
@@ -113,8 +118,10 @@ caf::result<stage_ready> run_stage(self_ptr self, const node_agent_setup& setup,
   stage_ready ready{work.job_id, st.node_id, {}, 0};
   if (built->train)
     ready.train_samples = built->train->size();
-  // Detached like a trainer: a stage computes for long stretches.
-  auto stage = self->spawn<caf::detached>(subnet, std::move(*built));
+  // Not detached, unlike a trainer: its handle travels to the other stages' nodes, whose
+  // proxies keep it from being destroyed until they go, and a detached actor's thread waits
+  // for that, which held up a node's shutdown (seen in 1 of 5 in-process runs).
+  auto stage = self->spawn(subnet, std::move(*built));
   self->monitor(stage);
   ready.subnet = stage;
   log::info("node {}: runs stage {} of {} of job {} (layers [{}, {}))", st.node_id,

@@ -26,7 +26,7 @@ namespace {
 using self_ptr = caf::stateful_actor<subnet_state>*;
 
 /// Runs `computation`, counts its time as busy and waits after it as the node's speed factor
-/// asks (blocking, as a slower machine would: the subnet is detached).
+/// asks (blocking, as a slower machine would, a thread of the node's scheduler).
 template <class Computation>
 void timed(self_ptr self, const subnet_setup& setup, Computation&& computation) {
   const auto start = self->clock().now();

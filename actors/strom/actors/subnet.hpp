@@ -15,8 +15,10 @@
 // downstream behind it; each stage adds its figures and the last hands them to the job_master.
 // Evaluation runs the test set forward through the same stages.
 //
-// A stage computes in a detached thread, like a trainer, and waits after each computation as
-// its node's speed factor asks (compute_slowdown.hpp). A frame that does not fit the stage ends
+// A stage computes on its node's scheduler threads (not detached: its handle travels to the
+// other stages' nodes, and a detached actor's thread waits until every remote proxy of it is
+// gone) and waits after each computation as its node's speed factor asks
+// (compute_slowdown.hpp). A frame that does not fit the stage ends
 // it with an error: its node reports the failure and the job fails (no stage restore yet).
 
 #include <cstdint>
