@@ -82,7 +82,6 @@ struct pipeline_run {
   job_placement placement;
   std::vector<caf::actor> subnets;  ///< by stage, once ready
   std::size_t ready = 0;            ///< stages whose subnet answered
-  std::uint64_t train_samples = 0;
   std::vector<double> busy_seconds;  ///< by stage, over the epochs trained
   double train_seconds = 0.0;        ///< over the epochs trained
 };

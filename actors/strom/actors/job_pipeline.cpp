@@ -85,8 +85,6 @@ void spawn_stages(self_ptr self, const job_master_setup& setup) {
             return;
           auto& run = *st.pipeline;
           run.subnets[s] = ready.subnet;
-          if (s == 0)
-            run.train_samples = ready.train_samples;
           st.last_heard = self->clock().now();
           if (++run.ready == run.subnets.size())
             link_stages(self, setup);
@@ -120,7 +118,7 @@ void start_pipeline(self_ptr self, const job_master_setup& setup, job_placement 
     summary.stage_seconds_predicted.push_back(stage.predicted_seconds);
     st.nodes.push_back(setup.nodes[stage.node].status.node_id);
   }
-  st.pipeline = pipeline_run{std::move(placement), {}, 0, 0, {}, 0.0};
+  st.pipeline = pipeline_run{std::move(placement), {}, 0, {}, 0.0};
   st.pipeline->busy_seconds.assign(summary.stages, 0.0);
   spawn_stages(self, setup);
 }

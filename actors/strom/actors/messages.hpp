@@ -813,7 +813,6 @@ struct stage_ready {
   std::uint64_t job_id = 0;
   std::uint64_t node_id = 0;
   caf::actor subnet;
-  std::uint64_t train_samples = 0;  ///< the first stage's training set; 0 on the others
 };
 
 /// job_master -> every subnet: its neighbours (null at the pipeline's ends) and where the last
@@ -874,8 +873,7 @@ typename F::result_type inspect(F& f, stage_assignment& x) {
 
 template <class F>
 typename F::result_type inspect(F& f, stage_ready& x) {
-  return f(caf::meta::type_name("stage_ready"), x.job_id, x.node_id, x.subnet,
-           x.train_samples);
+  return f(caf::meta::type_name("stage_ready"), x.job_id, x.node_id, x.subnet);
 }
 
 template <class F>

@@ -115,9 +115,7 @@ caf::result<stage_ready> run_stage(self_ptr self, const node_agent_setup& setup,
   if (!built)
     return make_error(strom_error::bad_job, built.err().message);
   built->speed_factor = setup.speed_factor;
-  stage_ready ready{work.job_id, st.node_id, {}, 0};
-  if (built->train)
-    ready.train_samples = built->train->size();
+  stage_ready ready{work.job_id, st.node_id, {}};
   // Not detached, unlike a trainer: its handle travels to the other stages' nodes, whose
   // proxies keep it from being destroyed until they go, and a detached actor's thread waits
   // for that, which held up a node's shutdown (seen in 1 of 5 in-process runs).

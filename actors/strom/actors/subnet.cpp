@@ -168,9 +168,13 @@ void evaluate_forward(self_ptr self, const subnet_setup& setup, stage_forward& i
                    stage.input_rows(0, stage.max_batch()), "an evaluation batch"))
     return;
   if (stage.last()) {
+    if (in.labels.size() != in.rows) {
+      self->quit(make_error(strom_error::node_failed,
+                            fmt::format("pipeline stage {}: {} labels for {} evaluation rows",
+                                        setup.stage + 1, in.labels.size(), in.rows)));
+      return;
+    }
     timed(self, setup, [&] {
-      if (in.labels.size() != in.rows)
-        return;
       auto logits = stage.predict(stage.input_rows(0, in.rows), in.rows);
       const auto classes = stage.output_width();
       st.totals.loss_sum += static_cast<double>(compute::softmax_cross_entropy(
