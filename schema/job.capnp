@@ -229,7 +229,8 @@ struct Distributed {
   # which every worker then replaces by the workers' average (Deeplearning4j parameter
   # averaging, ParallelWrapper's AVERAGING mode); `kvstore`, parameter servers (MXNet's
   # KVStore: workers push gradients to parameter_shards on server nodes and take back the
-  # parameters), below.
+  # parameters), below; `pipeline`, the network split into contiguous stages, one a worker
+  # node (LightDNN's subnets; GPipe's micro-batches), below.
   mode @5 :TrainingMode = shared;
   averagingFrequency @6 :UInt32 = 5;  # steps between averages (Deeplearning4j: 5 to 10)
   averageUpdaters @7 :Bool = true;    # average the updater state too (ParallelWrapper's default)
@@ -246,9 +247,15 @@ struct Distributed {
   bigArrayBound @12 :UInt64 = 1000000;
   # The magnitude of every 2-bit value (MXNet's gradient_compression threshold).
   twoBitThreshold @13 :Float32 = 0.5;
+  # pipeline mode: the stages the network is split into (0: one per worker node), the
+  # micro-batches a minibatch is split into (0: 4 x stages, GPipe's advice) and the copies of
+  # the pipeline (only 1 is built so far).
+  stages @14 :UInt32 = 0;
+  microBatches @15 :UInt32 = 0;
+  pipelines @16 :UInt32 = 1;
   # What the shards answer pushes with: fp32 values, or fp16 (half the pull bytes; the shard
   # keeps fp32, the workers' replicas hold the values rounded to half precision).
-  pullPrecision @14 :PullPrecision = fp32;
+  pullPrecision @17 :PullPrecision = fp32;
 }
 
 enum PullPrecision {
@@ -271,6 +278,7 @@ enum TrainingMode {
   shared @0;
   averaging @1;
   kvstore @2;
+  pipeline @3;
 }
 
 enum Topology {

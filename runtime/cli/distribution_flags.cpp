@@ -14,7 +14,8 @@ command_spec with_distribution_options(command_spec spec) {
   spec.options.push_back(
     {"mode", "MODE",
      "override distributed.mode: shared (threshold-encoded updates every step), averaging "
-     "(parameters averaged every --averaging-frequency steps) or kvstore (parameter servers)"});
+     "(parameters averaged every --averaging-frequency steps), kvstore (parameter servers) or "
+     "pipeline (the network split into stages across the worker nodes)"});
   spec.options.push_back({"averaging-frequency", "K",
                           "override distributed.averagingFrequency: steps between averages"});
   spec.options.push_back({"kvstore", "TYPE",
@@ -28,6 +29,15 @@ command_spec with_distribution_options(command_spec spec) {
   spec.options.push_back({"pull-precision", "P",
                           "override distributed.pullPrecision: what kvstore shards answer "
                           "pushes with: fp32 or fp16"});
+  spec.options.push_back({"stages", "K",
+                          "override distributed.stages: pipeline stages (default: one a worker "
+                          "node)"});
+  spec.options.push_back({"micro-batches", "M",
+                          "override distributed.microBatches: micro-batches a pipeline splits "
+                          "each minibatch into (default: 4 x stages)"});
+  spec.options.push_back({"pipelines", "R",
+                          "override distributed.pipelines: copies of the pipeline (only 1 is "
+                          "built yet)"});
   return spec;
 }
 
@@ -84,6 +94,25 @@ result<void> read_distribution_flags(const arguments& args,
     return replicas.err();
   if (auto r = replicas.value())
     overrides.replicas = static_cast<std::uint32_t>(*r);
+  auto stages = args.get_uint("stages", 2, runtime::max_pipeline_stages);
+  if (!stages)
+    return stages.err();
+  if (auto k = stages.value())
+    overrides.stages = static_cast<std::uint32_t>(*k);
+  auto micro = args.get_uint("micro-batches", 1, std::uint64_t{1} << 20);
+  if (!micro)
+    return micro.err();
+  if (auto m = micro.value())
+    overrides.micro_batches = static_cast<std::uint32_t>(*m);
+  auto pipelines = args.get_uint("pipelines", 1, runtime::max_pipeline_stages);
+  if (!pipelines)
+    return pipelines.err();
+  if (auto r = pipelines.value()) {
+    if (*r > 1)
+      return error{fmt::format("--pipelines {}: copies of a pipeline sharing their stages' "
+                               "parameters are not built yet; only 1 pipeline is", *r)};
+    overrides.pipelines = static_cast<std::uint32_t>(*r);
+  }
   return success();
 }
 

@@ -289,8 +289,17 @@ BOOST_AUTO_TEST_CASE(an_averaging_frequency_of_zero_is_refused_naming_the_field)
 }
 
 BOOST_AUTO_TEST_CASE(training_modes_are_named_as_in_job_files_and_flags) {
-  for (const auto* name : {"shared", "averaging", "kvstore"})
+  for (const auto* name : {"shared", "averaging", "kvstore", "pipeline"})
     BOOST_TEST(to_string(parse_training_mode(name).value()) == std::string{name});
   BOOST_TEST(contains(parse_training_mode("allreduce").err().message,
-                      "mode 'allreduce' is not shared, averaging or kvstore"));
+                      "mode 'allreduce' is not shared, averaging, kvstore or pipeline"));
+}
+
+BOOST_AUTO_TEST_CASE(pipeline_settings_out_of_range_are_refused_naming_the_field) {
+  BOOST_TEST(contains(check_error(job_with("distributed = (mode = pipeline, stages = 1)")),
+                      "bad.job: distributed.stages: 1 is outside [2, 1024]"));
+  BOOST_TEST(contains(check_error(job_with("distributed = (mode = pipeline, pipelines = 2)")),
+                      "bad.job: distributed.pipelines: 2: copies of a pipeline"));
+  BOOST_TEST(contains(check_error(job_with("distributed = (mode = pipeline, microBatches = 999)")),
+                      "distributed.microBatches: 999 is more than the"));
 }

@@ -18,7 +18,9 @@ namespace strom::actors::job_steps {
 
 /// Whether the epoch that just ended is one to checkpoint (--checkpoint-every).
 bool checkpoint_due(const job_master_state& st, const job_master_setup& setup) {
-  return st.keeper && st.report.iterations >= st.checkpointed_iteration + setup.checkpoint_every;
+  // A pipeline job's stages take no snapshots yet.
+  return st.keeper && !st.pipeline
+         && st.report.iterations >= st.checkpointed_iteration + setup.checkpoint_every;
 }
 
 /// Between two epochs, while nothing trains: the keeper saves the first live node's snapshot

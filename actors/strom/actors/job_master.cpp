@@ -174,6 +174,8 @@ void start_epoch(self_ptr self, const job_master_setup& setup) {
   auto& st = self->state;
   st.epoch_done = {};
   st.epoch_started = self->clock().now();
+  if (st.pipeline)
+    return start_pipeline_epoch(self);
   next_round(self, setup, false);
 }
 
@@ -537,6 +539,13 @@ void handle_loss(self_ptr self, const job_master_setup& setup, const member_lost
     return;
   }
   forget_on_shards(self, lost.node_id);
+  if (st.pipeline)  // its stage has no snapshot to be restored from yet
+    return fail_job(self, setup,
+                    make_error(strom_error::node_lost,
+                               fmt::format("node {} of a pipeline job was lost ({}); its stage "
+                                           "cannot be restored (stage snapshots are not built "
+                                           "yet)", lost.node_id,
+                                           error_text(self->system(), lost.reason))));
   if (st.status.state == "preparing") {
     st.members.erase(lost.node_id);
     return fail_job(self, setup, lost.reason);
@@ -595,7 +604,7 @@ caf::behavior job_master(caf::stateful_actor<job_master_state>* self, job_master
   });
   for (const auto& server : setup.servers)
     st.members.emplace(server.status.node_id, server);
-  serve_then_assign(self, setup);
+  place_then_start(self, setup);
   self->delayed_send(self, setup.timeouts.silence_limit, watchdog_atom_v, setup.job_id);
   watch_stalls(self, setup);
   return {
@@ -638,6 +647,7 @@ caf::behavior job_master(caf::stateful_actor<job_master_state>* self, job_master
       return joined.node.role == node_role_server ? take_server(self, setup, joined)
                                                   : take_joiner(self, setup, joined);
     },
+    [self, setup](const stage_epoch_end& ended) { pipeline_epoch_ended(self, setup, ended); },
     [self, setup](rejoin_atom, std::uint64_t job_id, std::uint32_t round) {
       auto& st = self->state;
       if (st.outcome || !st.paused || job_id != st.status.job_id || round != st.round)

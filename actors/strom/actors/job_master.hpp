@@ -34,6 +34,7 @@
 #include <caf/all.hpp>
 
 #include "strom/actors/data_assignment.hpp"
+#include "strom/actors/job_placement.hpp"
 #include "strom/actors/messages.hpp"
 #include "strom/actors/metrics_sink.hpp"
 #include "strom/actors/request_while_alive.hpp"
@@ -72,6 +73,17 @@ struct job_master_setup {
   std::optional<saved_job> resume;
   /// Told the job's figures as they change; null: nobody watches (metrics_sink.hpp).
   std::shared_ptr<metrics_sink> metrics;
+  /// Checks the job's memory on its nodes and places a pipeline job's stages; null: neither.
+  job_placer place;
+};
+
+/// A pipeline job as its job_master runs it (job_pipeline.cpp).
+struct pipeline_run {
+  job_placement placement;
+  std::vector<caf::actor> subnets;  ///< by stage, once ready
+  std::size_t ready = 0;            ///< stages whose subnet answered
+  std::vector<double> busy_seconds;  ///< by stage, over the epochs trained
+  double train_seconds = 0.0;        ///< over the epochs trained
 };
 
 /// A node that joined while the job runs, until it trains its first round.
@@ -137,6 +149,7 @@ struct job_master_state {
   std::map<std::uint64_t, std::string> server_endpoint_of;  ///< by server node
   /// Server nodes that joined while no key range lacked a replica: the next loss's fill-ins.
   std::vector<std::uint64_t> spare_servers;
+  std::optional<pipeline_run> pipeline;  ///< set for a pipeline job
   /// Requests to the nodes' actors, given up when the node is lost (request_while_alive.hpp).
   pending_requests awaiting;
 
@@ -148,6 +161,7 @@ struct job_master_state {
 /// node_progress, node_epoch_report, node_failure (the scheduler passes them on from
 /// the job's nodes); member_lost from the scheduler; member_joined -> bool (whether the job
 /// takes the node; it is brought in at the next round, cutting the running one short);
+/// stage_epoch_end from a pipeline job's last subnet (job_pipeline.cpp);
 /// (attach_atom, job_id) -> submit_reply
 /// (the sender becomes a client); (cancel_atom, job_id) -> submit_reply; watchdog_atom.
 caf::behavior job_master(caf::stateful_actor<job_master_state>* self, job_master_setup setup);

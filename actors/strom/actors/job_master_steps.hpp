@@ -40,6 +40,9 @@ void complete_when_counted(self_ptr self, const job_master_setup& setup);
 
 void evaluate(self_ptr self, const job_master_setup& setup);
 
+/// The epoch's training is done and `check` is its evaluation: record it, go on or finish.
+void end_epoch(self_ptr self, const job_master_setup& setup, const epoch_check& check);
+
 void end_round_when_done(self_ptr self, const job_master_setup& setup);
 
 job_assignment assignment_for(const job_master_state& st, const job_master_setup& setup,
@@ -78,6 +81,19 @@ void lose_server(self_ptr self, const job_master_setup& setup, const member_lost
 
 /// Adds the shards' counts to the report, then runs `next`.
 void count_shards_then(self_ptr self, const job_master_setup& setup, std::function<void()> next);
+
+// -- job_pipeline.cpp -------------------------------------------------------------------------
+
+/// Places the job (setup.place): a job that fits none of its nodes fails; a pipeline job has
+/// its stages spawned and linked, then trains; any other is served and assigned.
+void place_then_start(self_ptr self, const job_master_setup& setup);
+
+/// A pipeline job's next epoch: the first stage is told to train it.
+void start_pipeline_epoch(self_ptr self);
+
+/// A pipeline job's last stage reports an epoch's training or its evaluation.
+void pipeline_epoch_ended(self_ptr self, const job_master_setup& setup,
+                          const stage_epoch_end& ended);
 
 // -- job_metrics.cpp --------------------------------------------------------------------------
 

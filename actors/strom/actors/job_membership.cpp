@@ -310,7 +310,7 @@ void joiner_ready(self_ptr self, const job_master_setup& setup, const node_ready
 bool take_joiner(self_ptr self, const job_master_setup& setup, const member_joined& joined) {
   auto& st = self->state;
   const auto node = joined.node.node_id;
-  if (st.outcome || st.finishing || st.status.state != "training"
+  if (st.outcome || st.finishing || st.status.state != "training" || st.pipeline
       || st.nodes.size() + st.joining.size() >= max_nodes(setup) || st.members.count(node) > 0)
     return false;
   st.members[node] = job_node{joined.node, joined.agent};

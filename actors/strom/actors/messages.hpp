@@ -324,6 +324,9 @@ struct join_request {
   std::string role = node_role_worker;  ///< node_role_worker or node_role_server
   /// Bytes strom may place on the node (--memory-limit); 0: no limit set.
   std::uint64_t memory_limit = 0;
+  /// Its speed factor (--speed-factor, compute_slowdown.hpp): how a pipeline job's stages
+  /// are placed on it (pipeline mode, issue #20).
+  double speed_factor = 1.0;
 };
 
 /// scheduler -> node_agent: the answer to a join_request.
@@ -353,6 +356,8 @@ struct job_submission {
   bool kvstore = false;
   std::uint32_t servers = 0;
   std::uint32_t replicas = 1;  ///< servers that hold each key range (chain replication)
+  /// A pipeline job (distributed.mode pipeline): its worker nodes run its stages.
+  bool pipeline = false;
 };
 
 /// scheduler -> client: the answer to a job_submission, an attach or a cancel.
@@ -527,6 +532,7 @@ struct node_status {
   std::uint32_t incarnation = 1;
   std::string role = node_role_worker;  ///< what the node joined as
   std::uint64_t memory_limit = 0;       ///< bytes strom may place there; 0: no limit set
+  double speed_factor = 1.0;            ///< its announced speed factor (join_request)
 };
 
 /// "node 3 (w2 at 10.0.0.2)": how logs and failures name a node.
@@ -730,7 +736,7 @@ typename F::result_type inspect(F& f, shard_stats& x) {
 template <class F>
 typename F::result_type inspect(F& f, join_request& x) {
   return f(caf::meta::type_name("join_request"), x.version, x.name, x.address, x.cores,
-           x.workers, x.admission_token, x.role, x.memory_limit);
+           x.workers, x.admission_token, x.role, x.memory_limit, x.speed_factor);
 }
 
 template <class F>
@@ -742,7 +748,7 @@ template <class F>
 typename F::result_type inspect(F& f, job_submission& x) {
   return f(caf::meta::type_name("job_submission"), x.job_text, x.source, x.checkpoint_dir,
            x.nodes, x.min_nodes, x.max_nodes, x.rejoin_timeout_ms, x.topology, x.fanout,
-           x.kvstore, x.servers, x.replicas);
+           x.kvstore, x.servers, x.replicas, x.pipeline);
 }
 
 template <class F>
@@ -838,7 +844,7 @@ typename F::result_type inspect(F& f, keepalive_reply& x) {
 template <class F>
 typename F::result_type inspect(F& f, node_status& x) {
   return f(caf::meta::type_name("node_status"), x.node_id, x.name, x.address, x.cores,
-           x.workers, x.incarnation, x.role, x.memory_limit);
+           x.workers, x.incarnation, x.role, x.memory_limit, x.speed_factor);
 }
 
 template <class F>
@@ -913,6 +919,133 @@ typename F::result_type inspect(F& f, member_lost& x) {
 template <class F>
 typename F::result_type inspect(F& f, member_joined& x) {
   return f(caf::meta::type_name("member_joined"), x.node, x.agent, x.membership_epoch);
+}
+
+// -- pipeline mode (issue #20): subnet actors, one pipeline stage each -----------------------
+
+/// job_master -> a worker node's agent: run stage `stage` of `stages` of a pipeline job, the
+/// network's layers [first_layer, end_layer); answered with stage_ready.
+struct stage_assignment {
+  std::uint64_t job_id = 0;
+  std::string job_text;
+  std::string source;
+  std::uint32_t stage = 0;
+  std::uint32_t stages = 1;
+  std::uint32_t first_layer = 0;
+  std::uint32_t end_layer = 0;
+  std::uint32_t micro_batches = 1;  ///< a minibatch is split into this many
+};
+
+/// node_agent -> job_master: the node's subnet runs.
+struct stage_ready {
+  std::uint64_t job_id = 0;
+  std::uint64_t node_id = 0;
+  caf::actor subnet;
+};
+
+/// job_master -> every subnet: its neighbours (null at the pipeline's ends) and where the last
+/// stage sends the end of an epoch.
+struct stage_links {
+  caf::actor upstream;
+  caf::actor downstream;
+  caf::actor master;
+};
+
+/// job_master -> the first subnet: train 0-based epoch `epoch`, or evaluate the model on the
+/// test set after it.
+struct stage_run {
+  std::uint32_t epoch = 0;
+  bool evaluation = false;
+};
+
+/// subnet -> the next subnet: one micro-batch's activations, rows x the stage's output width,
+/// as a dense fp32 update frame (compute/frames/update_frame.hpp).
+struct stage_forward {
+  std::uint64_t step = 0;               ///< the minibatch, counted over the job
+  std::uint32_t first_row = 0;          ///< the micro-batch's first sample in the minibatch
+  std::uint32_t rows = 0;
+  std::uint32_t minibatch_samples = 0;  ///< samples of the whole minibatch
+  std::uint32_t micro_batches = 0;      ///< of this minibatch
+  bool evaluation = false;              ///< inference only: no backward follows
+  std::vector<std::int32_t> labels;     ///< the micro-batch's labels, for the last stage
+  compute::frame activations;
+};
+
+/// subnet -> the previous subnet: dL/d(its activations) of one micro-batch, as a dense fp32
+/// update frame.
+struct stage_backward {
+  std::uint64_t step = 0;
+  std::uint32_t first_row = 0;
+  std::uint32_t rows = 0;
+  compute::frame gradient;
+};
+
+/// subnet -> the next subnet after an epoch's (or evaluation's) last micro-batch, and from
+/// the last stage to the job_master: what the epoch added up to, each stage adding its own.
+struct stage_epoch_end {
+  std::uint32_t epoch = 0;
+  bool evaluation = false;
+  std::uint64_t steps = 0;     ///< minibatches (updater steps of every stage)
+  std::uint64_t samples = 0;
+  double loss_sum = 0.0;       ///< training: sum of the minibatches' mean losses; else per sample
+  std::uint64_t correct = 0;   ///< evaluation: samples classified right
+  std::vector<double> busy_seconds;             ///< by stage: computing and framing
+  std::vector<std::uint64_t> activation_bytes;  ///< by stage: frame bytes it sent
+};
+
+template <class F>
+typename F::result_type inspect(F& f, stage_assignment& x) {
+  return f(caf::meta::type_name("stage_assignment"), x.job_id, x.job_text, x.source, x.stage,
+           x.stages, x.first_layer, x.end_layer, x.micro_batches);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, stage_ready& x) {
+  return f(caf::meta::type_name("stage_ready"), x.job_id, x.node_id, x.subnet);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, stage_links& x) {
+  return f(caf::meta::type_name("stage_links"), x.upstream, x.downstream, x.master);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, stage_run& x) {
+  return f(caf::meta::type_name("stage_run"), x.epoch, x.evaluation);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, stage_forward& x) {
+  if constexpr (!detail::is_binary_inspector<F>)
+    return f(caf::meta::type_name("stage_forward"), x.step, x.first_row, x.rows,
+             x.activations.size());
+  else if constexpr (F::reads_state)
+    return caf::error::eval([&] { return f(x.step, x.first_row, x.rows, x.minibatch_samples,
+                                           x.micro_batches, x.evaluation, x.labels); },
+                            [&] { return detail::save_frame(f, x.activations); });
+  else
+    return caf::error::eval([&] { return f(x.step, x.first_row, x.rows, x.minibatch_samples,
+                                           x.micro_batches, x.evaluation, x.labels); },
+                            [&] { return detail::load_frame(f, x.activations); });
+}
+
+template <class F>
+typename F::result_type inspect(F& f, stage_backward& x) {
+  if constexpr (!detail::is_binary_inspector<F>)
+    return f(caf::meta::type_name("stage_backward"), x.step, x.first_row, x.rows,
+             x.gradient.size());
+  else if constexpr (F::reads_state)
+    return caf::error::eval([&] { return f(x.step, x.first_row, x.rows); },
+                            [&] { return detail::save_frame(f, x.gradient); });
+  else
+    return caf::error::eval([&] { return f(x.step, x.first_row, x.rows); },
+                            [&] { return detail::load_frame(f, x.gradient); });
+}
+
+template <class F>
+typename F::result_type inspect(F& f, stage_epoch_end& x) {
+  return f(caf::meta::type_name("stage_epoch_end"), x.epoch, x.evaluation, x.steps, x.samples,
+           x.loss_sum, x.correct, x.busy_seconds, x.activation_bytes);
 }
 
 /// Registers every strom message type and the strom error category (errors.hpp) on `cfg`
@@ -1022,5 +1155,15 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   // submit's HTML report (issue 21): the nodes' figures that job_progress carries to clients
   CAF_ADD_TYPE_ID(strom, (strom::actors::node_figures))
   CAF_ADD_TYPE_ID(strom, (strom::actors::cluster_figures))
+
+  // pipeline mode (issue #20)
+  CAF_ADD_TYPE_ID(strom, (strom::actors::pipeline_summary))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::stage_assignment))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::stage_ready))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::stage_links))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::stage_run))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::stage_forward))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::stage_backward))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::stage_epoch_end))
 
 CAF_END_TYPE_ID_BLOCK(strom)

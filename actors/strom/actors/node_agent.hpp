@@ -24,6 +24,7 @@
 #include "strom/actors/parameter_shard.hpp"
 #include "strom/actors/metrics_sink.hpp"
 #include "strom/actors/snapshot_transfer.hpp"
+#include "strom/actors/subnet.hpp"
 #include "strom/actors/timing.hpp"
 #include "strom/compute/result.hpp"
 
@@ -55,11 +56,17 @@ using node_job_factory = std::function<result<node_job>(const job_assignment&)>;
 using shard_factory =
   std::function<result<std::vector<parameter_shard_setup>>(const shard_assignment&)>;
 
-/// The shards a server node holds for a kvstore job.
+/// Builds the subnet of a pipeline job's stage (parsing the job, building the stage's layers,
+/// loading the data on the first stage), or says why it cannot.
+using stage_factory = std::function<result<subnet_setup>(const stage_assignment&)>;
+
+/// The actors a node serves a job with besides trainers: a kvstore job's shards on a server
+/// node, or a pipeline job's subnet on a worker node.
 struct served_job {
   std::uint64_t job_id = 0;
   std::vector<caf::actor> shards;
   std::shared_ptr<void> port;  ///< where the job's workers connect to the shards directly
+  caf::actor subnet;           ///< the node's pipeline stage
   /// Connections to the servers of the shards' chain successors (--replicas), kept open.
   std::vector<std::shared_ptr<void>> chain_connections;
   /// Chain wirings whose connections are made aside, by chain version: the links to hand
@@ -94,6 +101,7 @@ struct node_agent_setup {
   join_request identity;  ///< name, address, cores and workers to announce
   node_job_factory prepare;
   shard_factory serve;  ///< empty: the node holds no parameter shards (it is no server)
+  stage_factory stage;  ///< empty: the node runs no pipeline stage (it is no worker)
   relay_publisher publish_relay;  ///< empty: the node publishes no relay (no network)
   relay_connector connect_relay;  ///< empty: the node cannot join a mesh
   caf::actor observer;  ///< optional: receives the scheduler's join_reply
@@ -171,7 +179,8 @@ struct node_agent_state {
 /// and its mesh parent's are peers of each other (one update at a time: of those that come
 /// meanwhile only the newest version is wired next, the others, and any not newer than the
 /// one wired, are answered wired_atom unapplied, once no update waits to be wired);
-/// (dropped_atom, reason) from the scheduler.
+/// (dropped_atom, reason) from the scheduler; stage_assignment -> stage_ready (its subnet,
+/// a pipeline job's stage, stopped like shards by (stop_atom, job_id)).
 /// Sends
 /// (keepalive_atom, node_id) every keepalive_interval once joined. Quits with an error when
 /// the join is refused or unanswered, the scheduler goes down, says the node was dropped, or

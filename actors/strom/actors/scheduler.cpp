@@ -61,6 +61,7 @@ std::uint64_t start_job(self_ptr self, const scheduler_setup& setup, job_master_
   job.store = setup.store;
   job.checkpoint_every = setup.checkpoint_every;
   job.metrics = setup.metrics;
+  job.place = setup.place;
   auto& record = st.jobs[job.job_id];
   record.saved = job.resume ? *job.resume : saved_job{job.job_id, job.submission, {}, 0, {}, 0};
   record.saved.node_names.clear();
@@ -232,7 +233,7 @@ join_reply join(self_ptr self, const scheduler_setup& setup, const join_request&
                         request.role, node_role_worker, node_role_server)};
   member.status = {st.next_node_id++, request.name,    request.address,
                    request.cores,     request.workers, ++st.incarnations[request.name],
-                   request.role,      request.memory_limit};
+                   request.role,      request.memory_limit, request.speed_factor};
   member.agent = agent;
   member.last_heard = self->clock().now();
   self->monitor(agent);

@@ -49,6 +49,9 @@ struct scheduler_setup {
   std::uint64_t checkpoint_every = 0;
   /// Told jobs' figures and heartbeat round trips; null: nobody watches (metrics_sink.hpp).
   std::shared_ptr<metrics_sink> metrics;
+  /// Checks each job's memory against its nodes and places a pipeline job's stages; null:
+  /// no check, and pipeline jobs fail (job_placement.hpp).
+  job_placer place;
 };
 
 /// A joined node.

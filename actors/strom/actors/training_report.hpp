@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <caf/meta/type_name.hpp>
 
@@ -15,6 +16,21 @@ struct topology_summary {
   std::uint32_t fanout = 8;    ///< children a node may have in a mesh
   std::uint64_t version = 1;   ///< the plan's version at the end (one more per remap)
   std::uint32_t max_links = 0; ///< the most neighbours any relay sent to
+};
+
+/// A pipeline job's figures (mode "pipeline", issue #20); empty in the other modes.
+struct pipeline_summary {
+  std::uint32_t stages = 0;
+  std::uint32_t micro_batches = 0;  ///< per minibatch
+  std::uint32_t pipelines = 0;      ///< copies of the pipeline (1 so far)
+  /// Each stage's layers [first, end), as the built layers count them.
+  std::vector<std::vector<std::uint32_t>> stage_layers;
+  std::vector<double> stage_seconds;            ///< by stage: busy seconds per minibatch
+  std::vector<double> stage_seconds_predicted;  ///< by stage: the partitioner's, per minibatch
+  double bubble_fraction = 0.0;        ///< the stages' measured idle share of the epochs
+  double bubble_fraction_ideal = 0.0;  ///< GPipe's (K-1)/(M+K-1)
+  std::uint64_t activation_bytes = 0;  ///< frame bytes of activations and their gradients
+  std::uint32_t stage_restores = 0;    ///< stages re-spawned after a loss (none so far)
 };
 
 /// The outcome of a training run.
@@ -65,6 +81,7 @@ struct training_report {
   std::uint32_t scheduler_restarts = 0;
   std::uint64_t samples_redone = 0;  ///< trained by a lost node, its update lost, trained again
   topology_summary topology;
+  pipeline_summary pipeline;
 };
 
 /// What one epoch's training steps added up to, over all workers.
@@ -92,7 +109,14 @@ typename F::result_type inspect(F& f, training_report& x) {
            x.restore_seconds, x.scheduler_restarts, x.samples_redone, x.topology, x.mode,
            x.averaging_frequency, x.averaging_rounds, x.averaging_bytes, x.kvstore, x.servers,
            x.replicas, x.push_bytes, x.push_dense_bytes, x.pull_bytes, x.server_updates,
-           x.server_failovers);
+           x.server_failovers, x.pipeline);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, pipeline_summary& x) {
+  return f(caf::meta::type_name("pipeline_summary"), x.stages, x.micro_batches, x.pipelines,
+           x.stage_layers, x.stage_seconds, x.stage_seconds_predicted, x.bubble_fraction,
+           x.bubble_fraction_ideal, x.activation_bytes, x.stage_restores);
 }
 
 template <class F>

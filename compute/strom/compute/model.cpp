@@ -50,10 +50,10 @@ model::model(shape input, std::vector<std::unique_ptr<layer>> layers, std::size_
   }
 }
 
-void model::initialize(std::uint64_t seed) {
+void model::initialize(std::uint64_t seed, std::size_t first_layer) {
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     // One stream per layer: inserting a layer does not reshuffle the others' initial values.
-    rng gen{derive_seed(seed, i)};
+    rng gen{derive_seed(seed, first_layer + i)};
     const auto& s = slices_[i];
     layers_[i]->initialize(std::span{parameters_}.subspan(s.parameter_offset, s.parameter_count),
                            std::span{state_}.subspan(s.state_offset, s.state_count), gen);
@@ -76,13 +76,19 @@ void model::reserve(std::size_t max_batch) {
   delta_b_.assign(widest * max_batch, 0.0f);
 }
 
-std::span<const float> model::forward(std::span<const float> features, std::size_t batch,
-                                      pass mode) {
-  if (batch > max_batch_)
+std::span<float> model::activation_rows(std::size_t i, std::size_t first_row,
+                                         std::size_t batch) {
+  const auto width = layers_[i]->output_shape().size();
+  return std::span{activations_[i]}.subspan(first_row * width, batch * width);
+}
+
+std::span<const float> model::forward(std::span<const float> features, std::size_t first_row,
+                                      std::size_t batch, pass mode) {
+  if (first_row > max_batch_ || batch > max_batch_ - first_row)
     throw std::invalid_argument("model: batch larger than the reserved maximum");
   std::span<const float> input = features.first(batch * input_.size());
   for (std::size_t i = 0; i < layers_.size(); ++i) {
-    auto output = std::span{activations_[i]}.first(batch * layers_[i]->output_shape().size());
+    auto output = activation_rows(i, first_row, batch);
     layers_[i]->forward(input, output, batch, mode);
     input = output;
   }
@@ -91,30 +97,42 @@ std::span<const float> model::forward(std::span<const float> features, std::size
 
 float model::compute_gradients(std::span<const float> features,
                                std::span<const std::int32_t> labels, std::size_t batch) {
-  auto logits = forward(features, batch, pass::training);
+  auto logits = forward(features, 0, batch, pass::training);
   auto delta = std::span{delta_a_}.first(batch * classes_);
   const float loss = softmax_cross_entropy(logits, labels.first(batch), batch, classes_, delta);
-  auto spare = std::span{delta_b_};
-  for (std::size_t i = layers_.size(); i-- > 0;) {
-    std::span<const float> input =
-      i == 0 ? features.first(batch * input_.size())
-             : std::span<const float>{activations_[i - 1]}.first(
-                 batch * layers_[i - 1]->output_shape().size());
-    std::span<float> input_gradient =
-      i == 0 ? std::span<float>{} : spare.first(batch * layers_[i - 1]->output_shape().size());
-    std::span<const float> output =
-      std::span<const float>{activations_[i]}.first(batch * layers_[i]->output_shape().size());
-    layers_[i]->backward(input, output, delta, input_gradient, batch);
-    // The gradient just written becomes the next layer's output gradient; the old one is free.
-    auto used = std::span<float>{delta.data() == delta_a_.data() ? delta_a_ : delta_b_};
-    delta = input_gradient;
-    spare = used;
-  }
+  backward_rows(features, 0, batch, delta, {});
   return loss;
 }
 
+std::span<const float> model::forward_rows(std::span<const float> input, std::size_t first_row,
+                                           std::size_t batch) {
+  return forward(input, first_row, batch, pass::training);
+}
+
+void model::backward_rows(std::span<const float> input, std::size_t first_row,
+                          std::size_t batch, std::span<const float> output_gradient,
+                          std::span<float> input_gradient) {
+  // Each layer's input gradient is the next one down's output gradient; two buffers take
+  // turns, the first being delta_b_ because compute_gradients passes delta_a_ in.
+  std::span<const float> delta = output_gradient;
+  bool into_b = true;
+  for (std::size_t i = layers_.size(); i-- > 0;) {
+    std::span<const float> layer_input =
+      i == 0 ? input.first(batch * input_.size()) : activation_rows(i - 1, first_row, batch);
+    std::span<float> layer_input_gradient =
+      i == 0 ? (input_gradient.empty() ? std::span<float>{}
+                                       : input_gradient.first(batch * input_.size()))
+             : std::span{into_b ? delta_b_ : delta_a_}.first(
+                 batch * layers_[i - 1]->output_shape().size());
+    layers_[i]->backward(layer_input, activation_rows(i, first_row, batch), delta,
+                         layer_input_gradient, batch);
+    delta = layer_input_gradient;
+    into_b = !into_b;
+  }
+}
+
 std::span<const float> model::predict(std::span<const float> features, std::size_t batch) {
-  return forward(features, batch, pass::inference);
+  return forward(features, 0, batch, pass::inference);
 }
 
 } // namespace strom::compute

@@ -59,7 +59,9 @@ public:
   // -- set-up ------------------------------------------------------------------------------
 
   /// Fills parameters and state from `seed`; equal seeds give equal models on every machine.
-  void initialize(std::uint64_t seed);
+  /// A pipeline stage holding layers [first_layer, ...) of a network passes `first_layer`, so
+  /// that its layers start from the values the whole network's would.
+  void initialize(std::uint64_t seed, std::size_t first_layer = 0);
   /// Sizes every workspace for batches of up to max_batch samples (allocation happens here).
   void reserve(std::size_t max_batch);
   /// The largest batch reserve() prepared for.
@@ -74,8 +76,23 @@ public:
   /// Inference forward pass; returns the logits [batch][classes], valid until the next call.
   std::span<const float> predict(std::span<const float> features, std::size_t batch);
 
+  /// Training forward of `batch` samples held in rows [first_row, first_row + batch) of the
+  /// reserved batch: each layer's output lands in those rows of its activation buffer, so
+  /// several micro-batches of one batch can be in flight at once (a pipeline stage) as long
+  /// as no layer keeps anything of its own between forward and backward. Returns the output.
+  std::span<const float> forward_rows(std::span<const float> input, std::size_t first_row,
+                                      std::size_t batch);
+  /// Backward of the rows forward_rows computed: from dL/d(output) the parameter gradients
+  /// overwrite gradients(), and dL/d(input) is written into `input_gradient` unless empty.
+  /// `input` is what forward_rows was given for those rows.
+  void backward_rows(std::span<const float> input, std::size_t first_row, std::size_t batch,
+                     std::span<const float> output_gradient, std::span<float> input_gradient);
+
 private:
-  std::span<const float> forward(std::span<const float> features, std::size_t batch, pass mode);
+  std::span<const float> forward(std::span<const float> features, std::size_t first_row,
+                                 std::size_t batch, pass mode);
+  /// Layer i's output for rows [first_row, first_row + batch).
+  std::span<float> activation_rows(std::size_t i, std::size_t first_row, std::size_t batch);
 
   shape input_;
   std::size_t classes_;

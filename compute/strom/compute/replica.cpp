@@ -15,9 +15,13 @@ replica::replica(std::unique_ptr<compute::model> net, replica_options options)
 float replica::compute_gradients(std::span<const float> features,
                                  std::span<const std::int32_t> labels, std::size_t batch) {
   const float loss = model_->compute_gradients(features, labels, batch);
+  regularize();
+  return loss;
+}
+
+void replica::regularize() {
   if (options_.l2 != 0.0f)
     add_l2(model_->parameters(), model_->gradients(), model_->regularized_ranges(), options_.l2);
-  return loss;
 }
 
 step_context replica::next_step() noexcept {

@@ -72,6 +72,9 @@ public:
   /// merged gradient written into gradients()): the updater on them, applied to the
   /// parameters. gradients() is unspecified after it.
   void apply_gradients();
+  /// Adds the L2 term to gradients() (compute_gradients does it itself); for gradients put
+  /// together elsewhere, such as a pipeline stage's sum over its micro-batches.
+  void regularize();
   /// Marks an epoch as completed (epoch-based schedules move on).
   void finish_epoch() noexcept { ++epoch_; }
   /// Restores the progress counters (from a checkpoint).

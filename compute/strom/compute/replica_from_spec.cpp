@@ -52,6 +52,17 @@ result<void> check_training(schema::Training::Reader training) {
   return success();
 }
 
+result<replica_options> make_replica_options(schema::Job::Reader job) {
+  auto rule = make_updater(job.getTraining().getUpdater());
+  if (!rule)
+    return rule.err();
+  auto schedule = make_schedule(job.getTraining().getUpdater());
+  if (!schedule)
+    return schedule.err();
+  return replica_options{std::move(rule).value(), std::move(schedule).value(),
+                         job.getTraining().getL2()};
+}
+
 result<std::unique_ptr<replica>> make_replica(schema::Job::Reader job, std::uint32_t worker) {
   auto training = job.getTraining();
   if (auto ok = check_training(training); !ok)
@@ -60,18 +71,12 @@ result<std::unique_ptr<replica>> make_replica(schema::Job::Reader job, std::uint
   auto net = make_model(job.getNetwork(), derive_seed(seed, dropout_stream + worker));
   if (!net)
     return net.err();
-  auto rule = make_updater(training.getUpdater());
-  if (!rule)
-    return rule.err();
-  auto schedule = make_schedule(training.getUpdater());
-  if (!schedule)
-    return schedule.err();
-  const float l2 = training.getL2();
+  auto options = make_replica_options(job);
+  if (!options)
+    return options.err();
   (*net)->initialize(seed);
   (*net)->reserve(training.getBatchSize());
-  return std::make_unique<replica>(std::move(net).value(),
-                                   replica_options{std::move(rule).value(),
-                                                   std::move(schedule).value(), l2});
+  return std::make_unique<replica>(std::move(net).value(), std::move(options).value());
 }
 
 } // namespace strom::compute

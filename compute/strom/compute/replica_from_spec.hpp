@@ -13,6 +13,9 @@ namespace strom::compute {
 /// (each within its bound) and L2 (finite, >= 0); errors name the field and the value.
 result<void> check_training(schema::Training::Reader training);
 
+/// The job's updater, learning-rate schedule and L2 (training.updater, training.l2).
+result<replica_options> make_replica_options(schema::Job::Reader job);
+
 /// A replica for `job`: model, updater, schedule and L2 from the spec, parameters initialised
 /// from the job's seed (equal on every worker), dropout masks seeded per `worker`.
 result<std::unique_ptr<replica>> make_replica(schema::Job::Reader job, std::uint32_t worker);

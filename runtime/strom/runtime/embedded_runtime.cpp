@@ -16,6 +16,7 @@
 #include "strom/runtime/node_startup.hpp"
 #include "strom/runtime/stop_actors.hpp"
 #include "strom/runtime/system_config.hpp"
+#include "strom/runtime/pipeline_setup.hpp"
 
 namespace strom {
 
@@ -61,7 +62,9 @@ embedded_runtime::embedded_runtime(std::unique_ptr<owned_system> owned, caf::act
       "strom::runtime::configure_for_strom(config) before creating the actor_system");
   const std::uint32_t workers =
     options.workers > 0 ? options.workers : std::max(1u, std::thread::hardware_concurrency());
-  scheduler_ = system_.spawn(actors::scheduler, actors::scheduler_setup{});
+  actors::scheduler_setup scheduling;
+  scheduling.place = runtime::place_job;
+  scheduler_ = system_.spawn(actors::scheduler, std::move(scheduling));
   caf::scoped_actor self{system_};
   node_ = runtime::spawn_node(system_, scheduler_, {node_name, node_address, workers, {}},
                               caf::actor_cast<caf::actor>(self));

@@ -8,6 +8,7 @@
 #include "strom/log.hpp"
 #include "strom/runtime/node_daemon.hpp"
 #include "strom/runtime/node_startup.hpp"
+#include "strom/runtime/pipeline_setup.hpp"
 
 namespace strom::runtime {
 
@@ -38,6 +39,7 @@ in_process_cluster::start(const cluster_shape& shape, const observers& watch,
   setup.admission_token = cluster->admission_token_ = make_admission_token();
   setup.metrics = watch.metrics;
   setup.timeouts = timeouts;
+  setup.place = place_job;
   cluster->scheduler_ = home.spawn(actors::scheduler, setup);
   if (networked) {
     auto port = guarded_port::open(home, cluster->scheduler_, {loopback, 0});

@@ -130,6 +130,18 @@ result<void> check_job(const job_spec& job) {
     return error{fmt::format("{}: distributed.serverOptimizer: false needs kvstore dist_sync: "
                              "with dist_async every worker would apply different gradients",
                              job.source())};
+  if (distributed.getPipelines() != 1)
+    return error{fmt::format("{}: distributed.pipelines: {}: copies of a pipeline sharing their "
+                             "stages' parameters are not built yet; only 1 pipeline is",
+                             job.source(), distributed.getPipelines())};
+  if (distributed.getStages() == 1 || distributed.getStages() > max_pipeline_stages)
+    return error{fmt::format("{}: distributed.stages: {} is outside [2, {}] (0: one stage a "
+                             "worker node)", job.source(), distributed.getStages(),
+                             max_pipeline_stages)};
+  if (distributed.getMicroBatches() > spec.getTraining().getBatchSize())
+    return error{fmt::format("{}: distributed.microBatches: {} is more than the {} samples of a "
+                             "minibatch (training.batchSize)", job.source(),
+                             distributed.getMicroBatches(), spec.getTraining().getBatchSize())};
   const auto frequency = distributed.getAveragingFrequency();
   if (frequency < 1 || frequency > max_averaging_frequency)
     return error{fmt::format("{}: distributed.averagingFrequency: {} is outside [1, {}]",
@@ -162,6 +174,7 @@ const char* to_string(schema::TrainingMode mode) {
   switch (mode) {
     case schema::TrainingMode::AVERAGING: return "averaging";
     case schema::TrainingMode::KVSTORE: return "kvstore";
+    case schema::TrainingMode::PIPELINE: return "pipeline";
     case schema::TrainingMode::SHARED: break;
   }
   return "shared";
@@ -169,10 +182,10 @@ const char* to_string(schema::TrainingMode mode) {
 
 result<schema::TrainingMode> parse_training_mode(std::string_view text) {
   for (auto mode : {schema::TrainingMode::SHARED, schema::TrainingMode::AVERAGING,
-                    schema::TrainingMode::KVSTORE})
+                    schema::TrainingMode::KVSTORE, schema::TrainingMode::PIPELINE})
     if (text == to_string(mode))
       return mode;
-  return error{fmt::format("mode '{}' is not shared, averaging or kvstore", text)};
+  return error{fmt::format("mode '{}' is not shared, averaging, kvstore or pipeline", text)};
 }
 
 result<job_spec> load_job_file(const std::string& path) {

@@ -68,10 +68,14 @@ inline constexpr std::uint32_t max_averaging_frequency = 1'000'000;
 /// Servers a key range may be replicated on (distributed.replicas, chain replication).
 inline constexpr std::uint32_t max_replicas = 16;
 
-/// The training mode named `text` (shared, averaging, kvstore: distributed.mode).
+/// Stages a pipeline job may be split into (distributed.stages): one a node, and a network of
+/// more than a thousand layers is beyond any job file strom reads.
+inline constexpr std::uint32_t max_pipeline_stages = 1024;
+
+/// The training mode named `text` (shared, averaging, kvstore, pipeline: distributed.mode).
 result<schema::TrainingMode> parse_training_mode(std::string_view text);
 
-/// The mode's name in job files and metrics ("shared", "averaging", "kvstore").
+/// The mode's name in job files and metrics ("shared", "averaging", "kvstore", "pipeline").
 const char* to_string(schema::TrainingMode mode);
 
 /// Reads, parses and checks a job file; relative data paths resolve against the file's folder.

@@ -29,6 +29,9 @@ struct local_training_options {
   std::optional<schema::KvCompression> compression;  ///< overrides distributed.compression
   std::optional<std::uint32_t> replicas;             ///< overrides distributed.replicas
   std::optional<schema::PullPrecision> pull_precision;  ///< overrides distributed.pullPrecision
+  std::optional<std::uint32_t> stages;         ///< overrides distributed.stages
+  std::optional<std::uint32_t> micro_batches;  ///< overrides distributed.microBatches
+  std::optional<std::uint32_t> pipelines;      ///< overrides distributed.pipelines
   std::string checkpoint_dir;           ///< empty: no checkpoint
   training_observer* observer = nullptr;
   observers watch;  ///< metrics and timeline hooks for the run's actors (observation.hpp)

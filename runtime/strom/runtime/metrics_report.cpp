@@ -1,6 +1,7 @@
 #include "strom/runtime/metrics_report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cerrno>
 #include <cstring>
@@ -10,6 +11,33 @@
 #include "strom/runtime/report/run_history_json.hpp"
 
 namespace strom::runtime {
+
+namespace {
+
+/// `values` as a JSON array of numbers.
+std::string json_numbers(const std::vector<double>& values) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < values.size(); ++i)
+    text += (i ? "," : "") + json_number(values[i]);
+  return text + ']';
+}
+
+/// A pipeline job's keys (mode "pipeline", issue #20), without the braces.
+std::string pipeline_fields(const actors::pipeline_summary& p) {
+  std::string layers = "[";
+  for (std::size_t i = 0; i < p.stage_layers.size(); ++i)
+    layers += fmt::format("{}[{}]", i ? "," : "", fmt::join(p.stage_layers[i], ","));
+  layers += ']';
+  return fmt::format(
+    "\"stages\":{},\"micro_batches\":{},\"pipelines\":{},\"stage_layers\":{},"
+    "\"stage_seconds\":{},\"stage_seconds_predicted\":{},\"bubble_fraction\":{},"
+    "\"bubble_fraction_ideal\":{},\"activation_bytes\":{},\"stage_restores\":{}",
+    p.stages, p.micro_batches, p.pipelines, layers, json_numbers(p.stage_seconds),
+    json_numbers(p.stage_seconds_predicted), json_number(p.bubble_fraction),
+    json_number(p.bubble_fraction_ideal), p.activation_bytes, p.stage_restores);
+}
+
+} // namespace
 
 std::string to_json(const training_report& r, const run_history* history) {
   auto text = fmt::format(
@@ -36,6 +64,10 @@ std::string to_json(const training_report& r, const run_history* history) {
     r.topology.version, r.topology.max_links, json_string(r.mode), r.averaging_frequency,
     r.averaging_rounds, r.averaging_bytes, json_string(r.kvstore), r.servers, r.replicas,
     r.push_bytes, r.push_dense_bytes, r.pull_bytes, r.server_updates, r.server_failovers);
+  if (r.mode == "pipeline") {
+    text.pop_back();  // the closing brace
+    text += ',' + pipeline_fields(r.pipeline) + '}';
+  }
   if (history) {
     text.pop_back();  // the closing brace: the history's keys go inside the object
     text += ',' + history_json_fields(*history) + '}';

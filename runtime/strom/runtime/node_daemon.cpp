@@ -26,6 +26,7 @@
 #include "strom/runtime/system_config.hpp"
 #include "strom/runtime/transport/advertise_address.hpp"
 #include "strom/runtime/transport/guarded_port.hpp"
+#include "strom/runtime/pipeline_setup.hpp"
 
 namespace strom::runtime {
 
@@ -174,6 +175,7 @@ result<void> run_scheduler_node(const scheduler_node_options& options) {
   if (!watching)
     return watching.err();
   setup.metrics = (*watching)->hooks().metrics;
+  setup.place = place_job;
   system_config config{true};
   caf::actor_system system{config};
   auto scheduler = system.spawn(actors::scheduler, setup);

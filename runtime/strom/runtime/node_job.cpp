@@ -50,7 +50,8 @@ result<actors::node_job> prepare_node_job(const actors::job_assignment& assignme
     return error{fmt::format("{}: out of memory while building worker {} of {} on this node",
                              job->source(), node.replicas.size() + 1, assignment.workers)};
   }
-  auto data = load_training_data(*job, node.replicas.front()->net());
+  const auto& net = node.replicas.front()->net();
+  auto data = load_training_data(*job, net.input_shape().size(), net.classes());
   if (!data)
     return data.err();
   if (data->train.size() < assignment.total_workers)

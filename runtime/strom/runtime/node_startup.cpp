@@ -11,6 +11,7 @@
 #include "strom/actors/node_agent.hpp"
 #include "strom/runtime/node_job.hpp"
 #include "strom/runtime/kvstore_setup.hpp"
+#include "strom/runtime/pipeline_setup.hpp"
 #include "strom/runtime/relay_links.hpp"
 #include "strom/runtime/training_setup.hpp"
 
@@ -35,6 +36,7 @@ caf::actor spawn_node(caf::actor_system& system, const caf::actor& scheduler,
   setup.identity.admission_token = identity.admission_token;
   setup.identity.role = identity.role;
   setup.identity.memory_limit = identity.memory_limit;
+  setup.identity.speed_factor = identity.speed_factor;
   setup.speed_factor = identity.speed_factor;
   if (identity.role == actors::node_role_server)
     setup.serve = prepare_shards;
@@ -42,6 +44,8 @@ caf::actor spawn_node(caf::actor_system& system, const caf::actor& scheduler,
   setup.metrics = watch.metrics;
   setup.timeline = watch.timeline;
   setup.prepare = prepare_node_job;
+  if (identity.role == actors::node_role_worker)
+    setup.stage = prepare_stage;
   if (!identity.relay_host.empty()) {
     setup.publish_relay = relay_publisher_on(system, identity.relay_host, identity.tls);
     setup.connect_relay = relay_connector_of(system, identity.tls);
@@ -92,6 +96,8 @@ result<actors::job_submission> make_submission(job_spec& job,
   submission.kvstore = job.reader().getDistributed().getMode() == schema::TrainingMode::KVSTORE;
   submission.servers = servers;
   submission.replicas = job.reader().getDistributed().getReplicas();
+  submission.pipeline =
+    job.reader().getDistributed().getMode() == schema::TrainingMode::PIPELINE;
   return submission;
 }
 

@@ -38,6 +38,12 @@ result<void> prepare_run(job_spec& job, const local_training_options& options) {
     distributed.setReplicas(*options.replicas);
   if (options.pull_precision)
     distributed.setPullPrecision(*options.pull_precision);
+  if (options.stages)
+    distributed.setStages(*options.stages);
+  if (options.micro_batches)
+    distributed.setMicroBatches(*options.micro_batches);
+  if (options.pipelines)
+    distributed.setPipelines(*options.pipelines);
   // Every path to training passes here (after the overrides): a job built in a host
   // program, or received by a node, is checked as thoroughly as a loaded job file.
   if (auto ok = check_job(job); !ok)
@@ -46,7 +52,8 @@ result<void> prepare_run(job_spec& job, const local_training_options& options) {
   return success();
 }
 
-result<compute::training_data> load_training_data(const job_spec& job, const compute::model& net) {
+result<compute::training_data> load_training_data(const job_spec& job, std::size_t input_floats,
+                                                  std::size_t classes) {
   log::info("{}: loading data", job.source());
   auto data = compute::load_data(job.reader().getData(), ".");
   if (!data)
@@ -54,12 +61,12 @@ result<compute::training_data> load_training_data(const job_spec& job, const com
   const auto& train = data->train;
   if (train.size() == 0)
     return error{fmt::format("{}: data.train: the training set is empty", job.source())};
-  if (train.sample_shape.size() != net.input_shape().size())
+  if (train.sample_shape.size() != input_floats)
     return error{fmt::format("{}: network.input: {} floats per sample, but the training data has {}",
-                             job.source(), net.input_shape().size(), train.sample_shape.size())};
-  if (train.classes > net.classes())
+                             job.source(), input_floats, train.sample_shape.size())};
+  if (train.classes > classes)
     return error{fmt::format("{}: the data has labels up to {}, but the output layer has {} units",
-                             job.source(), train.classes - 1, net.classes())};
+                             job.source(), train.classes - 1, classes)};
   return data;
 }
 

@@ -24,8 +24,10 @@ double seconds_since(training_clock::time_point start);
 /// count; errors are prefixed with the job's source.
 result<void> prepare_run(job_spec& job, const local_training_options& options);
 
-/// Loads the job's data and checks that it fits `net` (sample size, label range).
-result<compute::training_data> load_training_data(const job_spec& job, const compute::model& net);
+/// Loads the job's data and checks that it fits a network of `input_floats` floats a sample
+/// and `classes` outputs (sample size, label range).
+result<compute::training_data> load_training_data(const job_spec& job, std::size_t input_floats,
+                                                  std::size_t classes);
 
 /// DIR/JOBNAME.ckpt, or empty when no checkpoint directory is set.
 std::string checkpoint_path(const std::string& checkpoint_dir, const std::string& job_name);

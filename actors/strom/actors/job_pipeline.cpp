@@ -1,0 +1,194 @@
+// The job_master's part in placing a job and in running a pipeline job (mode pipeline, issue
+// #20). Placing comes first for every job: setup.place checks the nodes' memory budgets and,
+// for a pipeline job, splits the network into stages. Each stage's node then spawns its
+// subnet (stage_assignment); once all answered they are linked (stage_links) and the epochs
+// run: the first stage is told to train one (stage_run), the last reports its end
+// (stage_epoch_end), then the same for the evaluation, and the epoch is recorded like any
+// other mode's (end_epoch). A stage node lost fails the job: stages take no snapshots yet.
+
+#include <algorithm>
+#include <memory>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "strom/actors/error_text.hpp"
+#include "strom/actors/job_master_steps.hpp"
+#include "strom/log.hpp"
+
+namespace strom::actors::job_steps {
+
+namespace {
+
+/// GPipe's bubble: the idle share of K stages over M micro-batches, (K-1)/(M+K-1).
+double ideal_bubble(std::size_t stages, std::uint32_t micro_batches) {
+  const double k = static_cast<double>(stages);
+  return (k - 1.0) / (static_cast<double>(micro_batches) + k - 1.0);
+}
+
+/// Every subnet knows its neighbours: the first epoch starts.
+void begin_pipeline(self_ptr self, const job_master_setup& setup) {
+  auto& st = self->state;
+  const auto& subnets = st.pipeline->subnets;
+  st.status.state = "training";
+  report_status(self, setup);
+  log::info("job_master: job {} ({}) starts as a pipeline of {} stages, {} micro-batches a "
+            "minibatch", st.status.job_id, st.status.name, subnets.size(),
+            st.pipeline->placement.micro_batches);
+  start_epoch(self, setup);
+}
+
+/// Every subnet runs: each learns its neighbours; once all answered (a stage's neighbour may
+/// reach it by another route than the job_master), the first epoch starts.
+void link_stages(self_ptr self, const job_master_setup& setup) {
+  auto& st = self->state;
+  const auto& subnets = st.pipeline->subnets;
+  auto left = std::make_shared<std::size_t>(subnets.size());
+  for (std::size_t s = 0; s < subnets.size(); ++s)
+    self
+      ->request(subnets[s], setup.timeouts.answer_timeout,
+                stage_links{s > 0 ? subnets[s - 1] : caf::actor{},
+                            s + 1 < subnets.size() ? subnets[s + 1] : caf::actor{},
+                            caf::actor_cast<caf::actor>(self)})
+      .then(
+        [self, setup, left](wired_atom) {
+          if (!self->state.outcome && --*left == 0)
+            begin_pipeline(self, setup);
+        },
+        [self, setup, s](caf::error& err) {
+          fail_job(self, setup,
+                   make_error(code_for(err, strom_error::node_failed),
+                              fmt::format("pipeline stage {} did not take its neighbours: {}",
+                                          s + 1, error_text(self->system(), err))));
+        });
+}
+
+/// Asks each stage's node to spawn its subnet.
+void spawn_stages(self_ptr self, const job_master_setup& setup) {
+  auto& st = self->state;
+  auto& run = *st.pipeline;
+  const auto& stages = run.placement.stages;
+  run.subnets.assign(stages.size(), caf::actor{});
+  const auto job_id = st.status.job_id;
+  for (std::uint32_t s = 0; s < stages.size(); ++s) {
+    const auto& node = setup.nodes[stages[s].node];
+    const auto node_id = node.status.node_id;
+    stage_assignment work{job_id, setup.submission.job_text, setup.submission.source, s,
+                          static_cast<std::uint32_t>(stages.size()), stages[s].first_layer,
+                          stages[s].end_layer, run.placement.micro_batches};
+    request_while_alive(self, st.awaiting, node_id, node.agent, setup.timeouts.prepare_timeout,
+                        std::move(work))
+      .then(
+        [self, setup, s](const stage_ready& ready) {
+          auto& st = self->state;
+          if (st.outcome)
+            return;
+          auto& run = *st.pipeline;
+          run.subnets[s] = ready.subnet;
+          st.last_heard = self->clock().now();
+          if (++run.ready == run.subnets.size())
+            link_stages(self, setup);
+        },
+        [self, setup, node_id, s](caf::error& err) {
+          fail_job(self, setup,
+                   make_error(code_for(err, strom_error::bad_job),
+                              fmt::format("node {} did not start pipeline stage {}: {}", node_id,
+                                          s + 1, error_text(self->system(), err))));
+        });
+  }
+}
+
+/// A pipeline job's report before its first epoch: the split, the predictions, GPipe's bubble.
+void start_pipeline(self_ptr self, const job_master_setup& setup, job_placement placement) {
+  auto& st = self->state;
+  st.status.name = st.report.job = placement.job_name;
+  st.status.epochs = st.report.epochs = placement.epochs;
+  st.report.mode = "pipeline";
+  st.report.nodes = static_cast<std::uint32_t>(placement.stages.size());
+  st.report.workers = st.report.nodes;
+  auto& summary = st.report.pipeline;
+  summary.stages = static_cast<std::uint32_t>(placement.stages.size());
+  summary.micro_batches = placement.micro_batches;
+  summary.pipelines = 1;
+  summary.bubble_fraction_ideal = ideal_bubble(placement.stages.size(), placement.micro_batches);
+  // The job's nodes are its stages' (a node beyond --stages idles and is not asked to stop).
+  st.nodes.clear();
+  for (const auto& stage : placement.stages) {
+    summary.stage_layers.push_back({stage.first_layer, stage.end_layer});
+    summary.stage_seconds_predicted.push_back(stage.predicted_seconds);
+    st.nodes.push_back(setup.nodes[stage.node].status.node_id);
+  }
+  st.pipeline = pipeline_run{std::move(placement), {}, 0, {}, 0.0};
+  st.pipeline->busy_seconds.assign(summary.stages, 0.0);
+  spawn_stages(self, setup);
+}
+
+} // namespace
+
+void place_then_start(self_ptr self, const job_master_setup& setup) {
+  auto& st = self->state;
+  if (!setup.place) {
+    if (setup.submission.pipeline)
+      return fail_job(self, setup,
+                      make_error(strom_error::bad_job,
+                                 "this scheduler cannot place pipeline jobs (no placer)"));
+    return serve_then_assign(self, setup);
+  }
+  std::vector<node_status> nodes;
+  for (const auto& node : setup.nodes)
+    nodes.push_back(node.status);
+  auto placed = setup.place(setup.submission, nodes);
+  if (!placed)
+    return fail_job(self, setup, make_error(strom_error::bad_job, placed.err().message));
+  if (placed->stages.empty())
+    return serve_then_assign(self, setup);
+  log::info("job_master: job {} places {} pipeline stages", st.status.job_id,
+            placed->stages.size());
+  start_pipeline(self, setup, std::move(*placed));
+}
+
+void start_pipeline_epoch(self_ptr self) {
+  auto& st = self->state;
+  self->send(st.pipeline->subnets.front(), stage_run{st.status.epoch, false});
+}
+
+void pipeline_epoch_ended(self_ptr self, const job_master_setup& setup,
+                          const stage_epoch_end& ended) {
+  auto& st = self->state;
+  if (st.outcome || !st.pipeline || ended.epoch != st.status.epoch
+      || self->current_sender() != st.pipeline->subnets.back().address())
+    return;
+  st.last_heard = self->clock().now();
+  auto& run = *st.pipeline;
+  auto& summary = st.report.pipeline;
+  for (auto bytes : ended.activation_bytes)
+    summary.activation_bytes += bytes;
+  if (ended.evaluation) {
+    test_result tested;
+    if (ended.samples > 0)
+      tested = {static_cast<double>(ended.correct) / static_cast<double>(ended.samples),
+                ended.loss_sum / static_cast<double>(ended.samples)};
+    return end_epoch(self, setup, epoch_check{tested, {}});
+  }
+  st.round_started = self->clock().now();  // the epoch's training ends here
+  const double seconds = seconds_between(st.epoch_started, st.round_started);
+  st.epoch_done = {ended.loss_sum, ended.steps, ended.samples, 0.0};
+  st.report.iterations += ended.steps;
+  run.train_seconds += seconds;
+  const auto stages = std::min(ended.busy_seconds.size(), run.busy_seconds.size());
+  for (std::size_t s = 0; s < stages; ++s)
+    run.busy_seconds[s] += ended.busy_seconds[s];
+  // Per minibatch, over the epochs so far; the bubble is the stages' mean idle share.
+  const double steps = static_cast<double>(std::max<std::uint64_t>(st.report.iterations, 1));
+  summary.stage_seconds.clear();
+  for (double busy : run.busy_seconds)
+    summary.stage_seconds.push_back(busy / steps);
+  const double busy_mean =
+    std::accumulate(run.busy_seconds.begin(), run.busy_seconds.end(), 0.0)
+    / static_cast<double>(std::max<std::size_t>(run.busy_seconds.size(), 1));
+  summary.bubble_fraction =
+    run.train_seconds > 0 ? std::clamp(1.0 - busy_mean / run.train_seconds, 0.0, 1.0) : 0.0;
+  self->send(run.subnets.front(), stage_run{st.status.epoch, true});
+}
+
+} // namespace strom::actors::job_steps

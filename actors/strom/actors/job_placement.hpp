@@ -1,0 +1,38 @@
+#pragma once
+// Where a job's parts go, decided once before a job_master assigns anything: whether every
+// node's memory budget (--memory-limit) holds what the job places there, and, for a pipeline
+// job (issue #20), which layers each stage runs on which node. Deciding needs the job parsed
+// and its layers profiled, which actors do not do: the runtime hands the scheduler a placer
+// (runtime/pipeline_setup.hpp), and a job that fits nowhere fails at once with its message.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "strom/actors/messages.hpp"
+#include "strom/compute/result.hpp"
+
+namespace strom::actors {
+
+/// One pipeline stage as placed.
+struct stage_placement {
+  std::uint32_t first_layer = 0;  ///< layers [first_layer, end_layer)
+  std::uint32_t end_layer = 0;
+  std::uint32_t node = 0;             ///< index into the job's nodes
+  double predicted_seconds = 0.0;     ///< per minibatch, at the node's speed
+};
+
+/// A job's placement.
+struct job_placement {
+  std::string job_name;
+  std::uint32_t epochs = 0;
+  std::uint32_t micro_batches = 0;     ///< a pipeline job's, per minibatch
+  std::vector<stage_placement> stages;  ///< empty: the job is no pipeline job
+};
+
+/// Places a submission on its worker nodes (by rank), or says why it fits nowhere.
+using job_placer =
+  std::function<result<job_placement>(const job_submission&, const std::vector<node_status>&)>;
+
+} // namespace strom::actors

@@ -1,0 +1,334 @@
+#include "strom/actors/subnet.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "strom/actors/compute_slowdown.hpp"
+#include "strom/actors/errors.hpp"
+#include "strom/compute/codecs/dense_codec.hpp"
+#include "strom/compute/data/partition.hpp"
+#include "strom/compute/layers/softmax_cross_entropy.hpp"
+
+namespace strom::actors {
+
+micro_batch_rows micro_batch_of(std::uint32_t samples, std::uint32_t count,
+                                std::uint32_t index) {
+  const auto base = samples / count;
+  const auto extra = samples % count;
+  return {index * base + std::min(index, extra), base + (index < extra ? 1 : 0)};
+}
+
+namespace {
+
+using self_ptr = caf::stateful_actor<subnet_state>*;
+
+/// Runs `computation`, counts its time as busy and waits after it as the node's speed factor
+/// asks (blocking, as a slower machine would, a thread of the node's scheduler).
+template <class Computation>
+void timed(self_ptr self, const subnet_setup& setup, Computation&& computation) {
+  const auto start = self->clock().now();
+  computation();
+  const auto computed = self->clock().now() - start;
+  if (setup.speed_factor < full_speed)
+    std::this_thread::sleep_for(slowdown_wait(setup.speed_factor, computed));
+  self->state.busy_seconds +=
+    std::chrono::duration<double>(self->clock().now() - start).count();
+}
+
+/// `values` as a dense fp32 update frame; the stage's own frame always builds.
+compute::frame frame_of(self_ptr self, const subnet_setup& setup,
+                        std::span<const float> values) {
+  compute::frame_header header;
+  header.origin_node = setup.stage;
+  header.sequence = self->state.step;
+  header.iteration = self->state.step;
+  header.epoch = self->state.epoch;
+  auto built = compute::build_update_frame(header, compute::dense_fp32_update(values));
+  if (!built)
+    throw std::logic_error("subnet: its own frame does not build: " + built.err().message);
+  self->state.sent_bytes += built->size();
+  return std::move(built).value();
+}
+
+/// Decodes a neighbour's frame of `rows` x `width` floats into `target`; false (and the
+/// subnet ends with the reason) when it does not fit.
+bool decode_into(self_ptr self, const subnet_setup& setup, const compute::frame& f,
+                 std::size_t rows, std::size_t width, std::span<float> target,
+                 const char* what) {
+  auto fail = [&](const std::string& why) {
+    self->quit(make_error(strom_error::node_failed,
+                          fmt::format("pipeline stage {} of job {}: {} of {} rows refused: {}",
+                                      setup.stage + 1, setup.job_id, what, rows, why)));
+    return false;
+  };
+  if (rows == 0 || rows > target.size() / std::max<std::size_t>(width, 1))
+    return fail(fmt::format("{} rows do not fit a minibatch of {}", rows,
+                            target.size() / std::max<std::size_t>(width, 1)));
+  auto view = compute::read_update_frame(f, self->state.workspace);
+  if (!view)
+    return fail(view.err().message);
+  if (view->enc != compute::encoding::dense_fp32 || view->header.offset != 0
+      || view->elements != rows * width)
+    return fail(fmt::format("a {} frame of {} elements at offset {}, expected dense_fp32 of {}",
+                            compute::to_string(view->enc), view->elements, view->header.offset,
+                            rows * width));
+  auto slice = target.first(rows * width);
+  std::fill(slice.begin(), slice.end(), 0.0f);
+  if (auto ok = compute::apply_update_frame(*view, slice); !ok)
+    return fail(ok.err().message);
+  return true;
+}
+
+/// Passes the epoch's end on with this stage's figures; the last stage adds the loss and
+/// hands it to the job_master. The counters start again, and after training the stage's
+/// epoch-based learning-rate schedule moves on.
+void end_epoch(self_ptr self, const subnet_setup& setup, stage_epoch_end marker) {
+  auto& st = self->state;
+  if (!marker.evaluation)
+    setup.replica->core().finish_epoch();
+  marker.busy_seconds.push_back(st.busy_seconds);
+  marker.activation_bytes.push_back(st.sent_bytes);
+  st.busy_seconds = 0.0;
+  st.sent_bytes = 0;
+  if (setup.stage + 1 < setup.stages)
+    return self->send(st.links.downstream, std::move(marker));
+  marker.steps = st.totals.steps;
+  marker.samples = st.totals.samples;
+  marker.loss_sum = st.totals.loss_sum;
+  marker.correct = st.totals.correct;
+  st.totals = {};
+  self->send(st.links.master, std::move(marker));
+}
+
+/// The first stage: the next minibatch's micro-batches go downstream, or the epoch ends.
+void start_step(self_ptr self, const subnet_setup& setup) {
+  auto& st = self->state;
+  const auto* next = st.loader->next();
+  if (!next) {
+    stage_epoch_end marker;
+    marker.epoch = st.epoch;
+    return end_epoch(self, setup, std::move(marker));
+  }
+  auto& stage = *setup.replica;
+  const auto samples = static_cast<std::uint32_t>(next->size);
+  const auto micro = std::min(setup.micro_batches, samples);
+  st.step_micro = micro;
+  st.step_done = 0;
+  std::copy(next->features.begin(), next->features.end(), stage.input_rows(0, samples).begin());
+  for (std::uint32_t m = 0; m < micro; ++m) {
+    const auto part = micro_batch_of(samples, micro, m);
+    stage_forward out;
+    timed(self, setup, [&] {
+      out.activations = frame_of(self, setup, stage.forward(part.first, part.rows));
+    });
+    out.step = st.step;
+    out.first_row = part.first;
+    out.rows = part.rows;
+    out.minibatch_samples = samples;
+    out.micro_batches = micro;
+    out.labels.assign(next->labels.begin() + part.first,
+                      next->labels.begin() + part.first + part.rows);
+    self->send(st.links.downstream, std::move(out));
+  }
+}
+
+/// The first stage: the test set goes downstream batch by batch, then the marker.
+void run_evaluation(self_ptr self, const subnet_setup& setup, std::uint32_t epoch) {
+  auto& st = self->state;
+  if (setup.test) {
+    const auto& test = *setup.test;
+    compute::batch_loader loader{test, compute::epoch_order({0, test.size()}, 0, 0, false),
+                                 setup.replica->max_batch()};
+    while (const auto* b = loader.next()) {
+      stage_forward out;
+      timed(self, setup, [&] {
+        out.activations = frame_of(self, setup, setup.replica->predict(b->features, b->size));
+      });
+      out.rows = out.minibatch_samples = static_cast<std::uint32_t>(b->size);
+      out.micro_batches = 1;
+      out.evaluation = true;
+      out.labels.assign(b->labels.begin(), b->labels.end());
+      self->send(st.links.downstream, std::move(out));
+    }
+  }
+  stage_epoch_end marker;
+  marker.epoch = epoch;
+  marker.evaluation = true;
+  end_epoch(self, setup, std::move(marker));
+}
+
+/// A stage past the first: an evaluation batch goes through its layers.
+void evaluate_forward(self_ptr self, const subnet_setup& setup, stage_forward& in) {
+  auto& st = self->state;
+  auto& stage = *setup.replica;
+  if (!decode_into(self, setup, in.activations, in.rows, stage.input_width(),
+                   stage.input_rows(0, stage.max_batch()), "an evaluation batch"))
+    return;
+  if (stage.last()) {
+    if (in.labels.size() != in.rows) {
+      self->quit(make_error(strom_error::node_failed,
+                            fmt::format("pipeline stage {}: {} labels for {} evaluation rows",
+                                        setup.stage + 1, in.labels.size(), in.rows)));
+      return;
+    }
+    timed(self, setup, [&] {
+      auto logits = stage.predict(stage.input_rows(0, in.rows), in.rows);
+      const auto classes = stage.output_width();
+      st.totals.loss_sum += static_cast<double>(compute::softmax_cross_entropy(
+                              logits, in.labels, in.rows, classes, {}))
+                            * in.rows;
+      st.totals.correct += compute::count_correct(logits, in.labels, in.rows, classes);
+      st.totals.samples += in.rows;
+    });
+    return;
+  }
+  timed(self, setup, [&] {
+    in.activations =
+      frame_of(self, setup, stage.predict(stage.input_rows(0, in.rows), in.rows));
+  });
+  self->send(st.links.downstream, std::move(in));
+}
+
+/// A micro-batch's backward is done on this stage: after the minibatch's last, the flush.
+void micro_batch_done(self_ptr self, const subnet_setup& setup) {
+  auto& st = self->state;
+  if (++st.step_done < st.step_micro)
+    return;
+  st.step_done = 0;
+  timed(self, setup, [&] { setup.replica->step(); });
+  ++st.step;
+  if (setup.stage == 0)
+    start_step(self, setup);
+}
+
+/// A stage past the first: a training micro-batch goes through its layers; the last stage
+/// runs the loss and the backward at once.
+void train_forward(self_ptr self, const subnet_setup& setup, stage_forward& in) {
+  auto& st = self->state;
+  auto& stage = *setup.replica;
+  if (in.first_row > stage.max_batch() || in.minibatch_samples > stage.max_batch()
+      || in.rows > in.minibatch_samples - std::min(in.first_row, in.minibatch_samples)) {
+    self->quit(make_error(strom_error::node_failed,
+                          fmt::format("pipeline stage {}: micro-batch rows [{}, +{}) do not fit "
+                                      "a minibatch of {} (at most {})", setup.stage + 1,
+                                      in.first_row, in.rows, in.minibatch_samples,
+                                      stage.max_batch())));
+    return;
+  }
+  if (!decode_into(self, setup, in.activations, in.rows, stage.input_width(),
+                   stage.input_rows(in.first_row, stage.max_batch() - in.first_row),
+                   "a micro-batch"))
+    return;
+  st.step_micro = in.micro_batches;
+  if (!stage.last()) {
+    timed(self, setup, [&] {
+      in.activations = frame_of(self, setup, stage.forward(in.first_row, in.rows));
+    });
+    return self->send(st.links.downstream, std::move(in));
+  }
+  if (in.labels.size() != in.rows) {
+    self->quit(make_error(strom_error::node_failed,
+                          fmt::format("pipeline stage {}: {} labels for {} rows",
+                                      setup.stage + 1, in.labels.size(), in.rows)));
+    return;
+  }
+  stage_backward back{in.step, in.first_row, in.rows, {}};
+  timed(self, setup, [&] {
+    auto gradient = std::span{st.input_gradient}.first(in.rows * stage.input_width());
+    const auto measured =
+      stage.forward_backward(in.first_row, in.rows, in.labels, in.minibatch_samples, gradient);
+    st.step_loss += static_cast<double>(measured.loss) * in.rows / in.minibatch_samples;
+    back.gradient = frame_of(self, setup, gradient);
+  });
+  self->send(st.links.upstream, std::move(back));
+  if (st.step_done + 1 == st.step_micro) {
+    st.totals.loss_sum += st.step_loss;
+    st.totals.samples += in.minibatch_samples;
+    ++st.totals.steps;
+    st.step_loss = 0.0;
+  }
+  micro_batch_done(self, setup);
+}
+
+/// A stage before the last: the gradient of one micro-batch's output goes through its layers.
+void train_backward(self_ptr self, const subnet_setup& setup, const stage_backward& in) {
+  auto& st = self->state;
+  auto& stage = *setup.replica;
+  if (in.first_row > stage.max_batch() || in.rows > stage.max_batch() - in.first_row) {
+    self->quit(make_error(strom_error::node_failed,
+                          fmt::format("pipeline stage {}: gradient rows [{}, +{}) outside a "
+                                      "minibatch of at most {}", setup.stage + 1, in.first_row,
+                                      in.rows, stage.max_batch())));
+    return;
+  }
+  if (!decode_into(self, setup, in.gradient, in.rows, stage.output_width(), st.received,
+                   "a gradient"))
+    return;
+  stage_backward back{in.step, in.first_row, in.rows, {}};
+  timed(self, setup, [&] {
+    auto gradient = std::span{st.input_gradient}.first(in.rows * stage.input_width());
+    stage.backward(in.first_row, in.rows,
+                   std::span<const float>{st.received}.first(in.rows * stage.output_width()),
+                   gradient);
+    if (!stage.first())
+      back.gradient = frame_of(self, setup, gradient);
+  });
+  if (!stage.first())
+    self->send(st.links.upstream, std::move(back));
+  micro_batch_done(self, setup);
+}
+
+} // namespace
+
+caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup) {
+  auto& st = self->state;
+  const auto& stage = *setup.replica;
+  st.received.assign(stage.output_width() * stage.max_batch(), 0.0f);
+  st.input_gradient.assign(stage.input_width() * stage.max_batch(), 0.0f);
+  return {
+    [self](const stage_links& links) {
+      self->state.links = links;
+      return wired_atom_v;
+    },
+    [self, setup](const stage_run& run) {
+      auto& st = self->state;
+      if (setup.stage != 0 || !setup.train)
+        return;
+      if (run.evaluation)
+        return run_evaluation(self, setup, run.epoch);
+      st.epoch = run.epoch;
+      const auto order =
+        compute::epoch_order({0, setup.train->size()}, setup.seed, run.epoch, setup.shuffle);
+      if (!st.loader)
+        st.loader = std::make_unique<compute::batch_loader>(*setup.train, order,
+                                                            setup.replica->max_batch());
+      else
+        st.loader->reset(order);
+      start_step(self, setup);
+    },
+    [self, setup](stage_forward& in) {
+      if (setup.stage == 0)
+        return;
+      if (in.evaluation)
+        evaluate_forward(self, setup, in);
+      else
+        train_forward(self, setup, in);
+    },
+    [self, setup](const stage_backward& in) {
+      if (setup.replica->last())
+        return;
+      train_backward(self, setup, in);
+    },
+    [self, setup](stage_epoch_end& marker) {
+      if (setup.stage == 0)
+        return;
+      self->state.epoch = marker.epoch;
+      end_epoch(self, setup, std::move(marker));
+    },
+  };
+}
+
+} // namespace strom::actors

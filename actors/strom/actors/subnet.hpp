@@ -1,0 +1,85 @@
+#pragma once
+// The subnet: one stage of a pipeline job (distributed.mode pipeline, issue #20), a
+// contiguous run of the network's layers on one node. Activations go downstream and their
+// gradients upstream, each micro-batch's as one dense fp32 update frame
+// (compute/frames/update_frame.hpp), so a remote send serialises the bytes once.
+//
+// Schedule (synchronous, GPipe's): the first stage reads the data (the whole training set in
+// the job's seeded per-epoch order), splits each minibatch into M micro-batches and sends all
+// M forwards at once; every stage forwards a micro-batch when it arrives, the last computes
+// the loss and runs its backward at once, and every stage runs a backward as soon as its
+// gradient arrives. Once a stage has run the backward of all M micro-batches it takes one
+// updater step on their summed gradient (the flush); the first stage starts the next
+// minibatch only then, so a step computes the whole network's gradient of the minibatch, up
+// to summation order. After the last minibatch the first stage sends an epoch-end marker
+// downstream behind it; each stage adds its figures and the last hands them to the job_master.
+// Evaluation runs the test set forward through the same stages.
+//
+// A stage computes on its node's scheduler threads (not detached: its handle travels to the
+// other stages' nodes, and a detached actor's thread waits until every remote proxy of it is
+// gone) and waits after each computation as its node's speed factor asks
+// (compute_slowdown.hpp). A frame that does not fit the stage ends
+// it with an error: its node reports the failure and the job fails (no stage restore yet).
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "strom/actors/messages.hpp"
+#include "strom/compute/data/batch_loader.hpp"
+#include "strom/compute/data/dataset.hpp"
+#include "strom/compute/frames/update_frame.hpp"
+#include "strom/compute/pipeline/stage_replica.hpp"
+
+namespace strom::actors {
+
+/// What a subnet is built from (the runtime builds it: actors read no files).
+struct subnet_setup {
+  std::uint64_t job_id = 0;
+  std::uint32_t stage = 0;
+  std::uint32_t stages = 2;
+  std::uint32_t micro_batches = 1;  ///< per minibatch (fewer when a minibatch is smaller)
+  std::shared_ptr<compute::stage_replica> replica;
+  /// The first stage's data: the training set, and the test set (null: none).
+  std::shared_ptr<const compute::dataset> train;
+  std::shared_ptr<const compute::dataset> test;
+  std::uint64_t seed = 0;  ///< of the epochs' sample order
+  bool shuffle = true;
+  double speed_factor = 1.0;  ///< the node's (compute_slowdown.hpp, a testing aid)
+};
+
+/// Micro-batch `index` of `count` over a minibatch of `samples`: rows [first, first + rows),
+/// the first samples % count micro-batches one row longer.
+struct micro_batch_rows {
+  std::uint32_t first = 0;
+  std::uint32_t rows = 0;
+};
+micro_batch_rows micro_batch_of(std::uint32_t samples, std::uint32_t count, std::uint32_t index);
+
+/// A subnet's state.
+struct subnet_state {
+  stage_links links;
+  std::unique_ptr<compute::batch_loader> loader;  ///< the first stage's, this epoch
+  std::uint32_t epoch = 0;
+  std::uint64_t step = 0;           ///< minibatches started (first stage) or finished
+  std::uint32_t step_micro = 0;     ///< micro-batches of the minibatch in flight
+  std::uint32_t step_done = 0;      ///< of those, backwards run
+  std::uint32_t step_samples = 0;
+  double step_loss = 0.0;           ///< the last stage: the minibatch's mean loss so far
+  stage_epoch_end totals;           ///< this epoch's (or evaluation's) figures so far
+  double busy_seconds = 0.0;        ///< this epoch's computing and framing
+  std::uint64_t sent_bytes = 0;     ///< this epoch's frame bytes sent
+  compute::frame_workspace workspace;
+  std::vector<float> received;        ///< a decoded output gradient
+  std::vector<float> input_gradient;  ///< dL/d(input) of a micro-batch
+
+  static inline const char* name = "strom.subnet";
+};
+
+/// Handles: stage_links -> wired_atom (answered before anything else is sent); stage_run (the first stage: an epoch or
+/// an evaluation); stage_forward, stage_backward, stage_epoch_end from its neighbours.
+caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup);
+
+} // namespace strom::actors

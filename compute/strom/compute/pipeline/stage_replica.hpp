@@ -1,0 +1,105 @@
+#pragma once
+// One pipeline stage's share of a network (issue #20): a contiguous run of its layers with
+// their parameters, updater state and a gradient summed over a minibatch's micro-batches.
+// A minibatch's micro-batches are computed in the rows of one batch-sized set of activations
+// (model::forward_rows), so all of them can be in flight at once, and the summed gradient is
+// applied in one updater step (the flush): a step computes the whole network's gradient of
+// the minibatch, up to summation order. The last stage's loss gradient is weighted by the
+// micro-batch's share of the minibatch, so every stage's sum needs no further scaling.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "strom/compute/replica.hpp"
+#include "strom/compute/result.hpp"
+#include "strom/schema/job.capnp.h"
+
+namespace strom::compute {
+
+/// Layers [first, end) of a network, as the built layers count them (make_layers: a spec's
+/// dense layer with an activation is two).
+struct layer_range {
+  std::size_t first = 0;
+  std::size_t end = 0;
+};
+
+/// What the last stage measured on one micro-batch.
+struct micro_batch_loss {
+  float loss = 0.0f;          ///< mean over the micro-batch
+  std::size_t correct = 0;    ///< samples whose largest logit is at their label
+};
+
+/// A stage of a pipeline: its layers as a replica, the inputs of the minibatch in flight
+/// and the gradient summed over its micro-batches.
+class stage_replica {
+public:
+  stage_replica(std::unique_ptr<replica> layers, layer_range range, std::size_t network_layers);
+
+  // -- properties --------------------------------------------------------------------------
+
+  /// Whether the stage reads the data (it holds the network's first layer).
+  bool first() const noexcept { return range_.first == 0; }
+  /// Whether the stage computes the loss (it holds the network's last layer).
+  bool last() const noexcept { return range_.end == network_layers_; }
+  layer_range range() const noexcept { return range_; }
+  /// Floats of one sample's input and output.
+  std::size_t input_width() const noexcept { return input_width_; }
+  std::size_t output_width() const noexcept { return output_width_; }
+  /// The largest minibatch (the job's batch size).
+  std::size_t max_batch() const noexcept { return core_->net().max_batch(); }
+  compute::replica& core() noexcept { return *core_; }
+  const compute::replica& core() const noexcept { return *core_; }
+
+  // -- one minibatch -----------------------------------------------------------------------
+
+  /// Rows [first_row, first_row + rows) of the stage's input for the minibatch in flight,
+  /// to be filled before forward() of those rows.
+  std::span<float> input_rows(std::size_t first_row, std::size_t rows);
+  /// Training forward of input rows [first_row, first_row + rows); returns their output.
+  std::span<const float> forward(std::size_t first_row, std::size_t rows);
+  /// Backward of rows forward() computed, from dL/d(output); adds their parameter gradient
+  /// to the sum and writes dL/d(input) into `input_gradient` (left empty on the first stage).
+  void backward(std::size_t first_row, std::size_t rows, std::span<const float> output_gradient,
+                std::span<float> input_gradient);
+  /// The last stage: forward, loss and backward of input rows [first_row, first_row + rows)
+  /// whose labels are `labels`, the loss gradient weighted by rows / minibatch_samples.
+  micro_batch_loss forward_backward(std::size_t first_row, std::size_t rows,
+                                    std::span<const std::int32_t> labels,
+                                    std::size_t minibatch_samples,
+                                    std::span<float> input_gradient);
+  /// The flush: L2 and one updater step on the summed gradient, which starts again at zero.
+  void step();
+  /// The summed gradient so far, laid out like the stage's parameters.
+  std::span<const float> summed_gradient() const noexcept { return summed_; }
+  /// Inference forward of `rows` samples of `input`; valid until the next call.
+  std::span<const float> predict(std::span<const float> input, std::size_t rows);
+
+private:
+  void add_gradient();
+
+  std::unique_ptr<replica> core_;
+  layer_range range_;
+  std::size_t network_layers_;
+  std::size_t input_width_;
+  std::size_t output_width_;
+  std::vector<float> inputs_;         // the minibatch's input rows
+  std::vector<float> summed_;         // gradient summed over the micro-batches
+  std::vector<float> logit_gradient_;  // the last stage's dL/d(logits) of one micro-batch
+};
+
+/// Whether a layer can run in a pipeline: it keeps nothing of its own between forward and
+/// backward (no workspace), so several micro-batches may be in flight. Dropout masks,
+/// batch-norm statistics, pooling indices and convolution columns are kept per batch, so
+/// those layers are refused for now (a stage would have to recompute them).
+bool runs_in_pipeline(const layer& l, std::size_t max_batch);
+
+/// Stage `range` of `job`'s network: its layers built and checked (each must run in a
+/// pipeline), parameters initialised as the whole network's are, the job's updater, reserved
+/// for the job's batch size. Errors name the layer or the range.
+result<std::unique_ptr<stage_replica>> make_stage_replica(schema::Job::Reader job,
+                                                          layer_range range);
+
+} // namespace strom::compute

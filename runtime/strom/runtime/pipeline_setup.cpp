@@ -1,0 +1,176 @@
+#include "strom/runtime/pipeline_setup.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+
+#include "strom/compute/memory_estimate.hpp"
+#include "strom/compute/model_from_spec.hpp"
+#include "strom/compute/partition/layer_profile.hpp"
+#include "strom/compute/partition/stage_partition.hpp"
+#include "strom/compute/pipeline/stage_replica.hpp"
+#include "strom/compute/random.hpp"
+#include "strom/runtime/job_spec.hpp"
+#include "strom/runtime/training_setup.hpp"
+
+namespace strom::runtime {
+
+namespace {
+
+/// GPipe's advice: at least four micro-batches a stage keep the bubble below a fifth.
+constexpr std::uint32_t micro_batches_per_stage = 4;
+
+/// The job as the nodes read it (overrides applied, data paths absolute).
+result<job_spec> parsed_job(const std::string& text, const std::string& source) {
+  auto parsed = parse_job_text(text, source, "/");
+  if (!parsed)
+    return parsed.err();
+  if (auto ok = prepare_run(*parsed, {}); !ok)
+    return ok.err();
+  return parsed;
+}
+
+/// One batch of seeded values in [0, 1) of the network's input shape: what the profiler
+/// times the layers on (dense and activation layers take as long whatever the values).
+compute::dataset synthetic_batch(const compute::network_layers& net, std::size_t batch) {
+  compute::dataset samples;
+  samples.sample_shape = net.input;
+  samples.classes = net.classes;
+  samples.features.resize(batch * net.input.size());
+  compute::rng gen{0};
+  for (auto& value : samples.features)
+    value = gen.uniform(0.0f, 1.0f);
+  for (std::size_t i = 0; i < batch; ++i)
+    samples.labels.push_back(static_cast<std::int32_t>(i % std::max<std::size_t>(net.classes, 1)));
+  return samples;
+}
+
+/// Every node with a budget holds one replica of the job per worker (data parallelism).
+result<void> check_replicas_fit(const job_spec& job,
+                                const std::vector<actors::node_status>& nodes) {
+  std::uint32_t workers = 0;
+  for (const auto& node : nodes)
+    workers += node.workers;
+  for (const auto& node : nodes) {
+    if (node.memory_limit == 0)
+      continue;
+    auto needed = compute::estimate_memory(job.reader(), {node.workers, workers > 1});
+    if (!needed)
+      return error{fmt::format("{}: {}", job.source(), needed.err().message)};
+    if (needed->total() > node.memory_limit)
+      return error{fmt::format("{}: the model needs {} but {} offers {} (--memory-limit); "
+                               "--mode pipeline splits it across nodes",
+                               job.source(), compute::to_string(*needed),
+                               actors::describe(node), compute::bytes_text(node.memory_limit))};
+  }
+  return success();
+}
+
+/// A pipeline job's stages on the first `stages` nodes.
+result<actors::job_placement> place_stages(const job_spec& job,
+                                           const std::vector<actors::node_status>& nodes) {
+  const auto spec = job.reader();
+  const auto distributed = spec.getDistributed();
+  const std::uint32_t batch = spec.getTraining().getBatchSize();
+  const auto available = static_cast<std::uint32_t>(nodes.size());
+  const std::uint32_t stages = distributed.getStages() > 0 ? distributed.getStages() : available;
+  if (stages < 2 || stages > available)
+    return error{fmt::format("{}: a pipeline of {} stages needs {} worker nodes, one a stage, and "
+                             "at least 2; the job has {}", job.source(), stages,
+                             std::max(stages, 2u), available)};
+  auto layers = compute::make_layers(spec.getNetwork(), 0);
+  if (!layers)
+    return error{fmt::format("{}: {}", job.source(), layers.err().message)};
+  for (std::size_t i = 0; i < layers->layers.size(); ++i)
+    if (!compute::runs_in_pipeline(*layers->layers[i], batch))
+      return error{fmt::format("{}: network layer {} ({}): pipeline mode runs only layers that "
+                               "keep nothing between forward and backward (dense, activations) "
+                               "so far", job.source(), i, layers->layers[i]->kind())};
+  if (stages > layers->layers.size())
+    return error{fmt::format("{}: {} stages for a network of {} layers", job.source(), stages,
+                             layers->layers.size())};
+  const std::uint32_t micro = std::min(
+    batch, distributed.getMicroBatches() > 0 ? distributed.getMicroBatches()
+                                             : micro_batches_per_stage * stages);
+  const auto samples = synthetic_batch(*layers, batch);
+  const auto start = std::chrono::steady_clock::now();
+  compute::layer_profile_options profiling;
+  profiling.seconds_now = [start] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  auto costs = compute::profile_layers(spec, samples, profiling);
+  if (!costs)
+    return error{fmt::format("{}: {}", job.source(), costs.err().message)};
+  std::vector<compute::stage_node> offered;
+  for (std::uint32_t s = 0; s < stages; ++s)
+    offered.push_back({nodes[s].name, nodes[s].speed_factor,
+                       nodes[s].memory_limit > 0 ? nodes[s].memory_limit
+                                                 : std::numeric_limits<std::uint64_t>::max()});
+  compute::stage_partition_options options;
+  options.micro_batch_size = (batch + micro - 1) / micro;
+  options.micro_batches_in_flight = micro;  // GPipe: a minibatch's all, on the first stage
+  options.try_node_orders = true;
+  auto split = compute::partition_stages(*costs, offered, options);
+  if (!split)
+    return error{fmt::format("{}: {}", job.source(), split.err().message)};
+  actors::job_placement placement;
+  placement.job_name = spec.getName();
+  placement.epochs = spec.getTraining().getEpochs();
+  placement.micro_batches = micro;
+  for (const auto& stage : split->stages)
+    placement.stages.push_back({static_cast<std::uint32_t>(stage.first_layer),
+                                static_cast<std::uint32_t>(stage.end_layer),
+                                static_cast<std::uint32_t>(stage.node),
+                                stage.predicted_seconds() * micro});
+  return placement;
+}
+
+} // namespace
+
+result<actors::job_placement> place_job(const actors::job_submission& submission,
+                                        const std::vector<actors::node_status>& nodes) {
+  auto job = parsed_job(submission.job_text, submission.source);
+  if (!job)
+    return job.err();
+  if (job->reader().getDistributed().getMode() == schema::TrainingMode::PIPELINE)
+    return place_stages(*job, nodes);
+  if (auto ok = check_replicas_fit(*job, nodes); !ok)
+    return ok.err();
+  return actors::job_placement{};
+}
+
+result<actors::subnet_setup> prepare_stage(const actors::stage_assignment& work) {
+  auto job = parsed_job(work.job_text, work.source);
+  if (!job)
+    return job.err();
+  const auto spec = job->reader();
+  if (work.stages < 2 || work.stage >= work.stages || work.micro_batches == 0)
+    return error{fmt::format("{}: stage {} of {} with {} micro-batches", job->source(),
+                             work.stage + 1, work.stages, work.micro_batches)};
+  auto stage = compute::make_stage_replica(spec, {work.first_layer, work.end_layer});
+  if (!stage)
+    return error{fmt::format("{}: {}", job->source(), stage.err().message)};
+  actors::subnet_setup setup;
+  setup.job_id = work.job_id;
+  setup.stage = work.stage;
+  setup.stages = work.stages;
+  setup.micro_batches = work.micro_batches;
+  setup.seed = spec.getTraining().getSeed();
+  setup.shuffle = spec.getData().getShuffle();
+  if (work.stage == 0) {
+    const auto layers = spec.getNetwork().getLayers();
+    const std::size_t classes = layers[layers.size() - 1].getOutput().getUnits();
+    auto data = load_training_data(*job, (*stage)->input_width(), classes);
+    if (!data)
+      return data.err();
+    setup.train = std::make_shared<const compute::dataset>(std::move(data->train));
+    if (data->test.size() > 0)
+      setup.test = std::make_shared<const compute::dataset>(std::move(data->test));
+  }
+  setup.replica = std::shared_ptr<compute::stage_replica>(std::move(*stage));
+  return setup;
+}
+
+} // namespace strom::runtime

@@ -1,0 +1,210 @@
+#define BOOST_TEST_MODULE actors_subnet
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "strom/actors/error_text.hpp"
+#include "strom/actors/subnet.hpp"
+#include "strom/compute/codecs/dense_codec.hpp"
+#include "strom/compute/evaluation.hpp"
+#include "strom/compute/pipeline/stage_replica.hpp"
+#include "strom/compute/replica_from_spec.hpp"
+#include "strom/runtime/job_spec.hpp"
+#include "support/deterministic_system.hpp"
+
+// Two subnets on the deterministic coordinator, the test's actor as their job_master: the
+// network split in two computes the whole network's step and evaluation.
+
+using namespace strom;
+using namespace strom::actors;
+
+namespace {
+
+constexpr std::uint32_t batch = 8;
+constexpr float rate = 0.1f;
+
+/// 16 inputs, dense 8 relu, dense 6 tanh, 3 classes: five built layers.
+runtime::job_spec small_job(const char* updater = "sgd = void") {
+  const std::string text = std::string{R"((
+  name = "pipeline_small",
+  network = (
+    input = (channels = 1, height = 4, width = 4),
+    layers = [(dense = (units = 8, activation = relu)),
+              (dense = (units = 6, activation = tanh)),
+              (output = (units = 3))]
+  ),
+  data = (train = (csv = (path = "unused.csv"))),
+  training = (epochs = 1, batchSize = 8, seed = 7,
+              updater = (learningRate = 0.1, )"} + updater + R"())
+))";
+  auto job = runtime::parse_job_text(text, "pipeline_small.job", "/");
+  BOOST_REQUIRE_MESSAGE(job, (job ? "" : job.err().message));
+  return std::move(*job);
+}
+
+/// `samples` seeded samples of 16 floats in [-1, 1), labels 0..2.
+std::shared_ptr<const compute::dataset> samples_of(std::size_t samples, std::uint64_t seed) {
+  auto data = std::make_shared<compute::dataset>();
+  data->sample_shape = {1, 4, 4};
+  data->classes = 3;
+  compute::rng gen{seed};
+  for (std::size_t i = 0; i < samples * 16; ++i)
+    data->features.push_back(gen.uniform(-1.0f, 1.0f));
+  for (std::size_t i = 0; i < samples; ++i)
+    data->labels.push_back(static_cast<std::int32_t>((i * 7) % 3));
+  return data;
+}
+
+struct fixture : testing::deterministic_system {
+  runtime::job_spec job = small_job();
+  std::shared_ptr<compute::stage_replica> front;
+  std::shared_ptr<compute::stage_replica> back;
+  caf::actor first;
+  caf::actor second;
+
+  /// The stages hold each other (stage_links): they end only when told, as a node ends them.
+  ~fixture() {
+    for (const auto& stage : {first, second})
+      if (stage)
+        self->send_exit(stage, caf::exit_reason::user_shutdown);
+    sched.run();
+  }
+
+  /// Stages [0, split) and [split, 5) training on `train` in `micro` micro-batches.
+  void start(std::shared_ptr<const compute::dataset> train, std::uint32_t micro,
+             std::size_t split = 2, std::shared_ptr<const compute::dataset> test = nullptr) {
+    auto a = compute::make_stage_replica(job.reader(), {0, split});
+    auto b = compute::make_stage_replica(job.reader(), {split, 5});
+    BOOST_REQUIRE(a.ok() && b.ok());
+    front = std::move(*a);
+    back = std::move(*b);
+    subnet_setup one{1, 0, 2, micro, front, std::move(train), std::move(test), 7, false};
+    subnet_setup two{1, 1, 2, micro, back, nullptr, nullptr, 7, false};
+    first = sys.spawn(subnet, std::move(one));
+    second = sys.spawn(subnet, std::move(two));
+    self->send(first, stage_links{{}, second, me()});
+    self->send(second, stage_links{first, {}, me()});
+    sched.run();
+  }
+
+  /// Runs `run` on the first stage; returns the marker the last stage sent.
+  stage_epoch_end run(stage_run what) {
+    self->send(first, what);
+    sched.run();
+    std::optional<stage_epoch_end> ended;
+    self->receive([&](const stage_epoch_end& e) { ended = e; },
+                  caf::after(std::chrono::seconds(0)) >> [] {});
+    BOOST_REQUIRE(ended);
+    return *ended;
+  }
+
+  /// The whole network's parameters after one plain step on `data` (SGD at `rate`).
+  std::vector<float> whole_step(const compute::dataset& data, float& loss) {
+    auto whole = compute::make_replica(job.reader(), 0);
+    BOOST_REQUIRE(whole.ok());
+    loss = (*whole)->train_step(data.features, data.labels, data.size());
+    auto p = (*whole)->net().parameters();
+    return {p.begin(), p.end()};
+  }
+
+  /// Both stages' parameters, first stage's first: the whole network's layout.
+  std::vector<float> split_parameters() {
+    std::vector<float> all;
+    for (const auto* stage : {front.get(), back.get()}) {
+      auto p = stage->core().net().parameters();
+      all.insert(all.end(), p.begin(), p.end());
+    }
+    return all;
+  }
+};
+
+void check_close(const std::vector<float>& got, const std::vector<float>& want) {
+  BOOST_REQUIRE_EQUAL(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i)
+    BOOST_TEST(std::abs(got[i] - want[i]) <= 1e-6f + 1e-5f * std::abs(want[i]),
+               "element " << i << ": " << got[i] << " against " << want[i]);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(micro_batches_cover_a_minibatch_in_order) {
+  std::uint32_t next = 0;
+  for (std::uint32_t m = 0; m < 3; ++m) {
+    const auto part = micro_batch_of(8, 3, m);
+    BOOST_TEST(part.first == next);
+    BOOST_TEST((part.rows == 3 || part.rows == 2));
+    next += part.rows;
+  }
+  BOOST_TEST(next == 8u);
+}
+
+BOOST_FIXTURE_TEST_CASE(stages_start_from_the_whole_networks_parameters, fixture) {
+  start(samples_of(batch, 1), 3);
+  auto whole = compute::make_replica(job.reader(), 0);
+  BOOST_REQUIRE(whole.ok());
+  auto p = (*whole)->net().parameters();
+  check_close(split_parameters(), {p.begin(), p.end()});
+}
+
+BOOST_FIXTURE_TEST_CASE(a_split_step_over_micro_batches_equals_the_whole_networks_step,
+                        fixture) {
+  const auto data = samples_of(batch, 2);
+  start(data, 3);  // micro-batches of 3, 3 and 2 samples
+  float loss = 0.0f;
+  const auto want = whole_step(*data, loss);
+  const auto ended = run({0, false});
+  BOOST_TEST(ended.steps == 1u);
+  BOOST_TEST(ended.samples == batch);
+  BOOST_TEST(std::abs(ended.loss_sum - loss) < 1e-5);
+  BOOST_TEST(ended.busy_seconds.size() == 2u);
+  BOOST_TEST(ended.activation_bytes.size() == 2u);
+  BOOST_TEST(ended.activation_bytes[0] > 3u * 8u * sizeof(float));  // forwards of 8 floats
+  check_close(split_parameters(), want);
+  // Epoch-based learning-rate schedules move on at the epoch's end, on every stage.
+  BOOST_TEST(front->core().epoch() == 1u);
+  BOOST_TEST(back->core().epoch() == 1u);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_split_at_another_layer_computes_the_same_step, fixture) {
+  const auto data = samples_of(batch, 3);
+  start(data, 8, 3);  // one sample a micro-batch; the tanh layer on the second stage
+  float loss = 0.0f;
+  const auto want = whole_step(*data, loss);
+  run({0, false});
+  check_close(split_parameters(), want);
+}
+
+BOOST_FIXTURE_TEST_CASE(an_evaluation_through_the_stages_equals_the_whole_networks,
+                        fixture) {
+  const auto test = samples_of(21, 4);  // two full batches and a partial one
+  start(samples_of(batch, 5), 2, 2, test);
+  const auto ended = run({0, true});
+  auto whole = compute::make_replica(job.reader(), 0);
+  BOOST_REQUIRE(whole.ok());
+  const auto quality = compute::evaluate((*whole)->net(), *test);
+  BOOST_TEST(ended.evaluation);
+  BOOST_TEST(ended.samples == 21u);
+  BOOST_TEST(static_cast<double>(ended.correct) / 21.0 == quality.accuracy, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(ended.loss_sum / 21.0 == quality.loss, boost::test_tools::tolerance(1e-5));
+}
+
+BOOST_FIXTURE_TEST_CASE(a_frame_of_the_wrong_size_ends_the_stage_with_an_error, fixture) {
+  start(samples_of(batch, 6), 2);
+  self->monitor(second);
+  const std::vector<float> wrong(5, 1.0f);  // the second stage takes 8 floats a sample
+  auto frame = compute::build_update_frame({}, compute::dense_fp32_update(wrong));
+  BOOST_REQUIRE(frame.ok());
+  self->send(second, stage_forward{0, 0, 1, 1, 1, false, {0}, std::move(*frame)});
+  sched.run();
+  std::optional<caf::error> reason;
+  self->receive([&](const caf::down_msg& down) { reason = down.reason; },
+                caf::after(std::chrono::seconds(0)) >> [] {});
+  BOOST_REQUIRE(reason);
+  const auto text = error_text(sys, *reason);
+  BOOST_TEST(text.find("expected dense_fp32 of 8") != std::string::npos, text);
+}

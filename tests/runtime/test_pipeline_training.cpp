@@ -1,0 +1,144 @@
+#define BOOST_TEST_MODULE runtime_pipeline_training
+#include <boost/test/unit_test.hpp>
+
+#include <string>
+#include <vector>
+
+#include "strom/runtime/cluster_training.hpp"
+#include "strom/runtime/in_process_cluster.hpp"
+#include "strom/runtime/job_spec.hpp"
+#include "strom/runtime/local_training.hpp"
+#include "strom/runtime/metrics_report.hpp"
+#include "strom/runtime/node_startup.hpp"
+#include "strom/runtime/pipeline_setup.hpp"
+#include "support/small_fashion_job.hpp"
+
+// Pipeline training (mode pipeline) on in-process clusters: each worker node runs one stage of
+// the network as a subnet; placement checks the nodes' memory budgets.
+
+using namespace strom;
+
+namespace {
+
+constexpr std::uint64_t mebibyte = 1024 * 1024;
+
+/// Epoch losses as the run reports them.
+struct epoch_losses : runtime::training_observer {
+  std::vector<double> losses;
+  void on_epoch(const actors::epoch_summary& summary) override {
+    losses.push_back(summary.train_loss);
+  }
+};
+
+/// The example MLP (784-512-256-10, Adam) as submitted with `mode`.
+actors::job_submission fashion_mlp(schema::TrainingMode mode) {
+  auto job = runtime::load_job_file(STROM_SOURCE_DIR "/examples/fashion_mlp.job");
+  BOOST_REQUIRE_MESSAGE(job, (job ? "" : job.err().message));
+  runtime::local_training_options options;
+  options.mode = mode;
+  auto submission = runtime::make_submission(*job, options, 2);
+  BOOST_REQUIRE_MESSAGE(submission, (submission ? "" : submission.err().message));
+  return *submission;
+}
+
+/// Worker nodes of `memory_limit` bytes each.
+std::vector<actors::node_status> nodes_of(std::size_t count, std::uint64_t memory_limit) {
+  std::vector<actors::node_status> nodes(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    nodes[i].node_id = i + 1;
+    nodes[i].name = "w" + std::to_string(i + 1);
+    nodes[i].workers = 1;
+    nodes[i].memory_limit = memory_limit;
+  }
+  return nodes;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(two_stages_train_the_small_job_and_report_the_pipeline) {
+  auto job = testing::small_fashion_job();
+  runtime::local_training_options options;
+  options.epochs = 2;
+  options.mode = schema::TrainingMode::PIPELINE;
+  epoch_losses seen;
+  options.observer = &seen;
+  runtime::cluster_shape shape;
+  shape.nodes = 2;
+  auto trained = runtime::train_on_cluster(job, options, shape);
+  BOOST_REQUIRE_MESSAGE(trained, (trained ? "" : trained.err().message));
+  const auto& r = *trained;
+  BOOST_TEST_MESSAGE("pipeline: accuracy " << r.test_accuracy << ", "
+                     << r.train_samples_per_second << " samples/s, bubble "
+                     << r.pipeline.bubble_fraction);
+  BOOST_TEST(r.mode == "pipeline");
+  BOOST_TEST(r.pipeline.stages == 2u);
+  BOOST_TEST(r.pipeline.micro_batches == 8u);  // 4 x stages
+  BOOST_TEST(r.pipeline.pipelines == 1u);
+  BOOST_REQUIRE(r.pipeline.stage_layers.size() == 2u);
+  BOOST_TEST(r.pipeline.stage_layers[0][0] == 0u);
+  BOOST_TEST(r.pipeline.stage_layers[0][1] == r.pipeline.stage_layers[1][0]);
+  BOOST_TEST(r.pipeline.stage_layers[1][1] == 3u);  // dense, relu, output
+  BOOST_TEST(r.pipeline.stage_seconds.size() == 2u);
+  BOOST_TEST(r.pipeline.stage_seconds_predicted.size() == 2u);
+  BOOST_TEST(r.pipeline.bubble_fraction_ideal == 1.0 / 9.0, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(r.pipeline.bubble_fraction > 0.0);
+  BOOST_TEST(r.pipeline.bubble_fraction < 1.0);
+  BOOST_TEST(r.pipeline.activation_bytes > 0u);
+  BOOST_TEST(r.pipeline.stage_restores == 0u);
+  BOOST_TEST(r.train_samples == 120000u);
+  BOOST_TEST(r.iterations == 2u * 938u);
+  // Loss goes down: below chance's ln 10 = 2.3 after the first epoch, lower after the second.
+  BOOST_REQUIRE(seen.losses.size() == 2u);
+  BOOST_TEST(seen.losses[0] < 1.0);
+  BOOST_TEST(seen.losses[1] < seen.losses[0]);
+  BOOST_TEST(r.test_accuracy >= 0.78);
+  const auto json = runtime::to_json(r);
+  for (const char* key : {"\"mode\":\"pipeline\"", "\"stages\":2", "\"micro_batches\":8",
+                          "\"pipelines\":1", "\"stage_layers\":[[0,", "\"stage_seconds\":[",
+                          "\"stage_seconds_predicted\":[", "\"bubble_fraction\":",
+                          "\"bubble_fraction_ideal\":", "\"activation_bytes\":",
+                          "\"stage_restores\":0", "\"samples_redone\":0"})
+    BOOST_TEST(json.find(key) != std::string::npos, key << " in " << json);
+}
+
+BOOST_AUTO_TEST_CASE(a_replica_larger_than_the_memory_limit_is_refused_naming_its_needs) {
+  auto job = runtime::load_job_file(STROM_SOURCE_DIR "/examples/fashion_mlp.job");
+  BOOST_REQUIRE(job);
+  runtime::cluster_shape shape;
+  shape.memory_limit = 7 * mebibyte;
+  auto trained = runtime::train_on_cluster(*job, {}, shape);
+  BOOST_REQUIRE(!trained);
+  const auto& message = trained.err().message;
+  BOOST_TEST(message.find("the model needs about") != std::string::npos, message);
+  BOOST_TEST(message.find("offers 7.3 MB (--memory-limit)") != std::string::npos, message);
+}
+
+BOOST_AUTO_TEST_CASE(a_pipeline_places_the_large_first_layer_alone_under_the_memory_limit) {
+  const auto placed =
+    runtime::place_job(fashion_mlp(schema::TrainingMode::PIPELINE), nodes_of(2, 7 * mebibyte));
+  BOOST_REQUIRE_MESSAGE(placed, (placed ? "" : placed.err().message));
+  BOOST_REQUIRE(placed->stages.size() == 2u);
+  // dense 784x512 (6.1 MiB with Adam; with or without its ReLU) on one node, the rest on the
+  // other: both layers of 512 and 256 units together would need 8.2 MiB.
+  BOOST_TEST(placed->stages[0].first_layer == 0u);
+  BOOST_TEST(placed->stages[0].end_layer <= 2u);
+  BOOST_TEST(placed->stages[1].first_layer == placed->stages[0].end_layer);
+  BOOST_TEST(placed->stages[1].end_layer == 5u);
+  BOOST_TEST(placed->micro_batches == 8u);
+  BOOST_TEST(placed->job_name == "fashion_mlp");
+}
+
+BOOST_AUTO_TEST_CASE(a_pipeline_that_fits_no_split_is_refused_naming_what_each_node_offers) {
+  const auto placed =
+    runtime::place_job(fashion_mlp(schema::TrainingMode::PIPELINE), nodes_of(2, 4 * mebibyte));
+  BOOST_REQUIRE(!placed);
+  BOOST_TEST(placed.err().message.find("w1") != std::string::npos, placed.err().message);
+}
+
+BOOST_AUTO_TEST_CASE(a_pipeline_job_with_more_stages_than_nodes_is_refused) {
+  auto submission = fashion_mlp(schema::TrainingMode::PIPELINE);
+  const auto placed = runtime::place_job(submission, nodes_of(1, 0));
+  BOOST_REQUIRE(!placed);
+  BOOST_TEST(placed.err().message.find("needs 2 worker nodes") != std::string::npos,
+             placed.err().message);
+}
