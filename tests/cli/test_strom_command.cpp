@@ -132,9 +132,9 @@ BOOST_AUTO_TEST_CASE(mode_and_averaging_frequency_are_checked_naming_the_flag_or
   const std::string job = std::string{STROM_SOURCE_DIR} + "/examples/fashion_mlp.job";
   auto unknown = run("train " + job + " --mode allreduce");
   BOOST_TEST(unknown.status == 2);
-  BOOST_TEST(
-    contains(unknown.output, "--mode: mode 'allreduce' is not shared, averaging or kvstore"),
-    unknown.output);
+  BOOST_TEST(contains(unknown.output,
+                      "--mode: mode 'allreduce' is not shared, averaging, kvstore or pipeline"),
+             unknown.output);
   auto zero = run("train " + job + " --mode averaging --averaging-frequency 0");
   BOOST_TEST(zero.status == 2);
   BOOST_TEST(contains(zero.output, "--averaging-frequency: 0 is outside [1, 1000000]"),
