@@ -634,8 +634,7 @@ caf::behavior job_master(caf::stateful_actor<job_master_state>* self, job_master
     [self, setup](const node_failure& failure) {
       auto& st = self->state;
       const bool from_server = !st.outcome && failure.job_id == st.status.job_id
-                               && is_server(st, failure.node_id)
-                               && st.members.count(failure.node_id) > 0;
+                               && is_server(st, failure.node_id);
       if (!from_server && !current(st, failure.job_id, failure.node_id))
         return;
       fail_job(self, setup,

@@ -266,7 +266,6 @@ struct kv_shard_state {
   std::vector<kv_round_record> rounds;
   std::vector<std::uint32_t> closed;
   std::vector<std::uint64_t> lost_nodes;
-  std::uint64_t updates = 0;        ///< the sender's stats.updates, so counts stay distinct
   compute::frame parameters;        ///< dense fp32
   compute::frame updater_state;     ///< dense fp32
   compute::frame latest;            ///< the latest answer
@@ -893,8 +892,7 @@ typename F::result_type inspect(F& f, kv_shard_state& x) {
     return f(caf::meta::type_name("kv_shard_state"), x.version, x.seq, x.iteration,
              x.parameters.size());
   } else {
-    if (auto err = f(x.version, x.seq, x.iteration, x.epoch, x.rounds, x.closed, x.lost_nodes,
-                     x.updates))
+    if (auto err = f(x.version, x.seq, x.iteration, x.epoch, x.rounds, x.closed, x.lost_nodes))
       return err;
     if (auto err = detail::inspect_frame(f, "parameters", x.parameters, compute::max_frame_bytes))
       return err;
