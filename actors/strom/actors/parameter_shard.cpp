@@ -15,33 +15,30 @@ namespace {
 
 using shard_ptr = caf::stateful_actor<parameter_shard_state>*;
 
-/// A frame of `values` for the range; the shard's own data always fits a frame.
+/// A frame of `update` for the range; the shard's own data always fits a frame.
 compute::frame frame_of(const parameter_shard_state& st, const parameter_shard_setup& setup,
-                        std::span<const float> values) {
+                        const compute::encoded_update& update) {
   compute::frame_header header;
   header.iteration = st.iteration;
   header.epoch = st.epoch;
-  auto built = compute::build_update_frame(header, compute::dense_fp32_update(values));
+  auto built = compute::build_update_frame(header, update);
   if (!built)
     throw std::logic_error(fmt::format("parameter_shard: key {} part {}: {}", setup.range.key,
                                        setup.range.part, built.err().message));
   return std::move(*built);
 }
 
+/// A dense fp32 frame of `values` for the range.
+compute::frame frame_of(const parameter_shard_state& st, const parameter_shard_setup& setup,
+                        std::span<const float> values) {
+  return frame_of(st, setup, compute::dense_fp32_update(values));
+}
+
 /// The answer pushers get: `values` framed in fp32, or in fp16 with fp16_answers. Chain
 /// steps and states stay fp32, so the replicas stay equal to the bit.
 compute::frame answer_of(parameter_shard_state& st, const parameter_shard_setup& setup,
                          std::span<const float> values) {
-  if (!st.fp16)
-    return frame_of(st, setup, values);
-  compute::frame_header header;
-  header.iteration = st.iteration;
-  header.epoch = st.epoch;
-  auto built = compute::build_update_frame(header, st.fp16->encode(values));
-  if (!built)
-    throw std::logic_error(fmt::format("parameter_shard: key {} part {}: {}", setup.range.key,
-                                       setup.range.part, built.err().message));
-  return std::move(*built);
+  return st.fp16 ? frame_of(st, setup, st.fp16->encode(values)) : frame_of(st, setup, values);
 }
 
 /// Decodes `values` (a frame of exactly target.size() elements at offset 0) into `target`,
