@@ -1,7 +1,7 @@
 @0xd6a4f0f3c2b1e957;
 # A simulation scenario for `strom sim FILE` (issue #18), in Cap'n Proto text format like job
 # files: a cluster, a job, a mode, events at chosen moments and the expectations checked at
-# the end. `live` runs the product's real actors in one process (not built yet); `model` runs
+# the end. `live` runs the product's real actors in one process, in virtual time; `model` runs
 # a discrete-event model of the same topology and protocol with costs measured by
 # `strom sim calibrate JOB` (a Calibration, below) or given in the scenario. Node names in
 # events are the cluster's: those of `nodes.list`, or n1..nN for `nodes.count`.
@@ -23,7 +23,7 @@ struct Scenario {
   mode @6 :SimMode = model;
   events @7 :List(Event);
   expectations @8 :List(Expectation);
-  costs @9 :Costs;         # model mode: what a step costs on a node of speed 1
+  costs @9 :Costs;         # what a step costs on a node of speed 1 (live: in virtual time)
   model @10 :ModelOptions;
 }
 

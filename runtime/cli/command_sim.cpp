@@ -19,7 +19,8 @@ const command_spec sim_spec{
   "strom sim SCENARIO [options]",
   "Runs a simulation scenario (Cap'n Proto text, schema/scenario.capnp; see examples/sim)\n"
   "and checks its expectations: exit 0 when all hold, 1 naming those that do not.\n"
-  "Model mode is a discrete-event model of the cluster; live mode is not built yet.\n"
+  "Live mode trains with strom's own actors in virtual time; model mode is a discrete-event\n"
+  "model of the cluster.\n"
   "'strom sim calibrate JOB [-o FILE]' measures this machine's costs for a job.",
   {
     {"seed", "S", "seed of the run's random draws (default: the job's training.seed)"},

@@ -106,10 +106,18 @@ BOOST_AUTO_TEST_CASE(a_bad_scenario_exits_1_naming_file_field_and_value) {
   BOOST_TEST(contains(run.output, "bad.scenario: cluster.nodes.count: 0 is outside"), run.output);
 }
 
-BOOST_AUTO_TEST_CASE(live_mode_says_it_is_not_built_yet) {
-  auto run = run_strom("sim " + examples + "scaling_4_nodes.scenario --mode live");
+BOOST_AUTO_TEST_CASE(live_mode_refuses_what_it_does_not_simulate_naming_the_event) {
+  strom::test::scratch dir;
+  const auto scenario = dir.write(
+    "partition.scenario",
+    strom::test::scenario_text("nodes = (count = 2)", "epochs = 1",
+                               strom::test::given_costs(0.01, 0, 1000),
+                               "events = [(at = (step = 5), heal = void)]"));
+  auto run = run_strom("sim " + scenario.string() + " --mode live");
   BOOST_TEST(run.status == 1, run.output);
-  BOOST_TEST(contains(run.output, "live mode is not built yet"), run.output);
+  BOOST_TEST(contains(run.output, "partition.scenario: events[0]: live mode does not simulate "
+                                  "'heal' yet"),
+             run.output);
 }
 
 BOOST_AUTO_TEST_CASE(an_unknown_option_is_a_usage_error) {

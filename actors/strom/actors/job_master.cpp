@@ -439,9 +439,11 @@ void begin_training(self_ptr self, const job_master_setup& setup) {
 void node_prepared(self_ptr self, const job_master_setup& setup, const node_ready& ready,
                    std::uint64_t node_id) {
   auto& st = self->state;
+  auto& prepared = st.prepared[node_id] = ready;
+  if (setup.reach_relay)
+    prepared.relay = setup.reach_relay(ready.relay);
   if (st.plan.kind == topology_kind::plain)
-    self->send(st.hub, add_peer_atom_v, ready.relay);
-  st.prepared[node_id] = ready;
+    self->send(st.hub, add_peer_atom_v, prepared.relay);
   if (node_id == st.nodes.front()) {
     st.status.name = st.report.job = ready.job_name;
     st.status.epochs = st.report.epochs = ready.epochs;

@@ -39,6 +39,7 @@
 #include "strom/actors/metrics_sink.hpp"
 #include "strom/actors/request_while_alive.hpp"
 #include "strom/actors/scheduler_store.hpp"
+#include "strom/actors/sim_seams.hpp"
 #include "strom/actors/timing.hpp"
 #include "strom/actors/topology.hpp"
 
@@ -75,6 +76,8 @@ struct job_master_setup {
   std::shared_ptr<metrics_sink> metrics;
   /// Checks the job's memory on its nodes and places a pipeline job's stages; null: neither.
   job_placer place;
+  /// Set in a live simulation: how the hub reaches the nodes' relays (sim_seams.hpp).
+  relay_reach reach_relay{};
 };
 
 /// A pipeline job as its job_master runs it (job_pipeline.cpp).

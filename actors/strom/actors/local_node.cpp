@@ -59,7 +59,11 @@ local_node spawn_local_node(caf::actor_system& system, const local_node_setup& s
     one.speed_factor = setup.speed_factor;
     if (setup.timeline)
       one.track = setup.timeline->track(setup.node_id, w, "worker " + std::to_string(w));
-    node.trainers.push_back(system.spawn<caf::detached>(trainer, std::move(one)));
+    one.meter = setup.meter;
+    // A metered (simulated) node's trainers run on its system's scheduler, which the
+    // simulation drives from one thread.
+    node.trainers.push_back(setup.meter ? system.spawn(trainer, std::move(one))
+                                        : system.spawn<caf::detached>(trainer, std::move(one)));
     caf::anon_send(node.relay, subscribe_atom_v, node.trainers.back());
   }
   for (const auto& trainer : node.trainers)

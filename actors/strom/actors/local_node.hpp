@@ -13,6 +13,7 @@
 #include "strom/actors/kv_pusher.hpp"
 #include "strom/actors/node_framer.hpp"
 #include "strom/actors/parameter_averaging.hpp"
+#include "strom/actors/sim_seams.hpp"
 #include "strom/actors/timeline.hpp"
 #include "strom/actors/timing.hpp"
 #include "strom/compute/codecs/threshold_encoder.hpp"
@@ -47,6 +48,9 @@ struct local_node_setup {
   std::shared_ptr<timeline_tracks> timeline;
   /// The trainers' speed factor (compute_slowdown.hpp, a testing aid); 1: not slowed.
   double speed_factor = 1.0;
+  /// Set in a live simulation: the trainers run on the system's scheduler and tell it what
+  /// they compute (sim_seams.hpp).
+  std::shared_ptr<compute_meter> meter{};
 };
 
 /// Handles of a node's actors; keeping them keeps the actors alive.

@@ -16,8 +16,11 @@ namespace strom::actors {
 
 void agent_steps::run_aside(self_ptr self,
                             std::function<void(caf::blocking_actor*, const caf::actor&)> work) {
-  self->spawn([work = std::move(work), agent = caf::actor_cast<caf::actor>(self)](
-                caf::blocking_actor* helper) { work(helper, agent); });
+  // Spawned by the system, not by `self`: a helper spawned by an actor keeps its spawner's
+  // execution context, which CAF's test coordinator (a live simulation) makes on its stack.
+  self->home_system().spawn(
+    [work = std::move(work), agent = caf::actor_cast<caf::actor>(self)](
+      caf::blocking_actor* helper) { work(helper, agent); });
 }
 
 namespace {
@@ -519,6 +522,7 @@ void prepared(self_ptr self, const node_agent_setup& setup, const job_assignment
   job->node.timeline = setup.timeline;
   job->node.park_spin = setup.timeouts.park_spin;
   job->node.speed_factor = setup.speed_factor;
+  job->node.meter = setup.meter;
   auto& run = st.run.emplace();
   run.job_id = assignment.job_id;
   run.rank = assignment.rank;
@@ -527,7 +531,8 @@ void prepared(self_ptr self, const node_agent_setup& setup, const job_assignment
   for (const auto& member : run.actors.all())
     self->monitor(member);
   if (assignment.hub)
-    self->send(run.actors.relay, add_peer_atom_v, assignment.hub);
+    self->send(run.actors.relay, add_peer_atom_v,
+               setup.reach_relay ? setup.reach_relay(assignment.hub) : assignment.hub);
   node_ready ready{assignment.job_id, st.node_id, run.actors.relay, job->job_name,
                    job->epochs, job->batches_per_epoch, job->samples_per_epoch};
   ready.train_samples = job->node.train->size();

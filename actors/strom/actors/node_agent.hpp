@@ -112,6 +112,10 @@ struct node_agent_setup {
   std::shared_ptr<timeline_tracks> timeline;
   /// Its trainers' speed factor (compute_slowdown.hpp, a testing aid); 1: not slowed.
   double speed_factor = 1.0;
+  /// Set in a live simulation: its jobs' trainers tell it what they compute, and its relay
+  /// reaches the hub through `reach_relay` (sim_seams.hpp).
+  std::shared_ptr<compute_meter> meter{};
+  relay_reach reach_relay{};
 };
 
 /// The job a node trains now.

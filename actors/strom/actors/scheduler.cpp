@@ -62,6 +62,7 @@ std::uint64_t start_job(self_ptr self, const scheduler_setup& setup, job_master_
   job.checkpoint_every = setup.checkpoint_every;
   job.metrics = setup.metrics;
   job.place = setup.place;
+  job.reach_relay = setup.reach_relay;
   auto& record = st.jobs[job.job_id];
   record.saved = job.resume ? *job.resume : saved_job{job.job_id, job.submission, {}, 0, {}, 0};
   record.saved.node_names.clear();

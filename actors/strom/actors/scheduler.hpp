@@ -52,6 +52,8 @@ struct scheduler_setup {
   /// Checks each job's memory against its nodes and places a pipeline job's stages; null:
   /// no check, and pipeline jobs fail (job_placement.hpp).
   job_placer place;
+  /// Set in a live simulation: how the hub reaches the nodes' relays (sim_seams.hpp).
+  relay_reach reach_relay{};
 };
 
 /// A joined node.

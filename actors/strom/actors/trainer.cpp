@@ -46,6 +46,12 @@ private:
 template <class Computation>
 float compute_step(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
                    Computation&& computation) {
+  if (setup.meter) {
+    // A simulation charges the step to the node's virtual time, at the node's speed.
+    const float loss = computation();
+    setup.meter->step_computed();
+    return loss;
+  }
   if (setup.speed_factor >= full_speed)
     return computation();
   const auto start = self->clock().now();
@@ -188,15 +194,10 @@ void resume_if_allowed(caf::stateful_actor<trainer_state>* self, const trainer_s
   }
 }
 
-/// Counts a frame of `header` as applied (or as a duplicate) and moves its origin's clock.
-void note_applied(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
-                  const compute::frame_header& header) {
+/// Moves the clock of the origin of a frame of `header`: it computed that many updates.
+void note_progress(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
+                   const compute::frame_header& header) {
   auto& st = self->state;
-  ++st.updates_applied;
-  if (!st.applied.insert(header.origin_node, header.sequence)) {
-    ++st.duplicate_updates_applied;
-    return;
-  }
   auto& from = origin_entry(st, header.origin_node);
   // Frames of a round all arrive before that origin's drain marker, and the next round
   // starts only after every drain: a newer round restarts the clock.
@@ -206,6 +207,18 @@ void note_applied(caf::stateful_actor<trainer_state>* self, const trainer_setup&
   }
   from.clock = std::max(from.clock, header.iteration);
   resume_if_allowed(self, setup);
+}
+
+/// Counts a frame of `header` as applied (or as a duplicate) and moves its origin's clock.
+void note_applied(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
+                  const compute::frame_header& header) {
+  auto& st = self->state;
+  ++st.updates_applied;
+  if (!st.applied.insert(header.origin_node, header.sequence)) {
+    ++st.duplicate_updates_applied;
+    return;
+  }
+  note_progress(self, setup, header);
 }
 
 /// Adds another node's contribution to parameter averaging's sums (a late one of an earlier
@@ -236,9 +249,16 @@ void take(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
   if (!applied) {
     ++st.frames_rejected;
     log::warning("trainer {}: dropped a frame: {}", setup.worker, applied.err().message);
+    // Its header was read: the origin did compute that step, and nothing will send its
+    // update again. Waiting for it would stall a synchronous job for good once two frames
+    // of one origin in a row are refused (strom sim's corrupt_frames found it).
+    if (view)
+      note_progress(self, setup, view->header);
     return;
   }
   spans.mark(timeline_kind::apply, view->header.origin_node);
+  if (setup.meter && !is_own(view->header, setup))
+    setup.meter->frame_applied();
   note_applied(self, setup, view->header);
 }
 

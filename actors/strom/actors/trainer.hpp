@@ -39,6 +39,7 @@
 #include "strom/actors/node_framer.hpp"
 #include "strom/actors/parameter_averaging.hpp"
 #include "strom/actors/seen_updates.hpp"
+#include "strom/actors/sim_seams.hpp"
 #include "strom/actors/timeline.hpp"
 #include "strom/actors/timing.hpp"
 #include "strom/compute/codecs/threshold_encoder.hpp"
@@ -88,6 +89,8 @@ struct trainer_setup {
   std::shared_ptr<timeline_track> track{};  ///< its timeline (--timeline); null: none kept
   /// The node's speed factor (compute_slowdown.hpp, a testing aid); 1: not slowed.
   double speed_factor = 1.0;
+  /// Set in a live simulation: told each step and applied frame (sim_seams.hpp).
+  std::shared_ptr<compute_meter> meter{};
 };
 
 /// How far one origin's frames got in the current rounds ("epoch" in frames and markers).

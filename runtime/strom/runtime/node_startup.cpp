@@ -51,6 +51,8 @@ caf::actor spawn_node(caf::actor_system& system, const caf::actor& scheduler,
     setup.connect_relay = relay_connector_of(system, identity.tls);
   }
   setup.observer = observer;
+  setup.meter = identity.meter;
+  setup.reach_relay = identity.reach_relay;
   return system.spawn(actors::node_agent, std::move(setup));
 }
 

@@ -36,6 +36,10 @@ struct node_identity {
   double speed_factor = 1.0;
   /// Bytes strom may place on it (--memory-limit); 0: no limit set.
   std::uint64_t memory_limit = 0;
+  /// Set in a live simulation (actors/sim_seams.hpp): what its trainers compute is charged
+  /// here, and its relay reaches the hub through the simulated link.
+  std::shared_ptr<actors::compute_meter> meter{};
+  actors::relay_reach reach_relay{};
 };
 
 /// Spawns a node agent in `system` that joins `scheduler` as `identity`, prepares its jobs

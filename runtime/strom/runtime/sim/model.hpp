@@ -82,6 +82,7 @@ struct model_outcome {
   std::uint64_t duplicates_applied = 0;  ///< always 0: relays de-duplicate by sequence
   std::uint64_t frames_rejected = 0;     ///< corrupted frames refused (and sent again)
   std::uint64_t events = 0;              ///< events the loop processed
+  double test_accuracy = -1;             ///< live mode: the job's (-1: none, or model mode)
 };
 
 /// Runs the model of `s` (whose costs must be set) with `seed` for the random draws (frame

@@ -54,7 +54,7 @@ struct sim_result {
   std::vector<design_prediction> strom_design;  ///< only under Deeplearning4j's assumptions
 };
 
-/// Runs `s`. Live mode is refused until it is built; the error says so.
+/// Runs `s` in its mode (live_run.hpp, model.hpp).
 result<sim_result> run_scenario(const scenario& s, const run_options& options);
 
 /// The failed expectations, "name (field): expected ..., got ..." each, "; "-separated.

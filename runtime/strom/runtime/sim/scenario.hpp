@@ -104,7 +104,7 @@ struct scenario {
   sim_mode mode = sim_mode::model;
   std::vector<scenario_event> events;
   std::vector<expectation> expectations;
-  std::optional<step_costs> costs;  ///< model mode's costs (absent in live mode)
+  std::optional<step_costs> costs;  ///< a step's costs (both modes need them; absent: none given)
   assumptions model_assumptions = assumptions::strom;
   std::uint32_t staleness = 1;      ///< the job's distributed.staleness
   bool apply_own_update = true;     ///< the job's distributed.sharing.applyOwnUpdate

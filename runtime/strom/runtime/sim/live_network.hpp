@@ -1,0 +1,121 @@
+#pragma once
+// The links of a live simulation: a shim actor on each link between two nodes' relays, and the
+// queue of what is in flight on them in virtual time. A relay sends to the shim as it would to
+// the peer's proxy; the shim hands the message to this network, which delivers it to the peer
+// when the link's bandwidth and latency say it arrives, as if from the peer's own shim (so
+// relays see the same senders as across CAF's middleman). Frame faults are applied here, by a
+// random stream drawn from the run's seed: drop (sent again by TCP: late), duplicate,
+// reorder, delay, corrupt. Requests
+// (a master's forget or stats) cross at once and are answered directly: only one-way messages
+// are timed, which is all that frames and drain markers are.
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <caf/all.hpp>
+
+#include "strom/runtime/sim/scenario.hpp"
+#include "strom/runtime/sim/sim_trace.hpp"
+
+namespace strom::runtime::sim {
+
+/// A node of the simulated network: its actor system and its link.
+struct live_endpoint {
+  std::string name;
+  caf::actor_system* system = nullptr;
+  link_model link;
+};
+
+/// Bytes and frames that crossed from one node to another.
+struct live_link_figures {
+  std::size_t from = 0;
+  std::size_t to = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t frames = 0;
+};
+
+/// What the network did to frames, summed over the links.
+struct live_fault_counts {
+  std::uint64_t dropped = 0;
+  std::uint64_t duplicated = 0;
+  std::uint64_t reordered = 0;
+  std::uint64_t delayed = 0;
+  std::uint64_t corrupted = 0;
+};
+
+class live_network {
+public:
+  using time_point = caf::actor_clock::time_point;
+
+  /// `trace` is told every fault applied; `now` is the simulation's virtual time.
+  live_network(std::uint64_t seed, sim_trace& trace, const time_point& now);
+
+  /// Adds a node; its index in the network.
+  std::size_t add(live_endpoint endpoint);
+
+  /// The handle through which actors of node `from` reach `peer_relay` (of another node): a
+  /// shim on that link, made once per (node, peer).
+  caf::actor reach(std::size_t from, const caf::actor& peer_relay);
+
+  /// Frames from `from` to `to` (empty: any node) meet `fault` from now until `until`
+  /// (time_point::max(): for good).
+  void add_fault(const scenario_event& fault, const std::vector<std::size_t>& from,
+                 const std::vector<std::size_t>& to, time_point until);
+
+  /// When the next message in flight arrives, if any is.
+  std::optional<time_point> next_arrival() const;
+
+  /// Hands every message that arrived by now to its receiver; whether any did.
+  bool deliver_arrived();
+
+  /// Ends every shim and drops what is in flight (before the nodes' systems end).
+  void close();
+
+  /// Called by a shim: `content` sent by `sender` (with `mid`) on the link from node `from`
+  /// to the node of `target`.
+  void carry(std::size_t from, const caf::actor& target, caf::strong_actor_ptr sender,
+             caf::message_id mid, caf::message content);
+
+  const std::vector<live_link_figures>& links() const noexcept { return links_; }
+  const live_fault_counts& faults() const noexcept { return counts_; }
+  const live_endpoint& endpoint(std::size_t index) const { return endpoints_.at(index); }
+
+private:
+  struct in_flight {
+    caf::actor target;
+    caf::strong_actor_ptr sender;
+    caf::message_id mid;
+    caf::message content;
+  };
+  struct active_fault {
+    scenario_event spec;
+    std::vector<std::size_t> from, to;  // empty: any node
+    time_point until;
+  };
+
+  std::size_t node_of(const caf::actor& actor) const;
+  live_link_figures& figures(std::size_t from, std::size_t to);
+  /// Puts `message` on the queue to arrive at `at`.
+  void schedule(time_point at, in_flight message);
+  /// Applies the faults that match a frame on from -> to; false: it cannot be delivered.
+  bool apply_faults(std::size_t from, std::size_t to, time_point& arrival,
+                    caf::message& content, bool& duplicate);
+  void note(const char* fault, std::size_t from, std::size_t to, std::size_t bytes);
+
+  sim_trace& trace_;
+  const time_point& now_;
+  std::mt19937_64 random_;
+  std::vector<live_endpoint> endpoints_;
+  std::map<std::pair<std::size_t, caf::actor_addr>, caf::actor> shims_;
+  std::vector<active_fault> faults_;
+  std::vector<time_point> sending_until_;  // by node: its link busy sending until then
+  std::multimap<std::pair<time_point, std::uint64_t>, in_flight> queue_;
+  std::uint64_t queued_ = 0;  // ties in time arrive in the order sent
+  std::vector<live_link_figures> links_;
+  live_fault_counts counts_;
+};
+
+} // namespace strom::runtime::sim

@@ -1,0 +1,34 @@
+#pragma once
+// Live mode: the product's own actors — scheduler, job_master, hub, node agents, relays,
+// trainers — train the scenario's job for real, every node in its own actor system in this
+// process, all driven from one thread in virtual time:
+//   - every system runs on CAF's test coordinator; the run picks which system goes next by a
+//     random stream drawn from the seed, so one seed gives one order of events, bit for bit;
+//   - timers and heartbeats fire when virtual time reaches them (the actors read time only
+//     through their clock, actors/timing.hpp);
+//   - a step costs its node the scenario's step costs (a calibration of this machine, or
+//     given) divided by the node's speed, and a frame applied its decode cost; a node computes
+//     nothing else until that time passed (its workers share the cost: each has a core);
+//   - frames between nodes cross shims on the links (live_network.hpp), which apply latency,
+//     bandwidth and the scenario's frame faults;
+//   - a kill stops the node's agent (its peers see it go at once); a silent kill or a hang
+//     stops running its system (only heartbeats tell); a restart or a join starts a new
+//     system that joins as a new incarnation.
+// Data loading and evaluation run on the agents' helper threads as in the product; the run
+// waits for them, so they cost no virtual time. Partitions and the scheduler's kill and
+// restart are not simulated live yet: such scenarios are refused, naming the event.
+
+#include <cstdint>
+
+#include "strom/compute/result.hpp"
+#include "strom/runtime/sim/model.hpp"
+#include "strom/runtime/sim/scenario.hpp"
+#include "strom/runtime/sim/sim_trace.hpp"
+
+namespace strom::runtime::sim {
+
+/// Runs `s` live with `seed` for the order of events and the faults' draws; every event goes
+/// to `trace`. The figures are the job's own report, in virtual seconds.
+result<model_outcome> run_live(const scenario& s, std::uint64_t seed, sim_trace& trace);
+
+} // namespace strom::runtime::sim

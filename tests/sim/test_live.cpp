@@ -1,0 +1,143 @@
+#define BOOST_TEST_MODULE sim_live
+#include <boost/test/unit_test.hpp>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "strom/runtime/sim/run_scenario.hpp"
+#include "support/scratch_dir.hpp"
+#include "support/strom_program.hpp"
+
+// `strom sim` in live mode: the product's actors train in virtual time with faults on the
+// links. Every live example passes, a seed gives one trace, the model predicts what live
+// measures, a failed expectation is named, and a host program runs a scenario as the command
+// does.
+
+using strom::test::run_strom;
+
+namespace {
+
+const std::string examples = std::string{STROM_SOURCE_DIR} + "/examples/sim/";
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in{path};
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// A field of the report's top-level object, as text up to the next comma or brace.
+std::string report_field(const std::string& json, const std::string& key) {
+  const auto at = json.find("\"" + key + "\":");
+  BOOST_REQUIRE_MESSAGE(at != std::string::npos, key << " missing in the report");
+  const auto start = at + key.size() + 3;
+  return json.substr(start, json.find_first_of(",}", start) - start);
+}
+
+/// Runs `scenario` with `flags` and returns its report.
+std::string report_of(strom::test::scratch& dir, const std::string& scenario,
+                      const std::string& flags, int expected_status = 0) {
+  const auto report = dir.path() / "report.json";
+  std::filesystem::remove(report);
+  auto run = run_strom("sim " + scenario + " " + flags + " --report-out " + report.string());
+  BOOST_TEST(run.status == expected_status, run.output);
+  return read_file(report);
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(every_live_example_passes_and_meets_its_faults_as_the_product_does) {
+  strom::test::scratch dir;
+  std::map<std::string, std::string> reports;
+  for (const auto* name : {"kill_and_rejoin", "hung_node", "lossy_links", "corrupt_frames",
+                           "straggler", "elastic_grow"}) {
+    BOOST_TEST_CONTEXT(name) {
+      const auto json = reports[name] = report_of(dir, examples + name + ".scenario", "");
+      BOOST_TEST(report_field(json, "mode") == "\"live\"");
+      BOOST_TEST(report_field(json, "passed") == "true", json);
+      BOOST_TEST(report_field(json, "duplicate_updates_applied") == "0");
+    }
+  }
+  BOOST_TEST(report_field(reports["kill_and_rejoin"], "nodes_lost") == "1");
+  BOOST_TEST(report_field(reports["kill_and_rejoin"], "nodes_restored") == "1");
+  BOOST_TEST(report_field(reports["hung_node"], "nodes_lost") == "1");
+  BOOST_TEST(std::stoull(report_field(reports["corrupt_frames"], "frames_rejected")) > 0);
+  BOOST_TEST(std::stoull(report_field(reports["lossy_links"], "duplicate_updates_dropped")) > 0);
+  // A node three times slower holds the synchronous job to its pace.
+  BOOST_TEST(std::stod(report_field(reports["straggler"], "scaling_efficiency")) < 0.4);
+}
+
+BOOST_AUTO_TEST_CASE(the_same_seed_gives_the_same_trace_and_another_seed_another) {
+  strom::test::scratch dir;
+  const auto scenario = examples + "kill_and_rejoin.scenario";
+  const auto first = report_field(report_of(dir, scenario, "--seed 7"), "trace_sha256");
+  const auto again = report_field(report_of(dir, scenario, "--seed 7"), "trace_sha256");
+  const auto other = report_field(report_of(dir, scenario, "--seed 8"), "trace_sha256");
+  BOOST_TEST(first.size() == 66u, first);  // 64 hex digits in quotes
+  BOOST_TEST(first == again);
+  BOOST_TEST(first != other);
+}
+
+BOOST_AUTO_TEST_CASE(the_trace_file_holds_the_events_and_the_frame_faults) {
+  strom::test::scratch dir;
+  const auto trace = dir.path() / "trace.jsonl";
+  report_of(dir, examples + "corrupt_frames.scenario", "--trace-out " + trace.string());
+  const auto lines = read_file(trace);
+  BOOST_TEST(contains(lines, "\"event\":\"frameFault\""), lines.substr(0, 2000));
+  BOOST_TEST(contains(lines, "\"fault\":\"corrupt\",\"from\":\"n2\",\"to\":\"scheduler\""));
+  BOOST_TEST(contains(lines, "\"finished\":true"));
+}
+
+BOOST_AUTO_TEST_CASE(scaling_4_nodes_model_predicts_within_20_percent_of_live) {
+  strom::test::scratch dir;
+  const auto scenario = examples + "scaling_4_nodes.scenario";
+  const double live =
+    std::stod(report_field(report_of(dir, scenario, "--mode live"), "samples_per_second"));
+  const double model =
+    std::stod(report_field(report_of(dir, scenario, "--mode model"), "samples_per_second"));
+  BOOST_TEST(live > 0);
+  BOOST_TEST(model / live >= 0.8, "model " << model << ", live " << live);
+  BOOST_TEST(model / live <= 1.2, "model " << model << ", live " << live);
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_expectation_exits_1_and_is_named) {
+  strom::test::scratch dir;
+  std::string text = read_file(examples + "straggler.scenario");
+  // The straggler scenario, expecting the scaling of a cluster without one.
+  const auto bound = text.find("atLeast = 0.25, atMost = 0.40");
+  BOOST_REQUIRE(bound != std::string::npos);
+  text.replace(bound, 29, "atLeast = 0.90, atMost = 1.00");
+  text.replace(text.find("\"../fashion_mlp.job\""), 20,
+               "\"" + std::string{STROM_SOURCE_DIR} + "/examples/fashion_mlp.job\"");
+  text.replace(text.find("\"fashion_mlp.calibration\""), 25,
+               "\"" + examples + "fashion_mlp.calibration\"");
+  const auto scenario = dir.write("slow.scenario", text);
+  auto run = run_strom("sim " + scenario.string());
+  BOOST_TEST(run.status == 1, run.output);
+  BOOST_TEST(contains(run.output, "scalingEfficiency (expectations[2]): expected scaling "
+                                  "efficiency in [0.9, 1]"),
+             run.output);
+}
+
+BOOST_AUTO_TEST_CASE(a_host_program_runs_a_scenario_as_the_command_does) {
+  namespace sim = strom::runtime::sim;
+  auto scenario = sim::load_scenario_file(examples + "corrupt_frames.scenario");
+  if (!scenario)
+    BOOST_FAIL(scenario.err().message);
+  sim::run_options options;
+  options.seed = 7;
+  auto result = sim::run_scenario(*scenario, options);
+  if (!result)
+    BOOST_FAIL(result.err().message);
+  BOOST_TEST(result->passed);
+  BOOST_TEST(std::string{sim::to_string(result->mode)} == "live");
+  strom::test::scratch dir;
+  const auto command = report_of(dir, examples + "corrupt_frames.scenario", "--seed 7");
+  BOOST_TEST(report_field(command, "trace_sha256") == "\"" + result->trace_sha256 + "\"");
+}
