@@ -7,9 +7,11 @@
 #include "arguments.hpp"
 #include "commands.hpp"
 #include "strom/runtime/output_paths.hpp"
+#include "strom/runtime/report/html_page.hpp"
 #include "strom/runtime/sim/calibrate.hpp"
 #include "strom/runtime/sim/calibration.hpp"
 #include "strom/runtime/sim/run_scenario.hpp"
+#include "strom/runtime/sim/sim_report_page.hpp"
 
 namespace strom::cli {
 
@@ -27,6 +29,7 @@ const command_spec sim_spec{
     {"mode", "MODE", "live or model: overrides the scenario's mode"},
     {"report-out", "FILE", "write the report, one JSON object"},
     {"trace-out", "FILE", "write the event trace, one JSON object a line"},
+    {"html-out", "FILE", "write the report as a self-contained HTML page with charts"},
   },
   1,
 };
@@ -113,8 +116,10 @@ int run_sim(int argc, char** argv) {
     options.mode = *parsed_mode;
   }
   const auto report_out = args->get("report-out");
+  const auto html_out = args->get("html-out");
   for (const auto& [path, option] : {std::pair{report_out, "--report-out"},
-                                     std::pair{args->get("trace-out"), "--trace-out"}})
+                                     std::pair{args->get("trace-out"), "--trace-out"},
+                                     std::pair{html_out, "--html-out"}})
     if (path)
       if (auto ok = runtime::check_writable_file(*path, option); !ok) {
         fmt::print(stderr, "strom sim: {}\n", ok.err().message);
@@ -138,6 +143,12 @@ int run_sim(int argc, char** argv) {
       return exit_failure;
     }
   }
+  if (html_out)
+    if (auto written = runtime::write_html_report(*html_out, runtime::sim::sim_report_data(*ran));
+        !written) {
+      fmt::print(stderr, "strom sim: {}\n", written.err().message);
+      return exit_failure;
+    }
   const auto& m = ran->model;
   fmt::print("strom sim: {} ({} mode, {} nodes, {} workers, {}, seed {}): {}; {:.1f} samples/s, "
              "scaling efficiency {:.4f}, {:.2f} s simulated\n",

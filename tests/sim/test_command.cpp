@@ -121,7 +121,7 @@ BOOST_AUTO_TEST_CASE(live_mode_refuses_what_it_does_not_simulate_naming_the_even
 }
 
 BOOST_AUTO_TEST_CASE(an_unknown_option_is_a_usage_error) {
-  auto run = run_strom("sim " + examples + "scaling_4_nodes.scenario --html-out x.html");
+  auto run = run_strom("sim " + examples + "scaling_4_nodes.scenario --svg-out x.svg");
   BOOST_TEST(run.status == 2, run.output);
 }
 

@@ -141,3 +141,24 @@ BOOST_AUTO_TEST_CASE(a_host_program_runs_a_scenario_as_the_command_does) {
   const auto command = report_of(dir, examples + "corrupt_frames.scenario", "--seed 7");
   BOOST_TEST(report_field(command, "trace_sha256") == "\"" + result->trace_sha256 + "\"");
 }
+
+BOOST_AUTO_TEST_CASE(the_html_page_charts_the_run_and_marks_its_events) {
+  strom::test::scratch dir;
+  const auto page = dir.path() / "kill.html";
+  report_of(dir, examples + "kill_and_rejoin.scenario", "--html-out " + page.string());
+  const auto html = read_file(page);
+  BOOST_TEST(contains(html, "uPlot"));  // the vendored library, inlined: no network
+  BOOST_TEST(!contains(html, "<script src="));
+  for (const auto* id : {"\"train_loss\"", "\"test_accuracy\"", "\"node_samples_per_second\"",
+                         "\"link_bytes\"", "\"node_bytes\""})
+    BOOST_TEST(contains(html, id), id);
+  BOOST_TEST(contains(html, "\"label\":\"kill n3\""));
+  BOOST_TEST(contains(html, "\"label\":\"restart n3\""));
+  // Model mode has no training to chart, but its links and nodes.
+  const auto model_page = dir.path() / "model.html";
+  report_of(dir, examples + "scaling_4_nodes.scenario",
+            "--mode model --html-out " + model_page.string());
+  const auto model_html = read_file(model_page);
+  BOOST_TEST(contains(model_html, "\"link_bytes\""));
+  BOOST_TEST(!contains(model_html, "\"train_loss\""));
+}

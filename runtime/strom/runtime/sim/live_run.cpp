@@ -49,6 +49,7 @@ public:
   void step_computed() override {
     owed_ += costs_.step_seconds + costs_.encode_seconds + costs_.overhead_seconds;
     ++job_steps_;
+    ++steps_;
   }
   void frame_applied() override { owed_ += costs_.decode_seconds; }
 
@@ -61,6 +62,9 @@ public:
 
   void slow_down(double factor) { slowdown_ = factor; }
 
+  /// Steps the node's workers computed so far, together.
+  std::uint64_t steps() const noexcept { return steps_; }
+
 private:
   step_costs costs_;
   double speed_;
@@ -68,7 +72,11 @@ private:
   std::uint64_t& job_steps_;
   double owed_ = 0;
   double slowdown_ = 1;
+  std::uint64_t steps_ = 0;
 };
+
+/// How often a node's samples/s is sampled for the report's chart, in virtual time.
+constexpr auto rate_interval = std::chrono::milliseconds(100);
 
 /// One simulated machine: its actor system and what runs on it.
 struct live_node {
@@ -81,6 +89,8 @@ struct live_node {
   time_point busy_until{};
   bool frozen = false;  ///< hung, or silently killed: its system does not run
   bool dead = false;    ///< killed (a restart starts a new node of its name)
+  std::uint64_t sampled_steps = 0;        ///< at the last rate sample
+  std::vector<timed_value> rate;          ///< samples/s over time
 };
 
 /// What the run's client (on the scheduler's machine) heard.
@@ -91,6 +101,7 @@ struct client_log {
   std::uint32_t epochs_done = 0;
   bool training = false;  ///< a step was computed
   std::size_t joins = 0;  ///< join replies so far
+  std::vector<std::pair<time_point, actors::epoch_summary>> epochs;
 };
 
 caf::behavior live_client(caf::event_based_actor* self, caf::actor scheduler,
@@ -122,6 +133,7 @@ caf::behavior live_client(caf::event_based_actor* self, caf::actor scheduler,
     [](const actors::job_progress&) {},
     [=](const actors::job_epoch& e) {
       log->epochs_done = e.summary.epoch;
+      log->epochs.emplace_back(self->clock().now(), e.summary);
       trace->add(fmt::format("{{\"t\":{},\"epoch\":{},\"train_loss\":{},\"test_accuracy\":{}}}",
                              now(), e.summary.epoch, json_number(e.summary.train_loss),
                              json_number(e.summary.test_accuracy)));
@@ -186,6 +198,7 @@ private:
   void fire(const scenario_event& e);
   live_node* node_named(const std::string& name);
   std::vector<std::size_t> endpoints_of(const std::vector<std::string>& names);
+  void sample_rates();
   void shut_down();
   model_outcome outcome() const;
 
@@ -203,6 +216,7 @@ private:
   std::uint64_t job_steps_ = 0;
   time_point job_start_{};
   std::vector<bool> fired_;
+  time_point sampled_{};
   std::vector<model_fault> faults_;
 };
 
@@ -382,7 +396,7 @@ void live_run::fire_due_events() {
   if (!log_.training)
     return;
   if (job_start_ == time_point{})
-    job_start_ = now_;
+    job_start_ = sampled_ = now_;
   for (std::size_t i = 0; i < s_.events.size(); ++i) {
     if (fired_[i])
       continue;
@@ -396,6 +410,21 @@ void live_run::fire_due_events() {
       fire(s_.events[i]);
     }
   }
+}
+
+void live_run::sample_rates() {
+  if (!log_.training || now_ - sampled_ < rate_interval)
+    return;
+  const double span = seconds_of(now_ - sampled_);
+  const auto batch = static_cast<double>(s_.costs->batch_size);
+  for (const auto& node : nodes_)
+    if (node->meter && !node->dead) {
+      const auto steps = node->meter->steps();
+      node->rate.push_back({seconds_of(now_ - job_start_),
+                            static_cast<double>(steps - node->sampled_steps) * batch / span});
+      node->sampled_steps = steps;
+    }
+  sampled_ = now_;
 }
 
 void live_run::shut_down() {
@@ -469,6 +498,7 @@ result<model_outcome> live_run::run() {
   while (!log_.finished && !log_.refused) {
     network_.deliver_arrived();
     fire_due_events();
+    sample_rates();
     if (run_one())
       continue;
     auto next = next_wakeup();
@@ -519,8 +549,10 @@ model_outcome live_run::outcome() const {
   for (const auto& node : nodes_) {
     if (!node->meter)
       continue;
-    model_node_figures figures{node->model.name, node->model.workers, node->model.speed_factor,
-                               1, 0, 0, 0, node->dead};
+    model_node_figures figures{node->model.name, node->model.workers,
+                               node->model.speed_factor, 1, 0, 0,
+                               node->meter->steps() / node->model.workers, node->dead,
+                               node->rate};
     for (const auto& link : network_.links()) {
       if (link.from == node->endpoint)
         figures.bytes_out += link.bytes;
@@ -541,6 +573,11 @@ model_outcome live_run::outcome() const {
   m.duplicates_applied = r.duplicate_updates_applied;
   m.frames_rejected = r.frames_rejected;
   m.test_accuracy = r.test_accuracy;
+  for (const auto& [at, summary] : log_.epochs) {
+    m.train_loss.push_back({seconds_of(at - job_start_), summary.train_loss});
+    if (summary.test_accuracy >= 0)
+      m.epoch_accuracy.push_back({seconds_of(at - job_start_), summary.test_accuracy});
+  }
   return m;
 }
 

@@ -1003,7 +1003,8 @@ result<model_outcome> model_run::run() {
   out_.topology_version = plan_.version;
   auto figures = [](const node_state& n) {
     return model_node_figures{n.spec.name, n.spec.workers, n.spec.speed_factor,
-                              n.neighbours.size(), n.bytes_out, n.bytes_in, n.done, n.lost};
+                              n.neighbours.size(), n.bytes_out, n.bytes_in, n.done, n.lost,
+                              {}};
   };
   for (const auto& n : nodes_)
     if (n.origin && (n.member || n.lost || n.done > 0))

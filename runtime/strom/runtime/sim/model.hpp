@@ -28,6 +28,12 @@
 
 namespace strom::runtime::sim {
 
+/// One point of a series over the job's simulated time.
+struct timed_value {
+  double at = 0;  ///< seconds since the job started
+  double value = 0;
+};
+
 /// One node's figures at the end.
 struct model_node_figures {
   std::string name;
@@ -38,6 +44,7 @@ struct model_node_figures {
   std::uint64_t bytes_in = 0;
   std::uint64_t steps = 0;     ///< steps its workers completed (each)
   bool lost = false;
+  std::vector<timed_value> samples_per_second;  ///< live mode: over time
 };
 
 /// Bytes that crossed one hop, in one direction.
@@ -83,6 +90,8 @@ struct model_outcome {
   std::uint64_t frames_rejected = 0;     ///< corrupted frames refused (and sent again)
   std::uint64_t events = 0;              ///< events the loop processed
   double test_accuracy = -1;             ///< live mode: the job's (-1: none, or model mode)
+  std::vector<timed_value> train_loss;     ///< live mode: at each epoch's end
+  std::vector<timed_value> epoch_accuracy; ///< live mode: test accuracy at each epoch's end
 };
 
 /// Runs the model of `s` (whose costs must be set) with `seed` for the random draws (frame
