@@ -55,8 +55,8 @@ std::string report_of(strom::test::scratch& dir, const std::string& scenario,
 BOOST_AUTO_TEST_CASE(every_live_example_passes_and_meets_its_faults_as_the_product_does) {
   strom::test::scratch dir;
   std::map<std::string, std::string> reports;
-  for (const auto* name : {"kill_and_rejoin", "hung_node", "lossy_links", "corrupt_frames",
-                           "straggler", "elastic_grow"}) {
+  for (const auto* name : {"kill_and_rejoin", "hung_node", "partition_heal", "lossy_links",
+                           "corrupt_frames", "scheduler_restart", "straggler", "elastic_grow"}) {
     BOOST_TEST_CONTEXT(name) {
       const auto json = reports[name] = report_of(dir, examples + name + ".scenario", "");
       BOOST_TEST(report_field(json, "mode") == "\"live\"");
@@ -67,7 +67,10 @@ BOOST_AUTO_TEST_CASE(every_live_example_passes_and_meets_its_faults_as_the_produ
   BOOST_TEST(report_field(reports["kill_and_rejoin"], "nodes_lost") == "1");
   BOOST_TEST(report_field(reports["kill_and_rejoin"], "nodes_restored") == "1");
   BOOST_TEST(report_field(reports["hung_node"], "nodes_lost") == "1");
+  BOOST_TEST(report_field(reports["partition_heal"], "nodes_lost") == "2");
+  BOOST_TEST(report_field(reports["partition_heal"], "nodes_restored") == "2");
   BOOST_TEST(std::stoull(report_field(reports["corrupt_frames"], "frames_rejected")) > 0);
+  BOOST_TEST(report_field(reports["scheduler_restart"], "scheduler_restarts") == "1");
   BOOST_TEST(std::stoull(report_field(reports["lossy_links"], "duplicate_updates_dropped")) > 0);
   // A node three times slower holds the synchronous job to its pace.
   BOOST_TEST(std::stod(report_field(reports["straggler"], "scaling_efficiency")) < 0.4);

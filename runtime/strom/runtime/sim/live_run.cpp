@@ -8,6 +8,7 @@
 
 #include <caf/scheduler/test_coordinator.hpp>
 
+#include "strom/actors/errors.hpp"
 #include "strom/actors/scheduler.hpp"
 #include "strom/runtime/json_text.hpp"
 #include "strom/runtime/node_startup.hpp"
@@ -85,13 +86,91 @@ struct live_node {
   std::unique_ptr<system_config> config;
   std::unique_ptr<caf::actor_system> system;
   caf::actor agent;  ///< null for the scheduler's machine
+  caf::actor daemon;  ///< restarts the agent after the scheduler's restart
   std::shared_ptr<node_meter> meter;
   time_point busy_until{};
   bool frozen = false;  ///< hung, or silently killed: its system does not run
   bool dead = false;    ///< killed (a restart starts a new node of its name)
+  bool cut_off = false; ///< on the far side of a partition from the scheduler
   std::uint64_t sampled_steps = 0;        ///< at the last rate sample
   std::vector<timed_value> rate;          ///< samples/s over time
 };
+
+/// Whether the node's system runs: not hung, not silently dead, not cut off by a partition
+/// (the scheduler's side hears nothing from it, and it hears nothing; strom's plain topology
+/// routes every frame through the scheduler's machine, so what its nodes would still compute
+/// alone is at most the one step the staleness bound allows).
+bool runs(const live_node& node) { return !node.frozen && !node.cut_off; }
+
+/// The scheduler's state across its restart, kept in memory (a scheduler_store is an
+/// interface for this: the same state could go to a standby scheduler instead of a disk).
+class memory_store final : public actors::scheduler_store {
+public:
+  result<void> save(const actors::scheduler_record& record) override {
+    record_ = record;
+    return success();
+  }
+  result<void> save_checkpoint(std::uint64_t job_id, const compute::frame& encoded) override {
+    checkpoints_[job_id] = encoded;
+    return success();
+  }
+  result<compute::frame> load_checkpoint(std::uint64_t job_id) override {
+    auto found = checkpoints_.find(job_id);
+    if (found == checkpoints_.end())
+      return error{fmt::format("no checkpoint of job {} was kept", job_id)};
+    return found->second;
+  }
+  void drop_checkpoint(std::uint64_t job_id) override { checkpoints_.erase(job_id); }
+  const std::optional<actors::scheduler_record>& record() const { return record_; }
+
+private:
+  std::optional<actors::scheduler_record> record_;
+  std::map<std::uint64_t, compute::frame> checkpoints_;
+};
+
+/// The scheduler as nodes and the client reach it: null while it is down.
+using scheduler_slot = std::shared_ptr<caf::actor>;
+
+/// What `strom node` does around its agent (runtime/node_daemon.cpp): when the agent ends
+/// because it lost the scheduler, it connects again with back-off (100 ms doubling to 2 s)
+/// until a scheduler is there, and a new agent joins it under the node's name.
+struct node_daemon_state {
+  caf::timespan pause{};
+};
+
+/// What a node daemon restarts its agent with.
+struct daemon_setup {
+  live_node* node;
+  scheduler_slot scheduler;
+  node_identity identity;
+  caf::actor observer;
+  actors::timing timeouts;
+};
+
+caf::behavior node_daemon(caf::stateful_actor<node_daemon_state>* self, daemon_setup setup) {
+  constexpr auto first_pause = std::chrono::milliseconds(100);
+  constexpr auto max_pause = std::chrono::milliseconds(2000);
+  self->monitor(setup.node->agent);
+  self->set_down_handler([self, setup, first_pause](const caf::down_msg& down) {
+    if (down.source != setup.node->agent.address()
+        || actors::strom_code_of(down.reason) != actors::strom_error::scheduler_lost)
+      return;
+    self->state.pause = first_pause;
+    self->delayed_send(self, self->state.pause, caf::tick_atom_v);
+  });
+  return {
+    [self, setup, max_pause](caf::tick_atom) {
+      if (!*setup.scheduler) {
+        self->state.pause = std::min<caf::timespan>(self->state.pause * 2, max_pause);
+        self->delayed_send(self, self->state.pause, caf::tick_atom_v);
+        return;
+      }
+      setup.node->agent = spawn_node(self->home_system(), *setup.scheduler, setup.identity,
+                                     setup.observer, setup.timeouts);
+      self->monitor(setup.node->agent);
+    },
+  };
+}
 
 /// What the run's client (on the scheduler's machine) heard.
 struct client_log {
@@ -101,6 +180,7 @@ struct client_log {
   std::uint32_t epochs_done = 0;
   bool training = false;  ///< a step was computed
   std::size_t joins = 0;  ///< join replies so far
+  std::uint64_t job_id = 0;
   std::vector<std::pair<time_point, actors::epoch_summary>> epochs;
 };
 
@@ -112,6 +192,7 @@ caf::behavior live_client(caf::event_based_actor* self, caf::actor scheduler,
     self->request(scheduler, answer, actors::submit_atom_v, submission)
       .then(
         [log](const actors::submit_reply& reply) {
+          log->job_id = reply.job_id;
           if (!reply.accepted) {
             log->refused = true;
             log->refusal = reply.reason;
@@ -131,6 +212,15 @@ caf::behavior live_client(caf::event_based_actor* self, caf::actor scheduler,
         submit();
     },
     [](const actors::job_progress&) {},
+    // A restarted scheduler: attach to the job again, as `strom submit` does.
+    [=](actors::attach_atom, const caf::actor& restarted) {
+      self->request(restarted, answer, actors::attach_atom_v, log->job_id)
+        .then([](const actors::submit_reply&) {},
+              [=](const caf::error& err) {
+                trace->add(fmt::format("{{\"t\":{},\"attach_failed\":{}}}", now(),
+                                       json_string(to_string(err))));
+              });
+    },
     [=](const actors::job_epoch& e) {
       log->epochs_done = e.summary.epoch;
       log->epochs.emplace_back(self->clock().now(), e.summary);
@@ -150,20 +240,8 @@ caf::behavior live_client(caf::event_based_actor* self, caf::actor scheduler,
   };
 }
 
-/// The events live mode cannot play yet, refused before anything starts.
+/// What live mode cannot play yet, refused before anything starts.
 result<void> refuse_unsupported(const scenario& s) {
-  for (const auto& e : s.events)
-    switch (e.kind) {
-      case event_kind::partition:
-      case event_kind::heal:
-      case event_kind::scheduler_kill:
-      case event_kind::scheduler_restart:
-        return error{fmt::format("{}: {}: live mode does not simulate '{}' yet; run the "
-                                 "scenario with --mode model",
-                                 s.source, e.field, to_string(e.kind))};
-      default:
-        break;
-    }
   if (s.topology.kind == actors::topology_kind::mesh)
     return error{fmt::format("{}: cluster.topology: live mode runs the plain topology only so "
                              "far (a mesh wires its relays over sockets); run it with --mode "
@@ -199,6 +277,8 @@ private:
   live_node* node_named(const std::string& name);
   std::vector<std::size_t> endpoints_of(const std::vector<std::string>& names);
   void sample_rates();
+  void start_scheduler();
+  void note_resumed();
   void shut_down();
   model_outcome outcome() const;
 
@@ -210,8 +290,12 @@ private:
   live_network network_;
   actors::timing timeouts_;
   std::vector<std::unique_ptr<live_node>> nodes_;  // [0]: the scheduler's machine
-  caf::actor scheduler_;
+  scheduler_slot scheduler_ = std::make_shared<caf::actor>();
+  actors::scheduler_setup scheduler_setup_;
+  std::shared_ptr<memory_store> store_;  // only when the scenario restarts the scheduler
   caf::actor client_;
+  std::optional<std::size_t> resuming_;  // the fault of a scheduler kill, until a step again
+  std::uint64_t steps_at_kill_ = 0;
   client_log log_;
   std::uint64_t job_steps_ = 0;
   time_point job_start_{};
@@ -249,7 +333,9 @@ result<void> live_run::start_node(node_model model) {
   identity.reach_relay = [this, endpoint = node.endpoint](const caf::actor& peer) {
     return network_.reach(endpoint, peer);
   };
-  node.agent = spawn_node(*node.system, scheduler_, identity, client_, timeouts_);
+  node.agent = spawn_node(*node.system, *scheduler_, identity, client_, timeouts_);
+  node.daemon =
+    node.system->spawn(node_daemon, daemon_setup{&node, scheduler_, identity, client_, timeouts_});
   return success();
 }
 
@@ -269,7 +355,7 @@ void live_run::wait_for_helpers() {
 bool live_run::run_one() {
   std::vector<live_node*> ready;
   for (const auto& node : nodes_)
-    if (!node->frozen && node->busy_until <= now_ && coordinator(*node->system).has_job())
+    if (runs(*node) && node->busy_until <= now_ && coordinator(*node->system).has_job())
       ready.push_back(node.get());
   if (ready.empty())
     return false;
@@ -280,6 +366,7 @@ bool live_run::run_one() {
     node->busy_until = now_ + node->meter->take();
     if (job_steps_ > 0)
       log_.training = true;
+    note_resumed();
   }
   return true;
 }
@@ -300,7 +387,7 @@ std::optional<time_point> live_run::next_wakeup() const {
       next = t;
   };
   for (const auto& node : nodes_) {
-    if (node->frozen)
+    if (!runs(*node))
       continue;
     auto& sched = coordinator(*node->system);
     if (const auto& timers = sched.clock().schedule(); !timers.empty())
@@ -382,13 +469,38 @@ void live_run::fire(const scenario_event& e) {
       if (node && node->meter)
         node->meter->slow_down(e.factor);
       break;
+    case event_kind::partition:
+      // The scheduler stays with the first group; nodes named in no group stay with it too.
+      for (std::size_t g = 1; g < e.groups.size(); ++g)
+        for (const auto& name : e.groups[g])
+          if (auto* member = node_named(name); member && !member->dead) {
+            member->cut_off = true;
+            faults_.push_back({"partition", name, at, -1, -1, -1});
+          }
+      break;
+    case event_kind::heal:
+      for (const auto& member : nodes_)
+        member->cut_off = false;
+      break;
     case event_kind::frame_fault:
       network_.add_fault(e, endpoints_of(e.from), endpoints_of(e.to),
                          e.until_seconds > 0 ? job_start_ + seconds(e.until_seconds)
                                              : time_point::max());
       break;
-    default:
-      break;  // refused before the run (refuse_unsupported)
+    case event_kind::scheduler_kill:
+      if (!*scheduler_)
+        break;
+      // Its process dies: its job masters, hubs and heartbeat monitors with it (linked).
+      caf::anon_send_exit(*scheduler_, caf::exit_reason::kill);
+      *scheduler_ = nullptr;
+      resuming_ = faults_.size();
+      steps_at_kill_ = job_steps_;
+      faults_.push_back({"schedulerKill", "", at, -1, -1, -1});
+      break;
+    case event_kind::scheduler_restart:
+      if (!*scheduler_)
+        start_scheduler();
+      break;
   }
 }
 
@@ -412,6 +524,25 @@ void live_run::fire_due_events() {
   }
 }
 
+void live_run::start_scheduler() {
+  auto setup = scheduler_setup_;
+  if (store_) {
+    setup.store = store_;
+    setup.restored = store_->record();
+  }
+  *scheduler_ = home().spawn(actors::scheduler, setup);
+  if (client_ && log_.job_id > 0)
+    caf::anon_send(client_, actors::attach_atom_v, *scheduler_);
+}
+
+void live_run::note_resumed() {
+  // The first step after a scheduler's kill ends its fault: the job runs again.
+  if (resuming_ && *scheduler_ && job_steps_ > steps_at_kill_) {
+    faults_[*resuming_].restored_after = seconds_of(now_ - job_start_) - faults_[*resuming_].at;
+    resuming_.reset();
+  }
+}
+
 void live_run::sample_rates() {
   if (!log_.training || now_ - sampled_ < rate_interval)
     return;
@@ -429,12 +560,14 @@ void live_run::sample_rates() {
 
 void live_run::shut_down() {
   for (const auto& node : nodes_) {
-    node->frozen = false;
+    node->frozen = node->cut_off = false;
     node->busy_until = now_;
-    if (node->agent)
-      caf::anon_send_exit(node->agent, caf::exit_reason::user_shutdown);
+    for (const auto& actor : {node->daemon, node->agent})
+      if (actor)
+        caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
   }
-  caf::anon_send_exit(scheduler_, caf::exit_reason::user_shutdown);
+  if (*scheduler_)
+    caf::anon_send_exit(*scheduler_, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(client_, caf::exit_reason::user_shutdown);
   network_.close();
   // Let every actor end; timers of ended actors may still fire once.
@@ -450,9 +583,9 @@ void live_run::shut_down() {
     if (!any)
       break;
   }
-  scheduler_ = client_ = nullptr;
+  *scheduler_ = client_ = nullptr;
   for (auto& node : nodes_)
-    node->agent = nullptr;
+    node->agent = node->daemon = nullptr;
   while (!nodes_.empty()) {
     nodes_.back()->system->await_actors_before_shutdown(false);
     nodes_.pop_back();
@@ -468,14 +601,17 @@ result<model_outcome> live_run::run() {
   fired_.assign(s_.events.size(), false);
   // The scheduler's machine: the scheduler, its job masters and the plain topology's hub.
   auto& master = start_system(node_model{"scheduler", 1, 0, s_.nodes.front().link});
-  actors::scheduler_setup setup;
+  auto& setup = scheduler_setup_;
   setup.admission_token = sim_token;
   setup.timeouts = timeouts_;
   setup.place = place_job;
   setup.reach_relay = [this, endpoint = master.endpoint](const caf::actor& peer) {
     return network_.reach(endpoint, peer);
   };
-  scheduler_ = home().spawn(actors::scheduler, setup);
+  if (std::any_of(s_.events.begin(), s_.events.end(),
+                  [](const auto& e) { return e.kind == event_kind::scheduler_kill; }))
+    store_ = std::make_shared<memory_store>();
+  start_scheduler();
   auto job = *s_.job;
   local_training_options options;
   options.epochs = static_cast<std::uint32_t>(s_.epochs);
@@ -490,7 +626,7 @@ result<model_outcome> live_run::run() {
     s_.nodes.size() + std::count_if(s_.events.begin(), s_.events.end(), [](const auto& e) {
       return e.kind == event_kind::join;
     }));
-  client_ = home().spawn(live_client, scheduler_, std::move(*submission), s_.nodes.size(),
+  client_ = home().spawn(live_client, *scheduler_, std::move(*submission), s_.nodes.size(),
                          &log_, &trace_, timeouts_.answer_timeout);
   for (const auto& model : s_.nodes)
     if (auto started = start_node(model); !started)
@@ -564,7 +700,7 @@ model_outcome live_run::outcome() const {
   // The job's own figures: the longest detection and restore it measured.
   m.faults = faults_;
   for (auto& f : m.faults) {
-    if (f.event == "kill" || f.event == "hang")
+    if (f.event == "kill" || f.event == "hang" || f.event == "partition")
       f.detected_after = r.nodes_lost > 0 ? r.failure_detection_seconds : -1;
     if (f.event == "join" || f.event == "restart")
       f.restored_after = r.nodes_restored + r.nodes_joined > 0 ? r.restore_seconds : -1;
@@ -573,6 +709,7 @@ model_outcome live_run::outcome() const {
   m.duplicates_applied = r.duplicate_updates_applied;
   m.frames_rejected = r.frames_rejected;
   m.test_accuracy = r.test_accuracy;
+  m.scheduler_restarts = r.scheduler_restarts;
   for (const auto& [at, summary] : log_.epochs) {
     m.train_loss.push_back({seconds_of(at - job_start_), summary.train_loss});
     if (summary.test_accuracy >= 0)

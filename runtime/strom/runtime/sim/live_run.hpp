@@ -13,10 +13,14 @@
 //     bandwidth and the scenario's frame faults;
 //   - a kill stops the node's agent (its peers see it go at once); a silent kill or a hang
 //     stops running its system (only heartbeats tell); a restart or a join starts a new
-//     system that joins as a new incarnation.
+//     system that joins as a new incarnation; a partition stops running the nodes cut off
+//     from the scheduler's group until it heals;
+//   - the scheduler's kill ends it with its job masters and hubs; its restart takes up the
+//     state it kept (in memory here), the nodes' daemons join it again with back-off and the
+//     client attaches again, as `strom node` and `strom submit` do.
 // Data loading and evaluation run on the agents' helper threads as in the product; the run
-// waits for them, so they cost no virtual time. Partitions and the scheduler's kill and
-// restart are not simulated live yet: such scenarios are refused, naming the event.
+// waits for them, so they cost no virtual time. The mesh topology (its relays connect over
+// sockets) and scenarios given in steps are refused, naming the field.
 
 #include <cstdint>
 

@@ -888,6 +888,7 @@ void model_run::scripted(const scenario_event& e) {
       if (scheduler_up_)
         return;
       scheduler_up_ = true;
+      ++out_.scheduler_restarts;
       // Nodes connect again with back-off, then each takes the checkpoint from the keeper on
       // the scheduler, one after another over its link.
       double back = 0;

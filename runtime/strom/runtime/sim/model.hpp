@@ -89,6 +89,7 @@ struct model_outcome {
   std::uint64_t duplicates_applied = 0;  ///< always 0: relays de-duplicate by sequence
   std::uint64_t frames_rejected = 0;     ///< corrupted frames refused (and sent again)
   std::uint64_t events = 0;              ///< events the loop processed
+  std::uint32_t scheduler_restarts = 0;  ///< the scheduler's restarts the job went through
   double test_accuracy = -1;             ///< live mode: the job's (-1: none, or model mode)
   std::vector<timed_value> train_loss;     ///< live mode: at each epoch's end
   std::vector<timed_value> epoch_accuracy; ///< live mode: test accuracy at each epoch's end

@@ -216,7 +216,7 @@ std::string to_json(const sim_result& r) {
     "\"single_worker_samples_per_second\":{},\"step_period_seconds\":{},"
     "\"simulated_seconds\":{},\"test_accuracy\":{},\"expectations\":[{}],"
     "\"train_samples\":{},\"train_samples_per_second\":{},\"bytes_sent\":{},"
-    "\"samples_redone\":{},\"nodes_lost\":{},\"nodes_restored\":{},"
+    "\"samples_redone\":{},\"nodes_lost\":{},\"nodes_restored\":{},\"scheduler_restarts\":{},"
     "\"failure_detection_seconds\":{},\"restore_seconds\":{},\"frames_sent\":{},"
     "\"duplicate_updates_dropped\":{},\"duplicate_updates_applied\":{},\"frames_rejected\":{},"
     "\"topology\":{{\"kind\":{},\"fanout\":{},\"version\":{},\"max_links\":{}}},"
@@ -230,7 +230,7 @@ std::string to_json(const sim_result& r) {
     json_number(m.step_period_seconds), json_number(m.simulated_seconds),
     m.test_accuracy < 0 ? "null" : json_number(m.test_accuracy), expectations,
     m.samples_trained, json_number(m.samples_per_second), bytes_sent, m.samples_redone, lost,
-    restored, optional_seconds(detection), optional_seconds(restore), m.frames_sent,
+    restored, m.scheduler_restarts, optional_seconds(detection), optional_seconds(restore), m.frames_sent,
     m.duplicates_dropped, m.duplicates_applied, m.frames_rejected, json_string(m.topology),
     m.fanout, m.topology_version, m.max_links, node_json(m.root), faults, design, m.events,
     nodes, links);
