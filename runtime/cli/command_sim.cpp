@@ -7,6 +7,7 @@
 #include "arguments.hpp"
 #include "commands.hpp"
 #include "strom/runtime/output_paths.hpp"
+#include "strom/runtime/progress_display.hpp"
 #include "strom/runtime/report/html_page.hpp"
 #include "strom/runtime/sim/calibrate.hpp"
 #include "strom/runtime/sim/calibration.hpp"
@@ -131,6 +132,9 @@ int run_sim(int argc, char** argv) {
     fmt::print(stderr, "strom sim: {}\n", loaded.err().message);
     return exit_failure;
   }
+  // Live mode's progress: a redrawn line on a terminal, otherwise a log line now and then.
+  runtime::progress_display progress{stderr};
+  options.observer = &progress;
   auto ran = runtime::sim::run_scenario(*loaded, options);
   if (!ran) {
     fmt::print(stderr, "strom sim: {}\n", ran.err().message);

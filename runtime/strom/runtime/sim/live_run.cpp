@@ -186,7 +186,8 @@ struct client_log {
 
 caf::behavior live_client(caf::event_based_actor* self, caf::actor scheduler,
                           actors::job_submission submission, std::size_t nodes,
-                          client_log* log, sim_trace* trace, caf::timespan answer) {
+                          client_log* log, sim_trace* trace, training_observer* observer,
+                          caf::timespan answer) {
   // Submits once the cluster's first nodes all joined, as `strom train --nodes` does.
   auto submit = [=] {
     self->request(scheduler, answer, actors::submit_atom_v, submission)
@@ -211,7 +212,10 @@ caf::behavior live_client(caf::event_based_actor* self, caf::actor scheduler,
       if (++log->joins == nodes)
         submit();
     },
-    [](const actors::job_progress&) {},
+    [=](const actors::job_progress& p) {
+      if (observer)
+        observer->on_step(p.progress);
+    },
     // A restarted scheduler: attach to the job again, as `strom submit` does.
     [=](actors::attach_atom, const caf::actor& restarted) {
       self->request(restarted, answer, actors::attach_atom_v, log->job_id)
@@ -224,6 +228,8 @@ caf::behavior live_client(caf::event_based_actor* self, caf::actor scheduler,
     [=](const actors::job_epoch& e) {
       log->epochs_done = e.summary.epoch;
       log->epochs.emplace_back(self->clock().now(), e.summary);
+      if (observer)
+        observer->on_epoch(e.summary);
       trace->add(fmt::format("{{\"t\":{},\"epoch\":{},\"train_loss\":{},\"test_accuracy\":{}}}",
                              now(), e.summary.epoch, json_number(e.summary.train_loss),
                              json_number(e.summary.test_accuracy)));
@@ -259,8 +265,9 @@ result<void> refuse_unsupported(const scenario& s) {
 
 class live_run {
 public:
-  live_run(const scenario& s, std::uint64_t seed, sim_trace& trace)
-      : s_(s), seed_(seed), trace_(trace), random_(seed), network_(seed + 1, trace, now_) {}
+  live_run(const scenario& s, std::uint64_t seed, sim_trace& trace, training_observer* observer)
+      : s_(s), seed_(seed), trace_(trace), observer_(observer), random_(seed),
+        network_(seed + 1, trace, now_) {}
 
   result<model_outcome> run();
 
@@ -285,6 +292,7 @@ private:
   const scenario& s_;
   std::uint64_t seed_;
   sim_trace& trace_;
+  training_observer* observer_;
   std::mt19937_64 random_;
   time_point now_{};
   live_network network_;
@@ -627,7 +635,7 @@ result<model_outcome> live_run::run() {
       return e.kind == event_kind::join;
     }));
   client_ = home().spawn(live_client, *scheduler_, std::move(*submission), s_.nodes.size(),
-                         &log_, &trace_, timeouts_.answer_timeout);
+                         &log_, &trace_, observer_, timeouts_.answer_timeout);
   for (const auto& model : s_.nodes)
     if (auto started = start_node(model); !started)
       return started.err();
@@ -720,8 +728,9 @@ model_outcome live_run::outcome() const {
 
 } // namespace
 
-result<model_outcome> run_live(const scenario& s, std::uint64_t seed, sim_trace& trace) {
-  live_run run{s, seed, trace};
+result<model_outcome> run_live(const scenario& s, std::uint64_t seed, sim_trace& trace,
+                               training_observer* observer) {
+  live_run run{s, seed, trace, observer};
   return run.run();
 }
 

@@ -28,11 +28,14 @@
 #include "strom/runtime/sim/model.hpp"
 #include "strom/runtime/sim/scenario.hpp"
 #include "strom/runtime/sim/sim_trace.hpp"
+#include "strom/runtime/training_progress.hpp"
 
 namespace strom::runtime::sim {
 
 /// Runs `s` live with `seed` for the order of events and the faults' draws; every event goes
-/// to `trace`. The figures are the job's own report, in virtual seconds.
-result<model_outcome> run_live(const scenario& s, std::uint64_t seed, sim_trace& trace);
+/// to `trace`, the job's progress to `observer` (may be null). The figures are the job's own
+/// report, in virtual seconds.
+result<model_outcome> run_live(const scenario& s, std::uint64_t seed, sim_trace& trace,
+                               training_observer* observer = nullptr);
 
 } // namespace strom::runtime::sim

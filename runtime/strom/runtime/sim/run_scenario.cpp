@@ -123,7 +123,7 @@ result<sim_result> run_scenario(const scenario& s, const run_options& options) {
       return to_file.err();
     trace = std::move(*to_file);
   }
-  auto model = r.mode == sim_mode::live ? run_live(s, r.seed, *trace)
+  auto model = r.mode == sim_mode::live ? run_live(s, r.seed, *trace, options.observer)
                                         : run_model(s, s.model_assumptions, r.seed, *trace);
   if (!model)
     return model.err();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "strom/compute/result.hpp"
+#include "strom/runtime/training_progress.hpp"
 #include "strom/runtime/sim/model.hpp"
 #include "strom/runtime/sim/scenario.hpp"
 
@@ -19,6 +20,9 @@ struct run_options {
   std::optional<std::uint64_t> seed;   ///< default: the job's training.seed
   std::optional<sim_mode> mode;        ///< default: the scenario's
   std::string trace_out;               ///< write the trace here (JSON lines); empty: don't
+  /// Live mode: told the job's progress as a client of the scheduler is (a terminal's
+  /// progress line); null: nobody.
+  training_observer* observer = nullptr;
 };
 
 /// One expectation and what the run found.
