@@ -109,13 +109,11 @@ BOOST_AUTO_TEST_CASE(a_bad_scenario_exits_1_naming_file_field_and_value) {
 BOOST_AUTO_TEST_CASE(live_mode_refuses_what_it_does_not_simulate_naming_the_field) {
   strom::test::scratch dir;
   const auto scenario = dir.write(
-    "mesh.scenario",
-    strom::test::scenario_text("nodes = (count = 2), topology = mesh", "epochs = 1",
-                               strom::test::given_costs(0.01, 0, 1000)));
+    "steps.scenario", strom::test::scenario_text("nodes = (count = 2)", "steps = 10",
+                                                 strom::test::given_costs(0.01, 0, 1000)));
   auto run = run_strom("sim " + scenario.string() + " --mode live");
   BOOST_TEST(run.status == 1, run.output);
-  BOOST_TEST(contains(run.output, "mesh.scenario: cluster.topology: live mode runs the plain "
-                                  "topology only so far"),
+  BOOST_TEST(contains(run.output, "steps.scenario: steps: live mode runs whole epochs"),
              run.output);
 }
 

@@ -76,6 +76,24 @@ BOOST_AUTO_TEST_CASE(every_live_example_passes_and_meets_its_faults_as_the_produ
   BOOST_TEST(std::stod(report_field(reports["straggler"], "scaling_efficiency")) < 0.4);
 }
 
+BOOST_AUTO_TEST_CASE(a_mesh_loses_an_interior_node_and_goes_on) {
+  strom::test::scratch dir;
+  // 6 nodes, fanout 2: n2 is interior (it relays for its children); the job_master remaps.
+  const auto scenario = dir.write(
+    "mesh.scenario",
+    "(name = \"mesh\", mode = live, cluster = (nodes = (count = 6), topology = mesh, "
+    "fanout = 2), job = (path = \"" + std::string{STROM_SOURCE_DIR}
+      + "/examples/fashion_mlp.job\"), epochs = 1, costs = (calibration = \"" + examples
+      + "fashion_mlp.calibration\"), events = [(at = (step = 200), kill = (node = \"n2\"))], "
+        "expectations = [(completes = void), (nothingAppliedTwice = void), "
+        "(accuracyAtLeast = 0.80)])");
+  const auto json = report_of(dir, scenario.string(), "");
+  BOOST_TEST(report_field(json, "passed") == "true", json);
+  BOOST_TEST(contains(json, "\"topology\":{\"kind\":\"mesh\",\"fanout\":2,\"version\":2"),
+             json);
+  BOOST_TEST(report_field(json, "nodes_lost") == "1");
+}
+
 BOOST_AUTO_TEST_CASE(the_same_seed_gives_the_same_trace_and_another_seed_another) {
   strom::test::scratch dir;
   const auto scenario = examples + "kill_and_rejoin.scenario";

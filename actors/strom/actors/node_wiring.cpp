@@ -6,10 +6,9 @@ namespace strom::actors::agent_steps {
 
 namespace {
 
-/// Connects the job's relay to its mesh parent's on a thread aside (connecting blocks): the
-/// parent's relay adds ours before it answers, so its first frame finds us; the answer to
-/// the job_master goes out when the helper's wired_atom arrives. An update not newer than the
-/// one wired is answered at once, unapplied: an older plan never undoes a newer one.
+/// Connects to the job's mesh parent's relay on a thread aside (connecting blocks); the agent
+/// then asks that relay to add ours (wired). An update not newer than the one wired is
+/// answered at once, unapplied: an older plan never undoes a newer one.
 void wire(self_ptr self, const node_agent_setup& setup, const topology_update& update,
           caf::response_promise promise) {
   auto& st = self->state;
@@ -27,19 +26,11 @@ void wire(self_ptr self, const node_agent_setup& setup, const topology_update& u
   st.wiring_update = update;
   auto slot = std::make_shared<std::optional<result<relay_link>>>();
   st.wiring = slot;
-  run_aside(self, [slot, update, connect = setup.connect_relay, relay = st.run->actors.relay,
-                   timeout = setup.timeouts.answer_timeout](caf::blocking_actor* helper,
-                                                   const caf::actor& agent) {
-    auto link = guarded<relay_link>([&] { return connect(update.parent_endpoint); });
-    if (link)
-      helper->request(link->remote, timeout, wire_atom_v, relay, update.resend)
-        .receive([](wired_atom) {},
-                 [&](caf::error& err) {
-                   link = error{"its relay did not add ours: "
-                                + error_text(helper->system(), err)};
-                 });
-    slot->emplace(std::move(link));
-    helper->send(agent, wired_atom_v, update.job_id);
+  run_aside(self, [slot, endpoint = update.parent_endpoint, job_id = update.job_id,
+                   connect = setup.connect_relay](caf::blocking_actor* helper,
+                                                  const caf::actor& agent) {
+    slot->emplace(guarded<relay_link>([&] { return connect(endpoint); }));
+    helper->send(agent, wired_atom_v, job_id);
   });
 }
 
@@ -64,6 +55,29 @@ void wire_next(self_ptr self, const node_agent_setup& setup) {
   st.superseded_wires.clear();
 }
 
+/// The parent's relay answered whether it added ours (`link` empty: it did not, `why`): the
+/// wiring in progress ends, and the next queued update is wired.
+void finish_wire(self_ptr self, const node_agent_setup& setup, std::optional<relay_link> link,
+                 const std::string& why) {
+  auto& st = self->state;
+  if (!st.pending_wire)
+    return;
+  auto promise = std::move(*st.pending_wire);
+  st.pending_wire.reset();
+  if (!st.run || st.run->job_id != st.wiring_update.job_id) {
+    promise.deliver(make_error(strom_error::job_cancelled,
+                               fmt::format("job {} was stopped", st.wiring_update.job_id)));
+  } else if (!link) {
+    promise.deliver(make_error(strom_error::node_failed, "its relay did not add ours: " + why));
+  } else {
+    self->send(st.run->actors.relay, add_peer_atom_v, link->remote, st.wiring_update.resend);
+    st.run->relay_links.push_back(std::move(link->connection));
+    st.run->topology_version = st.wiring_update.version;
+    promise.deliver(wired_atom_v);
+  }
+  wire_next(self, setup);
+}
+
 } // namespace
 
 void take_update(self_ptr self, const node_agent_setup& setup, const topology_update& update) {
@@ -84,11 +98,18 @@ void take_update(self_ptr self, const node_agent_setup& setup, const topology_up
 void wired(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id) {
   auto& st = self->state;
   if (auto done = take_aside_outcome(self, st.pending_wire, st.wiring, job_id)) {
+    // Connected: still wiring until the parent's relay added ours, which it does before it
+    // answers, so its first frame finds us.
     auto& [promise, link] = *done;
-    self->send(st.run->actors.relay, add_peer_atom_v, link.remote, st.wiring_update.resend);
-    st.run->relay_links.push_back(std::move(link.connection));
-    st.run->topology_version = st.wiring_update.version;
-    promise.deliver(wired_atom_v);
+    st.pending_wire = std::move(promise);
+    self->request(link.remote, setup.timeouts.answer_timeout, wire_atom_v, st.run->actors.relay,
+                  st.wiring_update.resend)
+      .then(
+        [self, setup, link = link](wired_atom) { finish_wire(self, setup, link, {}); },
+        [self, setup](const caf::error& err) {
+          finish_wire(self, setup, std::nullopt, error_text(self->system(), err));
+        });
+    return;
   }
   if (!st.pending_wire)
     wire_next(self, setup);

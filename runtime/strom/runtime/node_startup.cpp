@@ -51,8 +51,12 @@ caf::actor spawn_node(caf::actor_system& system, const caf::actor& scheduler,
     setup.connect_relay = relay_connector_of(system, identity.tls);
   }
   setup.observer = observer;
-  setup.meter = identity.meter;
-  setup.reach_relay = identity.reach_relay;
+  setup.meter = identity.simulation.meter;
+  setup.reach_relay = identity.simulation.reach_relay;
+  if (identity.simulation.publish_relay) {
+    setup.publish_relay = identity.simulation.publish_relay;
+    setup.connect_relay = identity.simulation.connect_relay;
+  }
   return system.spawn(actors::node_agent, std::move(setup));
 }
 

@@ -20,6 +20,18 @@
 namespace strom::runtime {
 
 /// What a node announces when it joins.
+/// What a live simulation (runtime/sim/live_run.hpp) puts in place of a node's machine and
+/// network; all empty: the real ones.
+struct simulated_node {
+  /// Told what the node's trainers compute (actors/sim_seams.hpp).
+  std::shared_ptr<actors::compute_meter> meter{};
+  /// How its relay reaches the hub (actors/sim_seams.hpp).
+  actors::relay_reach reach_relay{};
+  /// How it publishes its relay for mesh neighbours and connects to theirs.
+  actors::relay_publisher publish_relay{};
+  actors::relay_connector connect_relay{};
+};
+
 struct node_identity {
   std::string name;     ///< unique among the scheduler's nodes
   std::string address;  ///< shown in status and errors
@@ -36,10 +48,8 @@ struct node_identity {
   double speed_factor = 1.0;
   /// Bytes strom may place on it (--memory-limit); 0: no limit set.
   std::uint64_t memory_limit = 0;
-  /// Set in a live simulation (actors/sim_seams.hpp): what its trainers compute is charged
-  /// here, and its relay reaches the hub through the simulated link.
-  std::shared_ptr<actors::compute_meter> meter{};
-  actors::relay_reach reach_relay{};
+  /// Set in a live simulation: what stands in for the machine and the network.
+  simulated_node simulation{};
 };
 
 /// Spawns a node agent in `system` that joins `scheduler` as `identity`, prepares its jobs

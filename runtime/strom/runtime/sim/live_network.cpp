@@ -92,6 +92,19 @@ caf::actor live_network::reach(std::size_t from, const caf::actor& peer_relay) {
   return shim;
 }
 
+std::string live_network::publish(std::size_t node, const caf::actor& relay) {
+  auto endpoint = fmt::format("sim:{}/{}", endpoints_.at(node).name, relay.id());
+  published_[endpoint] = relay;
+  return endpoint;
+}
+
+result<caf::actor> live_network::connect(std::size_t from, const std::string& endpoint) {
+  auto found = published_.find(endpoint);
+  if (found == published_.end())
+    return error{fmt::format("no relay is published at {}", endpoint)};
+  return reach(from, found->second);
+}
+
 void live_network::add_fault(const scenario_event& fault, const std::vector<std::size_t>& from,
                              const std::vector<std::size_t>& to, time_point until) {
   faults_.push_back({fault, from, to, until});
@@ -224,6 +237,7 @@ void live_network::close() {
   for (const auto& [key, shim] : shims_)
     caf::anon_send_exit(shim, caf::exit_reason::user_shutdown);
   shims_.clear();
+  published_.clear();
   queue_.clear();
 }
 

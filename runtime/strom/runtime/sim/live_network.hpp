@@ -17,6 +17,7 @@
 
 #include <caf/all.hpp>
 
+#include "strom/compute/result.hpp"
 #include "strom/runtime/sim/scenario.hpp"
 #include "strom/runtime/sim/sim_trace.hpp"
 
@@ -59,6 +60,12 @@ public:
   /// The handle through which actors of node `from` reach `peer_relay` (of another node): a
   /// shim on that link, made once per (node, peer).
   caf::actor reach(std::size_t from, const caf::actor& peer_relay);
+
+  /// Publishes `relay` of node `node` for mesh neighbours; its endpoint ("sim:NODE/ID").
+  std::string publish(std::size_t node, const caf::actor& relay);
+
+  /// The link from node `from` to the relay published at `endpoint`; the error names it.
+  result<caf::actor> connect(std::size_t from, const std::string& endpoint);
 
   /// Frames from `from` to `to` (empty: any node) meet `fault` from now until `until`
   /// (time_point::max(): for good).
@@ -110,6 +117,7 @@ private:
   std::mt19937_64 random_;
   std::vector<live_endpoint> endpoints_;
   std::map<std::pair<std::size_t, caf::actor_addr>, caf::actor> shims_;
+  std::map<std::string, caf::actor> published_;
   std::vector<active_fault> faults_;
   std::vector<time_point> sending_until_;  // by node: its link busy sending until then
   std::multimap<std::pair<time_point, std::uint64_t>, in_flight> queue_;

@@ -97,9 +97,10 @@ struct live_node {
 };
 
 /// Whether the node's system runs: not hung, not silently dead, not cut off by a partition
-/// (the scheduler's side hears nothing from it, and it hears nothing; strom's plain topology
-/// routes every frame through the scheduler's machine, so what its nodes would still compute
-/// alone is at most the one step the staleness bound allows).
+/// (the scheduler's side hears nothing from it, and it hears nothing. The plain topology routes
+/// every frame through the scheduler's machine, so a cut-off node could compute at most the one
+/// step the staleness bound allows; what a mesh's cut-off subtree would still pass among
+/// itself is not simulated).
 bool runs(const live_node& node) { return !node.frozen && !node.cut_off; }
 
 /// The scheduler's state across its restart, kept in memory (a scheduler_store is an
@@ -248,11 +249,6 @@ caf::behavior live_client(caf::event_based_actor* self, caf::actor scheduler,
 
 /// What live mode cannot play yet, refused before anything starts.
 result<void> refuse_unsupported(const scenario& s) {
-  if (s.topology.kind == actors::topology_kind::mesh)
-    return error{fmt::format("{}: cluster.topology: live mode runs the plain topology only so "
-                             "far (a mesh wires its relays over sockets); run it with --mode "
-                             "model",
-                             s.source)};
   if (s.steps > 0)
     return error{fmt::format("{}: steps: live mode runs whole epochs; give 'epochs'",
                              s.source)};
@@ -337,9 +333,22 @@ result<void> live_run::start_node(node_model model) {
   node.meter = std::make_shared<node_meter>(*s_.costs, node.model.speed_factor,
                                             node.model.workers, job_steps_);
   node_identity identity{node.model.name, "sim", node.model.workers, sim_token};
-  identity.meter = node.meter;
-  identity.reach_relay = [this, endpoint = node.endpoint](const caf::actor& peer) {
+  auto& simulation = identity.simulation;
+  simulation.meter = node.meter;
+  simulation.reach_relay = [this, endpoint = node.endpoint](const caf::actor& peer) {
     return network_.reach(endpoint, peer);
+  };
+  simulation.publish_relay =
+    [this, endpoint = node.endpoint](const caf::actor& relay) -> result<actors::published_relay> {
+    return actors::published_relay{network_.publish(endpoint, relay), nullptr};
+  };
+  // Called on the agent's helper thread, while the run waits for it (wait_for_helpers).
+  simulation.connect_relay =
+    [this, endpoint = node.endpoint](const std::string& text) -> result<actors::relay_link> {
+    auto link = network_.connect(endpoint, text);
+    if (!link)
+      return link.err();
+    return actors::relay_link{*link, nullptr};
   };
   node.agent = spawn_node(*node.system, *scheduler_, identity, client_, timeouts_);
   node.daemon =
@@ -625,6 +634,7 @@ result<model_outcome> live_run::run() {
   options.epochs = static_cast<std::uint32_t>(s_.epochs);
   options.seed = seed_;
   options.topology = s_.topology.kind;
+  options.fanout = s_.topology.fanout;
   auto submission = make_submission(job, options, static_cast<std::uint32_t>(s_.nodes.size()),
                                     0);
   if (!submission)
