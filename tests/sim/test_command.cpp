@@ -106,14 +106,14 @@ BOOST_AUTO_TEST_CASE(a_bad_scenario_exits_1_naming_file_field_and_value) {
   BOOST_TEST(contains(run.output, "bad.scenario: cluster.nodes.count: 0 is outside"), run.output);
 }
 
-BOOST_AUTO_TEST_CASE(live_mode_refuses_what_it_does_not_simulate_naming_the_field) {
+BOOST_AUTO_TEST_CASE(live_mode_needs_the_costs_of_a_step_and_names_the_field) {
   strom::test::scratch dir;
   const auto scenario = dir.write(
-    "steps.scenario", strom::test::scenario_text("nodes = (count = 2)", "steps = 10",
-                                                 strom::test::given_costs(0.01, 0, 1000)));
-  auto run = run_strom("sim " + scenario.string() + " --mode live");
+    "nocosts.scenario", "(name = \"test\", mode = live, cluster = (nodes = (count = 2)), "
+                            + strom::test::inline_job() + ", epochs = 1)");
+  auto run = run_strom("sim " + scenario.string());
   BOOST_TEST(run.status == 1, run.output);
-  BOOST_TEST(contains(run.output, "steps.scenario: steps: live mode runs whole epochs"),
+  BOOST_TEST(contains(run.output, "nocosts.scenario: costs: live mode charges each step"),
              run.output);
 }
 

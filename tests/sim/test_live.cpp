@@ -94,6 +94,20 @@ BOOST_AUTO_TEST_CASE(a_mesh_loses_an_interior_node_and_goes_on) {
   BOOST_TEST(report_field(json, "nodes_lost") == "1");
 }
 
+BOOST_AUTO_TEST_CASE(a_scenario_in_steps_runs_the_whole_epochs_that_hold_them) {
+  strom::test::scratch dir;
+  // 2 workers of 64 take 469 steps an epoch of 60,000 samples: 500 steps are 2 epochs.
+  const auto scenario = dir.write(
+    "steps.scenario",
+    "(name = \"steps\", mode = live, cluster = (nodes = (count = 2)), job = (path = \""
+      + std::string{STROM_SOURCE_DIR} + "/examples/fashion_mlp.job\"), steps = 500, "
+      "costs = (calibration = \"" + examples + "fashion_mlp.calibration\"), "
+      "expectations = [(completes = void)])");
+  const auto json = report_of(dir, scenario.string(), "");
+  BOOST_TEST(report_field(json, "passed") == "true", json);
+  BOOST_TEST(report_field(json, "train_samples") == "120000");
+}
+
 BOOST_AUTO_TEST_CASE(the_same_seed_gives_the_same_trace_and_another_seed_another) {
   strom::test::scratch dir;
   const auto scenario = examples + "kill_and_rejoin.scenario";

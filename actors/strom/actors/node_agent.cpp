@@ -180,7 +180,7 @@ caf::result<stage_ready> run_stage(self_ptr self, const node_agent_setup& setup,
   ready.subnet = stage;
   log::info("node {}: runs stage {} of {} of job {} (layers [{}, {}))", st.node_id,
             work.stage + 1, work.stages, work.job_id, work.first_layer, work.end_layer);
-  st.served = served_job{work.job_id, {}, {}, std::move(stage)};
+  st.served = served_job{work.job_id, {}, {}, std::move(stage), {}, {}};
   return ready;
 }
 

@@ -247,11 +247,8 @@ caf::behavior live_client(caf::event_based_actor* self, caf::actor scheduler,
   };
 }
 
-/// What live mode cannot play yet, refused before anything starts.
-result<void> refuse_unsupported(const scenario& s) {
-  if (s.steps > 0)
-    return error{fmt::format("{}: steps: live mode runs whole epochs; give 'epochs'",
-                             s.source)};
+/// What live mode needs, checked before anything starts.
+result<void> require_live_costs(const scenario& s) {
   if (!s.costs)
     return error{fmt::format("{}: costs: live mode charges each step the scenario's costs in "
                              "virtual time: name a calibration file or give them",
@@ -280,6 +277,7 @@ private:
   live_node* node_named(const std::string& name);
   std::vector<std::size_t> endpoints_of(const std::vector<std::string>& names);
   void sample_rates();
+  std::uint32_t epochs_to_run() const;
   void start_scheduler();
   void note_resumed();
   void shut_down();
@@ -541,6 +539,23 @@ void live_run::fire_due_events() {
   }
 }
 
+std::uint32_t live_run::epochs_to_run() const {
+  if (s_.steps == 0)
+    return static_cast<std::uint32_t>(s_.epochs);  // 0: the job's own
+  // The product trains whole epochs: as many as hold `steps` steps of every worker.
+  std::uint64_t workers = 0;
+  for (const auto& node : s_.nodes)
+    workers += node.workers;
+  const std::uint64_t batch = s_.costs->batch_size;
+  const std::uint64_t per_epoch =
+    std::max<std::uint64_t>(1, (s_.costs->samples_per_epoch + workers * batch - 1)
+                                 / (workers * batch));
+  const auto epochs = static_cast<std::uint32_t>((s_.steps + per_epoch - 1) / per_epoch);
+  trace_.add(fmt::format("{{\"steps\":{},\"epochs\":{},\"steps_per_epoch\":{}}}", s_.steps,
+                         epochs, per_epoch));
+  return epochs;
+}
+
 void live_run::start_scheduler() {
   auto setup = scheduler_setup_;
   if (store_) {
@@ -610,7 +625,7 @@ void live_run::shut_down() {
 }
 
 result<model_outcome> live_run::run() {
-  if (auto ok = refuse_unsupported(s_); !ok)
+  if (auto ok = require_live_costs(s_); !ok)
     return ok.err();
   timeouts_.heartbeat_interval = seconds(s_.heartbeat_interval_seconds);
   timeouts_.heartbeat_timeout = seconds(s_.heartbeat_timeout_seconds);
@@ -631,7 +646,8 @@ result<model_outcome> live_run::run() {
   start_scheduler();
   auto job = *s_.job;
   local_training_options options;
-  options.epochs = static_cast<std::uint32_t>(s_.epochs);
+  if (auto epochs = epochs_to_run(); epochs > 0)
+    options.epochs = epochs;
   options.seed = seed_;
   options.topology = s_.topology.kind;
   options.fanout = s_.topology.fanout;

@@ -19,8 +19,8 @@
 //     state it kept (in memory here), the nodes' daemons join it again with back-off and the
 //     client attaches again, as `strom node` and `strom submit` do.
 // Data loading and evaluation run on the agents' helper threads as in the product; the run
-// waits for them, so they cost no virtual time. Scenarios given in steps are refused, naming
-// the field.
+// waits for them, so they cost no virtual time. The product trains whole epochs: a scenario
+// given in steps runs the epochs that hold that many steps of every worker.
 
 #include <cstdint>
 
