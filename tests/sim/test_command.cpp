@@ -1,12 +1,11 @@
 #define BOOST_TEST_MODULE sim_command
 #include <boost/test/unit_test.hpp>
 
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "sim/scenario_text.hpp"
 #include "strom/runtime/sim/calibration.hpp"
+#include "sim/sim_reports.hpp"
 #include "support/scratch_dir.hpp"
 #include "support/strom_program.hpp"
 
@@ -17,26 +16,10 @@ using strom::test::run_strom;
 
 namespace {
 
-const std::string examples = std::string{STROM_SOURCE_DIR} + "/examples/sim/";
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in{path};
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-/// A field of the report's top-level object, as text up to the next comma or brace.
-std::string report_field(const std::string& json, const std::string& key) {
-  const auto at = json.find("\"" + key + "\":");
-  BOOST_REQUIRE_MESSAGE(at != std::string::npos, key << " missing in the report");
-  const auto start = at + key.size() + 3;
-  return json.substr(start, json.find_first_of(",}", start) - start);
-}
+using strom::test::contains;
+using strom::test::read_file;
+using strom::test::report_field;
+const std::string& examples = strom::test::sim_examples;
 
 /// A scenario of 4 nodes over links that lose, duplicate and reorder 5% of the frames.
 std::string lossy_scenario() {

@@ -18,6 +18,7 @@
 #include <caf/all.hpp>
 
 #include "strom/compute/result.hpp"
+#include "strom/runtime/sim/model.hpp"
 #include "strom/runtime/sim/scenario.hpp"
 #include "strom/runtime/sim/sim_trace.hpp"
 
@@ -36,15 +37,6 @@ struct live_link_figures {
   std::size_t to = 0;
   std::uint64_t bytes = 0;
   std::uint64_t frames = 0;
-};
-
-/// What the network did to frames, summed over the links.
-struct live_fault_counts {
-  std::uint64_t dropped = 0;
-  std::uint64_t duplicated = 0;
-  std::uint64_t reordered = 0;
-  std::uint64_t delayed = 0;
-  std::uint64_t corrupted = 0;
 };
 
 class live_network {
@@ -87,7 +79,7 @@ public:
              caf::message_id mid, caf::message content);
 
   const std::vector<live_link_figures>& links() const noexcept { return links_; }
-  const live_fault_counts& faults() const noexcept { return counts_; }
+  const frame_fault_counts& faults() const noexcept { return counts_; }
   const live_endpoint& endpoint(std::size_t index) const { return endpoints_.at(index); }
 
 private:
@@ -123,7 +115,7 @@ private:
   std::multimap<std::pair<time_point, std::uint64_t>, in_flight> queue_;
   std::uint64_t queued_ = 0;  // ties in time arrive in the order sent
   std::vector<live_link_figures> links_;
-  live_fault_counts counts_;
+  frame_fault_counts counts_;
 };
 
 } // namespace strom::runtime::sim

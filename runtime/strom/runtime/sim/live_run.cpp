@@ -744,6 +744,7 @@ model_outcome live_run::outcome() const {
   m.frames_rejected = r.frames_rejected;
   m.test_accuracy = r.test_accuracy;
   m.scheduler_restarts = r.scheduler_restarts;
+  m.frame_faults = network_.faults();
   for (const auto& [at, summary] : log_.epochs) {
     m.train_loss.push_back({seconds_of(at - job_start_), summary.train_loss});
     if (summary.test_accuracy >= 0)

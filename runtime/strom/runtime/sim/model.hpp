@@ -64,6 +64,15 @@ struct model_fault {
   double restored_after = -1;  ///< join or restart: until it trained; scheduler: until resumed
 };
 
+/// What the links did to frames (live mode counts each; the model draws them per step).
+struct frame_fault_counts {
+  std::uint64_t dropped = 0;     ///< and sent again by TCP, late
+  std::uint64_t duplicated = 0;
+  std::uint64_t reordered = 0;
+  std::uint64_t delayed = 0;     ///< by a delay fault or a lossy link's retransmission
+  std::uint64_t corrupted = 0;
+};
+
 /// What a model run predicts.
 struct model_outcome {
   bool completed = false;
@@ -90,6 +99,7 @@ struct model_outcome {
   std::uint64_t frames_rejected = 0;     ///< corrupted frames refused (and sent again)
   std::uint64_t events = 0;              ///< events the loop processed
   std::uint32_t scheduler_restarts = 0;  ///< the scheduler's restarts the job went through
+  frame_fault_counts frame_faults;       ///< live mode
   double test_accuracy = -1;             ///< live mode: the job's (-1: none, or model mode)
   std::vector<timed_value> train_loss;     ///< live mode: at each epoch's end
   std::vector<timed_value> epoch_accuracy; ///< live mode: test accuracy at each epoch's end

@@ -219,6 +219,8 @@ std::string to_json(const sim_result& r) {
     "\"samples_redone\":{},\"nodes_lost\":{},\"nodes_restored\":{},\"scheduler_restarts\":{},"
     "\"failure_detection_seconds\":{},\"restore_seconds\":{},\"frames_sent\":{},"
     "\"duplicate_updates_dropped\":{},\"duplicate_updates_applied\":{},\"frames_rejected\":{},"
+    "\"frame_faults\":{{\"dropped\":{},\"duplicated\":{},\"reordered\":{},\"delayed\":{},"
+    "\"corrupted\":{}}},"
     "\"topology\":{{\"kind\":{},\"fanout\":{},\"version\":{},\"max_links\":{}}},"
     "\"root\":{},\"faults\":[{}],\"strom_design\":[{}],\"model_events\":{},"
     "\"per_node\":[{}],\"links\":[{}]}}",
@@ -231,7 +233,9 @@ std::string to_json(const sim_result& r) {
     m.test_accuracy < 0 ? "null" : json_number(m.test_accuracy), expectations,
     m.samples_trained, json_number(m.samples_per_second), bytes_sent, m.samples_redone, lost,
     restored, m.scheduler_restarts, optional_seconds(detection), optional_seconds(restore), m.frames_sent,
-    m.duplicates_dropped, m.duplicates_applied, m.frames_rejected, json_string(m.topology),
+    m.duplicates_dropped, m.duplicates_applied, m.frames_rejected, m.frame_faults.dropped,
+    m.frame_faults.duplicated, m.frame_faults.reordered, m.frame_faults.delayed,
+    m.frame_faults.corrupted, json_string(m.topology),
     m.fanout, m.topology_version, m.max_links, node_json(m.root), faults, design, m.events,
     nodes, links);
 }
