@@ -7,6 +7,7 @@
 
 #include "strom/actors/messages.hpp"
 #include "strom/runtime/json_text.hpp"
+#include "strom/runtime/sim/virtual_seconds.hpp"
 
 namespace strom::runtime::sim {
 
@@ -22,10 +23,6 @@ constexpr auto retransmission = 200ms;
 
 /// A reordered frame arrives this much after it would have, so the next one overtakes it.
 constexpr auto overtaken_by = 1ms;
-
-caf::timespan seconds(double s) {
-  return std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(s));
-}
 
 /// The shim on one link: every message it gets goes to the network, which delivers it to
 /// `target` when it arrives. It ends when the target does, as a proxy does when its node is
@@ -176,7 +173,7 @@ bool live_network::apply_faults(std::size_t from, std::size_t to, time_point& ar
         note("reorder", from, to, bytes);
         break;
       case frame_fault_kind::delay:
-        arrival += seconds(fault.spec.delay_seconds);
+        arrival += to_timespan(fault.spec.delay_seconds);
         ++counts_.delayed;
         note("delay", from, to, bytes);
         break;
@@ -211,8 +208,8 @@ void live_network::carry(std::size_t from, const caf::actor& target,
   const auto& link = endpoints_[from].link;
   auto& sending = sending_until_[from];
   const auto start = std::max(now_, sending);
-  sending = start + seconds(static_cast<double>(bytes) / link.bytes_per_second);
-  auto arrival = sending + seconds(link.latency_seconds);
+  sending = start + to_timespan(static_cast<double>(bytes) / link.bytes_per_second);
+  auto arrival = sending + to_timespan(link.latency_seconds);
   auto& figure = figures(from, to);
   figure.bytes += bytes;
   figure.frames += is_frame ? 1 : 0;

@@ -8,12 +8,14 @@
 
 #include <caf/scheduler/test_coordinator.hpp>
 
-#include "strom/actors/errors.hpp"
 #include "strom/actors/scheduler.hpp"
 #include "strom/runtime/json_text.hpp"
 #include "strom/runtime/node_startup.hpp"
 #include "strom/runtime/pipeline_setup.hpp"
 #include "strom/runtime/sim/live_network.hpp"
+#include "strom/runtime/sim/live_stand_ins.hpp"
+#include "strom/runtime/sim/memory_store.hpp"
+#include "strom/runtime/sim/virtual_seconds.hpp"
 #include "strom/runtime/system_config.hpp"
 
 namespace strom::runtime::sim {
@@ -28,12 +30,6 @@ constexpr auto virtual_time_limit = std::chrono::hours(24);
 
 /// The admission token of the simulated cluster (no other process can reach it).
 constexpr const char* sim_token = "strom-sim";
-
-caf::timespan seconds(double s) {
-  return std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(s));
-}
-
-double seconds_of(caf::timespan t) { return std::chrono::duration<double>(t).count(); }
 
 caf::scheduler::test_coordinator& coordinator(caf::actor_system& system) {
   return dynamic_cast<caf::scheduler::test_coordinator&>(system.scheduler());
@@ -58,7 +54,7 @@ public:
   caf::timespan take() {
     const double owed = owed_ * slowdown_ / (speed_ * workers_);
     owed_ = 0;
-    return seconds(owed);
+    return to_timespan(owed);
   }
 
   void slow_down(double factor) { slowdown_ = factor; }
@@ -102,150 +98,6 @@ struct live_node {
 /// step the staleness bound allows; what a mesh's cut-off subtree would still pass among
 /// itself is not simulated).
 bool runs(const live_node& node) { return !node.frozen && !node.cut_off; }
-
-/// The scheduler's state across its restart, kept in memory (a scheduler_store is an
-/// interface for this: the same state could go to a standby scheduler instead of a disk).
-class memory_store final : public actors::scheduler_store {
-public:
-  result<void> save(const actors::scheduler_record& record) override {
-    record_ = record;
-    return success();
-  }
-  result<void> save_checkpoint(std::uint64_t job_id, const compute::frame& encoded) override {
-    checkpoints_[job_id] = encoded;
-    return success();
-  }
-  result<compute::frame> load_checkpoint(std::uint64_t job_id) override {
-    auto found = checkpoints_.find(job_id);
-    if (found == checkpoints_.end())
-      return error{fmt::format("no checkpoint of job {} was kept", job_id)};
-    return found->second;
-  }
-  void drop_checkpoint(std::uint64_t job_id) override { checkpoints_.erase(job_id); }
-  const std::optional<actors::scheduler_record>& record() const { return record_; }
-
-private:
-  std::optional<actors::scheduler_record> record_;
-  std::map<std::uint64_t, compute::frame> checkpoints_;
-};
-
-/// The scheduler as nodes and the client reach it: null while it is down.
-using scheduler_slot = std::shared_ptr<caf::actor>;
-
-/// What `strom node` does around its agent (runtime/node_daemon.cpp): when the agent ends
-/// because it lost the scheduler, it connects again with back-off (100 ms doubling to 2 s)
-/// until a scheduler is there, and a new agent joins it under the node's name.
-struct node_daemon_state {
-  caf::timespan pause{};
-};
-
-/// What a node daemon restarts its agent with.
-struct daemon_setup {
-  live_node* node;
-  scheduler_slot scheduler;
-  node_identity identity;
-  caf::actor observer;
-  actors::timing timeouts;
-};
-
-caf::behavior node_daemon(caf::stateful_actor<node_daemon_state>* self, daemon_setup setup) {
-  constexpr auto first_pause = std::chrono::milliseconds(100);
-  constexpr auto max_pause = std::chrono::milliseconds(2000);
-  self->monitor(setup.node->agent);
-  self->set_down_handler([self, setup, first_pause](const caf::down_msg& down) {
-    if (down.source != setup.node->agent.address()
-        || actors::strom_code_of(down.reason) != actors::strom_error::scheduler_lost)
-      return;
-    self->state.pause = first_pause;
-    self->delayed_send(self, self->state.pause, caf::tick_atom_v);
-  });
-  return {
-    [self, setup, max_pause](caf::tick_atom) {
-      if (!*setup.scheduler) {
-        self->state.pause = std::min<caf::timespan>(self->state.pause * 2, max_pause);
-        self->delayed_send(self, self->state.pause, caf::tick_atom_v);
-        return;
-      }
-      setup.node->agent = spawn_node(self->home_system(), *setup.scheduler, setup.identity,
-                                     setup.observer, setup.timeouts);
-      self->monitor(setup.node->agent);
-    },
-  };
-}
-
-/// What the run's client (on the scheduler's machine) heard.
-struct client_log {
-  bool refused = false;
-  std::string refusal;
-  std::optional<actors::job_finished> finished;
-  std::uint32_t epochs_done = 0;
-  bool training = false;  ///< a step was computed
-  std::size_t joins = 0;  ///< join replies so far
-  std::uint64_t job_id = 0;
-  std::vector<std::pair<time_point, actors::epoch_summary>> epochs;
-};
-
-caf::behavior live_client(caf::event_based_actor* self, caf::actor scheduler,
-                          actors::job_submission submission, std::size_t nodes,
-                          client_log* log, sim_trace* trace, training_observer* observer,
-                          caf::timespan answer) {
-  // Submits once the cluster's first nodes all joined, as `strom train --nodes` does.
-  auto submit = [=] {
-    self->request(scheduler, answer, actors::submit_atom_v, submission)
-      .then(
-        [log](const actors::submit_reply& reply) {
-          log->job_id = reply.job_id;
-          if (!reply.accepted) {
-            log->refused = true;
-            log->refusal = reply.reason;
-          }
-        },
-        [log](const caf::error& err) {
-          log->refused = true;
-          log->refusal = "the scheduler did not answer the submission: " + to_string(err);
-        });
-  };
-  const auto now = [self] { return self->clock().now().time_since_epoch().count(); };
-  return {
-    [=](const actors::join_reply& reply) {
-      trace->add(fmt::format("{{\"t\":{},\"joined\":{},\"id\":{}}}", now(), reply.accepted,
-                             reply.node_id));
-      if (++log->joins == nodes)
-        submit();
-    },
-    [=](const actors::job_progress& p) {
-      if (observer)
-        observer->on_step(p.progress);
-    },
-    // A restarted scheduler: attach to the job again, as `strom submit` does.
-    [=](actors::attach_atom, const caf::actor& restarted) {
-      self->request(restarted, answer, actors::attach_atom_v, log->job_id)
-        .then([](const actors::submit_reply&) {},
-              [=](const caf::error& err) {
-                trace->add(fmt::format("{{\"t\":{},\"attach_failed\":{}}}", now(),
-                                       json_string(to_string(err))));
-              });
-    },
-    [=](const actors::job_epoch& e) {
-      log->epochs_done = e.summary.epoch;
-      log->epochs.emplace_back(self->clock().now(), e.summary);
-      if (observer)
-        observer->on_epoch(e.summary);
-      trace->add(fmt::format("{{\"t\":{},\"epoch\":{},\"train_loss\":{},\"test_accuracy\":{}}}",
-                             now(), e.summary.epoch, json_number(e.summary.train_loss),
-                             json_number(e.summary.test_accuracy)));
-    },
-    [=](const actors::job_finished& done) {
-      log->finished = done;
-      trace->add(fmt::format("{{\"t\":{},\"finished\":{},\"failure\":{},\"train_samples\":{},"
-                             "\"test_accuracy\":{},\"duplicate_updates_applied\":{}}}",
-                             now(), done.succeeded, json_string(done.failure),
-                             done.report.train_samples,
-                             json_number(done.report.test_accuracy),
-                             done.report.duplicate_updates_applied));
-    },
-  };
-}
 
 /// What live mode needs, checked before anything starts.
 result<void> require_live_costs(const scenario& s) {
@@ -350,7 +202,7 @@ result<void> live_run::start_node(node_model model) {
   };
   node.agent = spawn_node(*node.system, *scheduler_, identity, client_, timeouts_);
   node.daemon =
-    node.system->spawn(node_daemon, daemon_setup{&node, scheduler_, identity, client_, timeouts_});
+    node.system->spawn(node_daemon, daemon_setup{&node.agent, scheduler_, identity, client_, timeouts_});
   return success();
 }
 
@@ -412,7 +264,7 @@ std::optional<time_point> live_run::next_wakeup() const {
   }
   for (std::size_t i = 0; i < s_.events.size(); ++i)
     if (!fired_[i] && s_.events[i].at.at == moment::unit::seconds && log_.training)
-      consider(job_start_ + seconds(s_.events[i].at.value));
+      consider(job_start_ + to_timespan(s_.events[i].at.value));
   if (next && *next < now_)
     next = now_;
   return next;
@@ -499,7 +351,7 @@ void live_run::fire(const scenario_event& e) {
       break;
     case event_kind::frame_fault:
       network_.add_fault(e, endpoints_of(e.from), endpoints_of(e.to),
-                         e.until_seconds > 0 ? job_start_ + seconds(e.until_seconds)
+                         e.until_seconds > 0 ? job_start_ + to_timespan(e.until_seconds)
                                              : time_point::max());
       break;
     case event_kind::scheduler_kill:
@@ -531,7 +383,7 @@ void live_run::fire_due_events() {
     const bool due =
       at.at == moment::unit::step      ? static_cast<double>(job_steps_) + 1 >= at.value
       : at.at == moment::unit::epoch   ? log_.epochs_done + 1 >= at.value
-                                       : now_ >= job_start_ + seconds(at.value);
+                                       : now_ >= job_start_ + to_timespan(at.value);
     if (due) {
       fired_[i] = true;
       fire(s_.events[i]);
@@ -627,8 +479,8 @@ void live_run::shut_down() {
 result<model_outcome> live_run::run() {
   if (auto ok = require_live_costs(s_); !ok)
     return ok.err();
-  timeouts_.heartbeat_interval = seconds(s_.heartbeat_interval_seconds);
-  timeouts_.heartbeat_timeout = seconds(s_.heartbeat_timeout_seconds);
+  timeouts_.heartbeat_interval = to_timespan(s_.heartbeat_interval_seconds);
+  timeouts_.heartbeat_timeout = to_timespan(s_.heartbeat_timeout_seconds);
   timeouts_.park_spin = caf::timespan::zero();
   fired_.assign(s_.events.size(), false);
   // The scheduler's machine: the scheduler, its job masters and the plain topology's hub.

@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -116,6 +118,13 @@ struct link_guard::loop {
   // -- the thread --------------------------------------------------------------------------
 
   void run() {
+    // OpenSSL writes to a TLS peer's socket with write(), which raises SIGPIPE when the peer
+    // has gone and would end the process. Blocked on this thread, the write fails with EPIPE
+    // instead (the signal stays pending here, harmless), without touching the host's handlers.
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
     std::vector<epoll_event> events(256);
     while (!stopping) {
       const int ready = epoll_wait(poller, events.data(), static_cast<int>(events.size()),

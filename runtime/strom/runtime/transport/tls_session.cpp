@@ -96,7 +96,10 @@ tls_session::status tls_session::outcome_of(int returned, const char* during) {
     return status::failed;
   }
   const auto reason = take_openssl_error();
-  if (reason.find("protocol version") != std::string::npos)
+  // "wrong version number": the peer's first bytes came after our ClientHello went out (the
+  // peek above saw nothing yet) and were no TLS record (seen on a loaded machine).
+  if (reason.find("protocol version") != std::string::npos
+      || reason.find("wrong version number") != std::string::npos)
     failure_ = fmt::format("it speaks plaintext, not TLS ({})", reason);
   else if (reason.find("unknown ca") != std::string::npos)
     failure_ = fmt::format("the peer does not trust our certificate ({}): it was signed by "
