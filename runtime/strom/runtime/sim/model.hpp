@@ -96,7 +96,7 @@ struct model_outcome {
   std::uint64_t frames_sent = 0;
   std::uint64_t duplicates_dropped = 0;  ///< duplicated frames the relays dropped
   std::uint64_t duplicates_applied = 0;  ///< always 0: relays de-duplicate by sequence
-  std::uint64_t frames_rejected = 0;     ///< corrupted frames refused (and sent again)
+  std::uint64_t frames_rejected = 0;     ///< corrupted frames refused (their updates lost)
   std::uint64_t events = 0;              ///< events the loop processed
   std::uint32_t scheduler_restarts = 0;  ///< the scheduler's restarts the job went through
   frame_fault_counts frame_faults;       ///< live mode
