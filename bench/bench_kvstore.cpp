@@ -5,7 +5,10 @@
 // Prints one JSON object per run and a summary: median samples/s of each, their ratio, and
 // where the kvstore step's time goes (bytes a worker moves a step; the step time beyond the
 // shared run's). bench/compare_kvstore.sh puts PyTorch DDP beside it.
-// Usage: bench_kvstore [--rounds N] [--epochs E] [--compression none|2bit|threshold] [JOB]
+// With --replicas R, the kvstore run has R server nodes holding every key range R times
+// (chain replication): what replication costs a step.
+// Usage: bench_kvstore [--rounds N] [--epochs E] [--compression none|2bit|threshold]
+//                      [--replicas R] [JOB]
 
 #include <fmt/format.h>
 
@@ -25,9 +28,8 @@ using strom::bench::median;
 
 namespace {
 
-/// Worker nodes of both runs (one worker each), and the kvstore run's server nodes.
+/// Worker nodes of both runs (one worker each).
 constexpr std::uint32_t worker_nodes = 2;
-constexpr std::uint32_t server_nodes = 1;
 
 struct run_figures {
   double samples_per_second = 0.0;
@@ -35,9 +37,11 @@ struct run_figures {
   double bytes_per_step = 0.0;       ///< pushed and taken back by one worker a step
 };
 
-/// Trains a fresh copy of the job, in kvstore mode with `compression` or shared, and prints it.
+/// Trains a fresh copy of the job, in kvstore mode with `compression` and `replicas` server
+/// nodes holding every range that often, or shared, and prints it.
 strom::result<run_figures> run_once(const std::string& path, std::optional<std::uint32_t> epochs,
-                                    std::optional<strom::schema::KvCompression> compression) {
+                                    std::optional<strom::schema::KvCompression> compression,
+                                    std::uint32_t replicas) {
   using namespace strom;
   auto job = runtime::load_job_file(path);
   if (!job)
@@ -47,9 +51,10 @@ strom::result<run_figures> run_once(const std::string& path, std::optional<std::
   if (compression) {
     options.mode = schema::TrainingMode::KVSTORE;
     options.compression = *compression;
+    options.replicas = replicas;
   }
   auto report =
-    runtime::train_on_cluster(*job, options, {worker_nodes, 1, compression ? server_nodes : 0});
+    runtime::train_on_cluster(*job, options, {worker_nodes, 1, compression ? replicas : 0});
   if (!report)
     return report.err();
   // A worker's updater steps over the run: its steps.
@@ -59,10 +64,11 @@ strom::result<run_figures> run_once(const std::string& path, std::optional<std::
                         / (steps * worker_nodes)};
   fmt::print("{{\"bench\":\"kvstore_run\",\"mode\":\"{}\",\"epochs\":{},\"train_seconds\":{:.3f},"
              "\"samples_per_second\":{:.1f},\"test_accuracy\":{:.4f},\"push_bytes\":{},"
-             "\"push_dense_bytes\":{},\"pull_bytes\":{},\"bytes_sent\":{}}}\n",
+             "\"push_dense_bytes\":{},\"pull_bytes\":{},\"bytes_sent\":{},\"replicas\":{}}}\n",
              report->mode, report->epochs, report->train_seconds,
              report->train_samples_per_second, report->test_accuracy, report->push_bytes,
-             report->push_dense_bytes, report->pull_bytes, report->bytes_sent);
+             report->push_dense_bytes, report->pull_bytes, report->bytes_sent,
+             report->replicas);
   std::fflush(stdout);
   return figures;
 }
@@ -73,12 +79,15 @@ int main(int argc, char** argv) {
   std::uint32_t rounds = 3;
   std::optional<std::uint32_t> epochs = 2;
   auto compression = strom::schema::KvCompression::NONE;
+  std::uint32_t replicas = 1;
   std::string path = STROM_SOURCE_DIR "/examples/fashion_mlp.job";
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
       rounds = static_cast<std::uint32_t>(std::stoul(argv[++i]));
     else if (std::strcmp(argv[i], "--epochs") == 0 && i + 1 < argc)
       epochs = static_cast<std::uint32_t>(std::stoul(argv[++i]));
+    else if (std::strcmp(argv[i], "--replicas") == 0 && i + 1 < argc)
+      replicas = std::max(1u, static_cast<std::uint32_t>(std::stoul(argv[++i])));
     else if (std::strcmp(argv[i], "--compression") == 0 && i + 1 < argc) {
       const std::string name = argv[++i];
       compression = name == "2bit"        ? strom::schema::KvCompression::TWO_BIT
@@ -91,7 +100,8 @@ int main(int argc, char** argv) {
   std::vector<run_figures> kvstore;
   for (std::uint32_t round = 0; round < rounds; ++round) {
     for (const bool kv : {false, true}) {
-      auto figures = run_once(path, epochs, kv ? std::optional{compression} : std::nullopt);
+      auto figures =
+        run_once(path, epochs, kv ? std::optional{compression} : std::nullopt, replicas);
       if (!figures) {
         fmt::print(stderr, "{}\n", figures.err().message);
         return 1;
@@ -110,11 +120,12 @@ int main(int argc, char** argv) {
   const double kv_step = median_of(kvstore, &run_figures::seconds_per_step);
   const double sh_step = median_of(shared, &run_figures::seconds_per_step);
   fmt::print("{{\"bench\":\"kvstore\",\"impl\":\"strom\",\"job\":\"{}\",\"rounds\":{},"
-             "\"worker_nodes\":{},\"server_nodes\":{},\"kvstore_samples_per_second\":{:.1f},"
+             "\"worker_nodes\":{},\"server_nodes\":{},\"replicas\":{},"
+             "\"kvstore_samples_per_second\":{:.1f},"
              "\"shared_samples_per_second\":{:.1f},\"ratio_kvstore_to_shared\":{:.3f},"
              "\"kvstore_ms_per_step\":{:.3f},\"shared_ms_per_step\":{:.3f},"
              "\"kvstore_bytes_per_worker_step\":{:.0f}}}\n",
-             path, rounds, worker_nodes, server_nodes, kv, sh, kv / sh, kv_step * 1e3,
+             path, rounds, worker_nodes, replicas, replicas, kv, sh, kv / sh, kv_step * 1e3,
              sh_step * 1e3, median_of(kvstore, &run_figures::bytes_per_step));
   return 0;
 }
