@@ -546,8 +546,8 @@ BOOST_AUTO_TEST_CASE(the_node_everyone_waits_for_is_named_in_status_until_it_mov
   env.prepare_both();
   BOOST_REQUIRE(env.started(env.a, 0));
   BOOST_REQUIRE(env.started(env.b, 0));
-  env.a->send(env.master, node_progress{job_id, 1, 0, 4, 40, 2.0, 0, {}});
-  env.b->send(env.master, node_progress{job_id, 2, 0, 2, 20, 1.0, 0, {}});
+  env.a->send(env.master, node_progress{job_id, 1, 0, 4, 40, 2.0, 0, {}, 0});
+  env.b->send(env.master, node_progress{job_id, 2, 0, 2, 20, 1.0, 0, {}, 0});
   env.sched.run();
   BOOST_TEST(latest_stall(env).value_or("").empty());
   pass(env, strom::testing::job_test_timeouts().stall_warning);
@@ -567,8 +567,8 @@ BOOST_AUTO_TEST_CASE(the_node_everyone_waits_for_is_named_in_status_until_it_mov
   BOOST_TEST(stall.find("last reported step 2 of round 0") != std::string::npos, stall);
   BOOST_TEST(stall.find("2 workers wait for it") != std::string::npos, stall);
   // b moves again, and with it a: the next tick clears the verdict.
-  env.b->send(env.master, node_progress{job_id, 2, 0, 3, 30, 1.5, 0, {}});
-  env.a->send(env.master, node_progress{job_id, 1, 0, 6, 60, 3.0, 0, {}});
+  env.b->send(env.master, node_progress{job_id, 2, 0, 3, 30, 1.5, 0, {}, 0});
+  env.a->send(env.master, node_progress{job_id, 1, 0, 6, 60, 3.0, 0, {}, 0});
   env.sched.run();
   pass(env, strom::testing::job_test_timeouts().stall_warning / 4);
   const auto cleared = latest_stall(env);

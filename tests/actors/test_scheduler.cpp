@@ -416,7 +416,7 @@ BOOST_AUTO_TEST_CASE(tells_a_dropped_node_so_whenever_it_is_heard_from_again) {
   BOOST_REQUIRE(reply);
   BOOST_TEST(reply->dropped);
   BOOST_TEST(reply->reason == *first);
-  frozen->send(env.master, node_progress{1, id, 0, 5, 50, 1.0, 0, {}});
+  frozen->send(env.master, node_progress{1, id, 0, 5, 50, 1.0, 0, {}, 0});
   env.sched.run();
   BOOST_TEST((dropped_notice() == first));
 }

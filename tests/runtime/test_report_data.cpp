@@ -192,6 +192,19 @@ BOOST_AUTO_TEST_CASE(the_recorder_replaces_a_nodes_figures_within_the_interval) 
   BOOST_TEST(history.nodes[0].samples == 20u);
 }
 
+BOOST_AUTO_TEST_CASE(a_remote_clients_recorder_takes_each_nodes_bytes_from_the_scheduler) {
+  // strom submit hears of nodes only through the scheduler's progress reports: their figures,
+  // bytes received by each node's relay included (0 before protocol 14).
+  run_recorder recorder{nullptr, cluster_source::scheduler_reports};
+  strom::actors::cluster_figures figures;
+  figures.nodes.push_back({"w1", 640, 1000, 10, 0.05, 0.001, 3000});
+  recorder.on_cluster(figures);
+  const auto history = recorder.history();
+  BOOST_REQUIRE(history.nodes.size() == 1u);
+  BOOST_TEST(history.nodes[0].bytes_sent == 1000u);
+  BOOST_TEST(history.nodes[0].bytes_received == 3000u);
+}
+
 BOOST_AUTO_TEST_CASE(the_recorder_marks_each_new_loss_and_restore_once) {
   run_recorder recorder;
   strom::actors::job_metrics figures;

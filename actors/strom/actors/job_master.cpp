@@ -206,7 +206,7 @@ void publish_progress(self_ptr self) {
     if (auto member = st.members.find(id); member != st.members.end())
       cluster.nodes.push_back({member->second.status.name, node.job_samples,
                                node.sent.bytes_sent, node.sent.updates, node.sent.density_sum,
-                               node.sent.threshold});
+                               node.sent.threshold, node.bytes_received});
   tell_clients(self, caf::make_message(job_progress{st.status.job_id, p, std::move(cluster)}));
 }
 

@@ -303,7 +303,7 @@ struct shard_stats {
 
 /// Bumped whenever a message of this header changes: nodes of different versions refuse to
 /// join instead of misreading each other.
-inline constexpr std::uint32_t protocol_version = 13;
+inline constexpr std::uint32_t protocol_version = 14;
 
 /// A node that trains (the default).
 inline constexpr const char* node_role_worker = "worker";
@@ -442,6 +442,8 @@ struct node_progress {
   double loss_sum = 0.0;
   std::uint64_t job_samples = 0;  ///< every round of the job so far
   framing_stats sent;             ///< what the node framed in the job so far
+  /// Frame bytes its relay took from peers in the job, as of the relay's last count.
+  std::uint64_t bytes_received = 0;
 };
 
 /// trainer -> the requester of stall_atom: what the worker does in its round, for the stall
@@ -800,7 +802,7 @@ typename F::result_type inspect(F& f, node_activity& x) {
 template <class F>
 typename F::result_type inspect(F& f, node_progress& x) {
   return f(caf::meta::type_name("node_progress"), x.job_id, x.node_id, x.round, x.batches,
-           x.samples, x.loss_sum, x.job_samples, x.sent);
+           x.samples, x.loss_sum, x.job_samples, x.sent, x.bytes_received);
 }
 
 template <class F>

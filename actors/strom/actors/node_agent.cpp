@@ -218,19 +218,27 @@ node_metrics node_figures(const node_agent_setup& setup, const node_job_run& run
   return figures;
 }
 
-/// Tells setup.metrics (if any) the node's figures, with its relay's counts once it answers.
-void publish_node_metrics(self_ptr self, const node_agent_setup& setup) {
+/// Asks the relay for its counts: the next progress report carries the bytes it received, and
+/// setup.metrics (if any) is told the node's figures with them.
+void count_relay(self_ptr self, const node_agent_setup& setup) {
   auto& st = self->state;
-  if (!setup.metrics || !st.run)
+  if (!st.run)
     return;
   const auto& run = *st.run;
-  auto figures = node_figures(setup, run);
+  std::optional<node_metrics> figures;
+  if (setup.metrics)
+    figures = node_figures(setup, run);
   self->request(run.actors.relay, setup.timeouts.answer_timeout, stats_atom_v)
-    .then([sink = setup.metrics, figures](const relay_stats& relayed) mutable {
-      figures.relayed = relayed;
-      sink->node(figures);
-    },
-    [](caf::error&) {});  // a relay that ended with its job has nothing more to count
+    .then(
+      [self, sink = setup.metrics, figures, job_id = run.job_id](const relay_stats& relayed) mutable {
+        if (auto& now = self->state.run; now && now->job_id == job_id)
+          now->relay_bytes_received = relayed.bytes_received;
+        if (figures) {
+          figures->relayed = relayed;
+          sink->node(*figures);
+        }
+      },
+      [](caf::error&) {});  // a relay that ended with its job has nothing more to count
 }
 
 /// Answers the stall watch with what each of the job's trainers does; a trainer that does not
@@ -274,8 +282,9 @@ void report_progress(self_ptr self, const node_agent_setup& setup) {
   self->send(setup.scheduler, node_progress{run.job_id, st.node_id, run.round,
                                             run.totals.batches, run.totals.samples,
                                             run.totals.loss_sum, run.job_totals.samples,
-                                            run.actors.framer->stats()});
-  publish_node_metrics(self, setup);
+                                            run.actors.framer->stats(),
+                                            run.relay_bytes_received});
+  count_relay(self, setup);
 }
 
 /// Every trainer finished and drained the round: report it.

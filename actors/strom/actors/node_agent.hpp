@@ -134,6 +134,7 @@ struct node_job_run {
   std::uint64_t iteration = 0;        ///< first replica's updater steps
   caf::actor_clock::time_point round_started;
   caf::actor_clock::time_point progress_sent;
+  std::uint64_t relay_bytes_received = 0;  ///< the relay's count as it last answered
   std::shared_ptr<void> relay_port;  ///< keeps the relay published for mesh neighbours
   std::vector<std::shared_ptr<void>> relay_links;  ///< connections to mesh neighbours
   std::uint64_t topology_version = 0;  ///< of the newest topology_update wired

@@ -33,6 +33,7 @@ struct node_figures {
   std::uint64_t updates = 0;        ///< worker updates it framed
   double density_sum = 0.0;         ///< sum of each update's values sent / elements
   double threshold = 0.0;           ///< the threshold of its latest update
+  std::uint64_t bytes_received = 0; ///< frame bytes its relay took from peers
 };
 
 /// A job's nodes and membership changes, as the scheduler tells a client with each progress
@@ -78,7 +79,7 @@ typename F::result_type inspect(F& f, epoch_summary& x) {
 template <class F>
 typename F::result_type inspect(F& f, node_figures& x) {
   return f(caf::meta::type_name("node_figures"), x.node, x.samples, x.bytes_sent, x.updates,
-           x.density_sum, x.threshold);
+           x.density_sum, x.threshold, x.bytes_received);
 }
 
 template <class F>

@@ -38,8 +38,8 @@ void run_recorder::on_cluster(const cluster_figures& figures) {
   if (source_ != cluster_source::scheduler_reports)
     return;
   for (const auto& node : figures.nodes)
-    note_node({seconds_since_start(), node.node, node.samples, node.bytes_sent, 0, node.updates,
-               node.density_sum, node.threshold});
+    note_node({seconds_since_start(), node.node, node.samples, node.bytes_sent,
+               node.bytes_received, node.updates, node.density_sum, node.threshold});
   std::lock_guard<std::mutex> guard{mutex_};
   note_memberships(figures.nodes_lost, figures.nodes_restored, figures.nodes_joined);
 }
