@@ -28,6 +28,15 @@
 //   strom::runtime::connect_options options;
 //   options.limits.tls.context = *identity;
 //   auto scheduler = strom::runtime::connect_to_scheduler(system, {"10.0.0.1", 7070}, options);
+//
+// A host that runs simulation scenarios (the harness of `strom sim` is this library; the
+// command is a thin front over it):
+//
+//   auto scenario = strom::runtime::sim::load_scenario_file("examples/sim/hung_node.scenario");
+//   strom::runtime::sim::run_options options;
+//   options.seed = 7;
+//   auto result = strom::runtime::sim::run_scenario(*scenario, options);
+//   // result->passed, result->trace_sha256, strom::runtime::sim::to_json(*result)
 
 #include "strom/runtime/embedded_runtime.hpp"
 #include "strom/runtime/job_client.hpp"
@@ -38,5 +47,6 @@
 #include "strom/runtime/metrics_report.hpp"
 #include "strom/runtime/node_daemon.hpp"
 #include "strom/runtime/security/tls_context.hpp"
+#include "strom/runtime/sim/run_scenario.hpp"
 #include "strom/runtime/system_config.hpp"
 #include "strom/runtime/training_progress.hpp"
