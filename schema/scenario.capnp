@@ -53,6 +53,9 @@ struct Node {
   workers @2 :UInt32 = 0;         # 0: the cluster's workersPerNode
   link @3 :Link;                  # used when `ownLink` is true
   ownLink @4 :Bool = false;
+  # A server node holds parameter shards of a kvstore job (strom node --role server) instead of
+  # training; live mode only (the model does not model parameter servers).
+  server @5 :Bool = false;
 }
 
 # A node's network link (its NIC and the path to its peers).

@@ -100,6 +100,14 @@ BOOST_AUTO_TEST_CASE(live_mode_needs_the_costs_of_a_step_and_names_the_field) {
              run.output);
 }
 
+BOOST_AUTO_TEST_CASE(model_mode_refuses_server_nodes_naming_the_node) {
+  auto run = run_strom("sim " + examples + "server_failover.scenario --mode model");
+  BOOST_TEST(run.status == 1, run.output);
+  BOOST_TEST(contains(run.output, "cluster.nodes.list[2].server: model mode does not model "
+                                  "parameter servers"),
+             run.output);
+}
+
 BOOST_AUTO_TEST_CASE(an_unknown_option_is_a_usage_error) {
   auto run = run_strom("sim " + examples + "scaling_4_nodes.scenario --svg-out x.svg");
   BOOST_TEST(run.status == 2, run.output);

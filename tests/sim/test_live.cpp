@@ -39,7 +39,8 @@ BOOST_AUTO_TEST_CASE(every_live_example_passes_and_meets_its_faults_as_the_produ
   strom::test::scratch dir;
   std::map<std::string, std::string> reports;
   for (const auto* name : {"kill_and_rejoin", "hung_node", "partition_heal", "lossy_links",
-                           "corrupt_frames", "scheduler_restart", "straggler", "elastic_grow"}) {
+                           "corrupt_frames", "scheduler_restart", "straggler", "elastic_grow",
+                           "server_failover"}) {
     BOOST_TEST_CONTEXT(name) {
       const auto json = reports[name] = report_of(dir, examples + name + ".scenario", "");
       BOOST_TEST(report_field(json, "mode") == "\"live\"");
@@ -56,6 +57,7 @@ BOOST_AUTO_TEST_CASE(every_live_example_passes_and_meets_its_faults_as_the_produ
   BOOST_TEST(contains(reports["lossy_links"], "\"frame_faults\":{\"dropped\":"));
   BOOST_TEST(!contains(reports["lossy_links"], "\"frame_faults\":{\"dropped\":0,"));
   BOOST_TEST(report_field(reports["scheduler_restart"], "scheduler_restarts") == "1");
+  BOOST_TEST(report_field(reports["server_failover"], "server_failovers") == "1");
   BOOST_TEST(std::stoull(report_field(reports["lossy_links"], "duplicate_updates_dropped")) > 0);
   // A node three times slower holds the synchronous job to its pace.
   BOOST_TEST(std::stod(report_field(reports["straggler"], "scaling_efficiency")) < 0.4);

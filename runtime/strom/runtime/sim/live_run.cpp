@@ -182,7 +182,10 @@ result<void> live_run::start_node(node_model model) {
   auto& node = start_system(std::move(model));
   node.meter = std::make_shared<node_meter>(*s_.costs, node.model.speed_factor,
                                             node.model.workers, job_steps_);
-  node_identity identity{node.model.name, "sim", node.model.workers, sim_token};
+  node_identity identity{node.model.name, "sim", node.model.server ? 1 : node.model.workers,
+                        sim_token};
+  if (node.model.server)
+    identity.role = actors::node_role_server;
   auto& simulation = identity.simulation;
   simulation.meter = node.meter;
   simulation.reach_relay = [this, endpoint = node.endpoint](const caf::actor& peer) {
@@ -397,7 +400,7 @@ std::uint32_t live_run::epochs_to_run() const {
   // The product trains whole epochs: as many as hold `steps` steps of every worker.
   std::uint64_t workers = 0;
   for (const auto& node : s_.nodes)
-    workers += node.workers;
+    workers += node.server ? 0 : node.workers;
   const std::uint64_t batch = s_.costs->batch_size;
   const std::uint64_t per_epoch =
     std::max<std::uint64_t>(1, (s_.costs->samples_per_epoch + workers * batch - 1)
@@ -503,14 +506,16 @@ result<model_outcome> live_run::run() {
   options.seed = seed_;
   options.topology = s_.topology.kind;
   options.fanout = s_.topology.fanout;
-  auto submission = make_submission(job, options, static_cast<std::uint32_t>(s_.nodes.size()),
-                                    0);
+  const auto servers = static_cast<std::uint32_t>(
+    std::count_if(s_.nodes.begin(), s_.nodes.end(), [](const auto& n) { return n.server; }));
+  const auto workers = static_cast<std::uint32_t>(s_.nodes.size()) - servers;
+  auto submission = make_submission(job, options, workers, servers);
   if (!submission)
     return submission.err();
-  // Room for the nodes that join while it runs (strom submit --max-nodes).
+  // Room for the worker nodes that join while it runs (strom submit --max-nodes).
   submission->max_nodes = static_cast<std::uint32_t>(
-    s_.nodes.size() + std::count_if(s_.events.begin(), s_.events.end(), [](const auto& e) {
-      return e.kind == event_kind::join;
+    workers + std::count_if(s_.events.begin(), s_.events.end(), [](const auto& e) {
+      return e.kind == event_kind::join && !e.joining.server;
     }));
   client_ = home().spawn(live_client, *scheduler_, std::move(*submission), s_.nodes.size(),
                          &log_, &trace_, observer_, timeouts_.answer_timeout);
@@ -596,6 +601,7 @@ model_outcome live_run::outcome() const {
   m.frames_rejected = r.frames_rejected;
   m.test_accuracy = r.test_accuracy;
   m.scheduler_restarts = r.scheduler_restarts;
+  m.server_failovers = r.server_failovers;
   m.frame_faults = network_.faults();
   for (const auto& [at, summary] : log_.epochs) {
     m.train_loss.push_back({seconds_of(at - job_start_), summary.train_loss});

@@ -1026,6 +1026,11 @@ result<model_outcome> run_model(const scenario& s, assumptions assumed, std::uin
   if (s.costs->batch_size == 0 || s.costs->step_seconds <= 0)
     return error{fmt::format("{}: costs: a batch size and a step time above 0 are needed",
                              s.source)};
+  for (std::size_t i = 0; i < s.nodes.size(); ++i)
+    if (s.nodes[i].server)
+      return error{fmt::format("{}: cluster.nodes.list[{}].server: model mode does not model "
+                               "parameter servers; run the scenario with --mode live",
+                               s.source, i)};
   model_run run{s, assumed, seed, trace};
   return run.run();
 }

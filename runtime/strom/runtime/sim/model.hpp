@@ -99,6 +99,7 @@ struct model_outcome {
   std::uint64_t frames_rejected = 0;     ///< corrupted frames refused (their updates lost)
   std::uint64_t events = 0;              ///< events the loop processed
   std::uint32_t scheduler_restarts = 0;  ///< the scheduler's restarts the job went through
+  std::uint32_t server_failovers = 0;    ///< live mode: parameter servers lost and replaced
   frame_fault_counts frame_faults;       ///< live mode
   double test_accuracy = -1;             ///< live mode: the job's (-1: none, or model mode)
   std::vector<timed_value> train_loss;     ///< live mode: at each epoch's end

@@ -216,7 +216,7 @@ std::string to_json(const sim_result& r) {
     "\"single_worker_samples_per_second\":{},\"step_period_seconds\":{},"
     "\"simulated_seconds\":{},\"test_accuracy\":{},\"expectations\":[{}],"
     "\"train_samples\":{},\"train_samples_per_second\":{},\"bytes_sent\":{},"
-    "\"samples_redone\":{},\"nodes_lost\":{},\"nodes_restored\":{},\"scheduler_restarts\":{},"
+    "\"samples_redone\":{},\"nodes_lost\":{},\"nodes_restored\":{},\"scheduler_restarts\":{},\"server_failovers\":{},"
     "\"failure_detection_seconds\":{},\"restore_seconds\":{},\"frames_sent\":{},"
     "\"duplicate_updates_dropped\":{},\"duplicate_updates_applied\":{},\"frames_rejected\":{},"
     "\"frame_faults\":{{\"dropped\":{},\"duplicated\":{},\"reordered\":{},\"delayed\":{},"
@@ -232,7 +232,7 @@ std::string to_json(const sim_result& r) {
     json_number(m.step_period_seconds), json_number(m.simulated_seconds),
     m.test_accuracy < 0 ? "null" : json_number(m.test_accuracy), expectations,
     m.samples_trained, json_number(m.samples_per_second), bytes_sent, m.samples_redone, lost,
-    restored, m.scheduler_restarts, optional_seconds(detection), optional_seconds(restore), m.frames_sent,
+    restored, m.scheduler_restarts, m.server_failovers, optional_seconds(detection), optional_seconds(restore), m.frames_sent,
     m.duplicates_dropped, m.duplicates_applied, m.frames_rejected, m.frame_faults.dropped,
     m.frame_faults.duplicated, m.frame_faults.reordered, m.frame_faults.delayed,
     m.frame_faults.corrupted, json_string(m.topology),

@@ -93,6 +93,7 @@ result<node_model> read_node(schema::Node::Reader node, const link_model& cluste
   out.workers = node.getWorkers() == 0 ? cluster_workers : node.getWorkers();
   if (out.workers > 1024)
     return p.at(field + ".workers", fmt::format("{} is outside [1, 1024]", out.workers));
+  out.server = node.getServer();
   out.link = cluster_link;
   if (node.getOwnLink()) {
     auto link = read_link(node.getLink(), field + ".link", p);

@@ -31,6 +31,7 @@ struct node_model {
   double speed_factor = 1;
   std::uint32_t workers = 1;
   link_model link;
+  bool server = false;  ///< holds a kvstore job's parameter shards instead of training
 };
 
 enum class sim_mode { live, model };
