@@ -15,6 +15,8 @@
 //     stops running its system (only heartbeats tell); a restart or a join starts a new
 //     system that joins as a new incarnation; a partition stops running the nodes cut off
 //     from the scheduler's group until it heals;
+//   - a server node (kvstore) holds the job's parameter shards; their chain links cross the
+//     simulated network like relays' links;
 //   - the scheduler's kill ends it with its job masters and hubs; its restart takes up the
 //     state it kept (in memory here), the nodes' daemons join it again with back-off and the
 //     client attaches again, as `strom node` and `strom submit` do.
