@@ -132,13 +132,15 @@ BOOST_AUTO_TEST_CASE(a_failed_expectation_exits_1_and_is_named) {
   strom::test::scratch dir;
   std::string text = read_file(examples + "straggler.scenario");
   // The straggler scenario, expecting the scaling of a cluster without one.
-  const auto bound = text.find("atLeast = 0.25, atMost = 0.40");
-  BOOST_REQUIRE(bound != std::string::npos);
-  text.replace(bound, 29, "atLeast = 0.90, atMost = 1.00");
-  text.replace(text.find("\"../fashion_mlp.job\""), 20,
-               "\"" + std::string{STROM_SOURCE_DIR} + "/examples/fashion_mlp.job\"");
-  text.replace(text.find("\"fashion_mlp.calibration\""), 25,
-               "\"" + examples + "fashion_mlp.calibration\"");
+  const auto swap = [&text](const std::string& from, const std::string& to) {
+    const auto at = text.find(from);
+    BOOST_REQUIRE_MESSAGE(at != std::string::npos, from);
+    text.replace(at, from.size(), to);
+  };
+  swap("atLeast = 0.25, atMost = 0.40", "atLeast = 0.90, atMost = 1.00");
+  swap("\"../fashion_mlp.job\"",
+       "\"" + std::string{STROM_SOURCE_DIR} + "/examples/fashion_mlp.job\"");
+  swap("\"fashion_mlp.calibration\"", "\"" + examples + "fashion_mlp.calibration\"");
   const auto scenario = dir.write("slow.scenario", text);
   auto run = run_strom("sim " + scenario.string());
   BOOST_TEST(run.status == 1, run.output);

@@ -401,10 +401,7 @@ std::uint32_t live_run::epochs_to_run() const {
   std::uint64_t workers = 0;
   for (const auto& node : s_.nodes)
     workers += node.server ? 0 : node.workers;
-  const std::uint64_t batch = s_.costs->batch_size;
-  const std::uint64_t per_epoch =
-    std::max<std::uint64_t>(1, (s_.costs->samples_per_epoch + workers * batch - 1)
-                                 / (workers * batch));
+  const auto per_epoch = steps_per_epoch(*s_.costs, workers);
   const auto epochs = static_cast<std::uint32_t>((s_.steps + per_epoch - 1) / per_epoch);
   trace_.add(fmt::format("{{\"steps\":{},\"epochs\":{},\"steps_per_epoch\":{}}}", s_.steps,
                          epochs, per_epoch));
@@ -557,9 +554,7 @@ model_outcome live_run::outcome() const {
   m.samples_redone = r.samples_redone;
   m.samples_per_second = r.train_samples_per_second;
   m.workers = r.workers;
-  const auto& costs = *s_.costs;
-  m.single_worker_samples_per_second =
-    costs.batch_size / (costs.step_seconds + costs.overhead_seconds);
+  m.single_worker_samples_per_second = single_worker_samples_per_second(*s_.costs);
   if (m.workers > 0 && m.single_worker_samples_per_second > 0)
     m.scaling_efficiency = m.samples_per_second / (m.workers * m.single_worker_samples_per_second);
   m.topology = r.topology.kind;

@@ -269,14 +269,11 @@ result<void> model_run::set_up() {
   count_member_workers();
 
   out_.workers = member_workers();
-  const double batch = costs_.batch_size;
-  steps_per_epoch_ = std::max<std::uint64_t>(
-    1, (costs_.samples_per_epoch + out_.workers * costs_.batch_size - 1)
-         / (static_cast<std::uint64_t>(out_.workers) * costs_.batch_size));
+  steps_per_epoch_ = steps_per_epoch(costs_, out_.workers);
   target_samples_ = s_.steps > 0 ? s_.steps * out_.workers * costs_.batch_size
                                  : s_.epochs * costs_.samples_per_epoch;
   next_epoch_step_ = steps_per_epoch_;
-  out_.single_worker_samples_per_second = batch / costs_.step_seconds;
+  out_.single_worker_samples_per_second = single_worker_samples_per_second(costs_);
   node_state at_speed_one = nodes_.front();
   at_speed_one.speed = 1;
   out_.step_period_seconds = step_duration(at_speed_one);

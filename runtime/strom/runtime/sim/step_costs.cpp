@@ -5,6 +5,15 @@
 
 namespace strom::runtime::sim {
 
+std::uint64_t steps_per_epoch(const step_costs& costs, std::uint64_t workers) {
+  const std::uint64_t per_step = std::max<std::uint64_t>(1, workers * costs.batch_size);
+  return std::max<std::uint64_t>(1, (costs.samples_per_epoch + per_step - 1) / per_step);
+}
+
+double single_worker_samples_per_second(const step_costs& costs) {
+  return costs.batch_size / costs.step_seconds;
+}
+
 step_costs costs_at(const calibration_table& table, double density) {
   step_costs out = table.base;
   out.density = density > 0 ? density : table.measured_density;

@@ -37,6 +37,13 @@ struct calibration_table {
   std::vector<density_point> points;    ///< ascending density, at least one
 };
 
+/// Steps of every worker that one epoch takes when `workers` workers split it (at least 1).
+std::uint64_t steps_per_epoch(const step_costs& costs, std::uint64_t workers);
+
+/// What one worker alone at speed 1 trains a second: its plain steps, no sharing costs (the
+/// reference of a scaling efficiency).
+double single_worker_samples_per_second(const step_costs& costs);
+
 /// The costs at `density` (0: the measured density): encode, decode and frame bytes
 /// interpolated linearly between the two nearest measured densities, and held at the end
 /// points outside them (the scan's cost is flat in density; the rest is a header there).
