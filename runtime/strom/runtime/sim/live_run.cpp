@@ -130,6 +130,8 @@ private:
   std::vector<std::size_t> endpoints_of(const std::vector<std::string>& names);
   void sample_rates();
   std::uint32_t epochs_to_run() const;
+  /// Whether the job has started: a worker computed a step.
+  bool training() const { return job_steps_ > 0; }
   void start_scheduler();
   void note_resumed();
   void shut_down();
@@ -234,8 +236,6 @@ bool live_run::run_one() {
   wait_for_helpers();
   if (node->meter) {
     node->busy_until = now_ + node->meter->take();
-    if (job_steps_ > 0)
-      log_.training = true;
     note_resumed();
   }
   return true;
@@ -266,7 +266,7 @@ std::optional<time_point> live_run::next_wakeup() const {
       consider(node->busy_until);
   }
   for (std::size_t i = 0; i < s_.events.size(); ++i)
-    if (!fired_[i] && s_.events[i].at.at == moment::unit::seconds && log_.training)
+    if (!fired_[i] && s_.events[i].at.at == moment::unit::seconds && training())
       consider(job_start_ + to_timespan(s_.events[i].at.value));
   if (next && *next < now_)
     next = now_;
@@ -375,7 +375,7 @@ void live_run::fire(const scenario_event& e) {
 }
 
 void live_run::fire_due_events() {
-  if (!log_.training)
+  if (!training())
     return;
   if (job_start_ == time_point{})
     job_start_ = sampled_ = now_;
@@ -428,7 +428,7 @@ void live_run::note_resumed() {
 }
 
 void live_run::sample_rates() {
-  if (!log_.training || now_ - sampled_ < rate_interval)
+  if (!training() || now_ - sampled_ < rate_interval)
     return;
   const double span = seconds_of(now_ - sampled_);
   const auto batch = static_cast<double>(s_.costs->batch_size);

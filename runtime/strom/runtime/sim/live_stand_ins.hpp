@@ -49,7 +49,6 @@ struct client_log {
   std::string refusal;
   std::optional<actors::job_finished> finished;
   std::uint32_t epochs_done = 0;
-  bool training = false;  ///< a step was computed
   std::size_t joins = 0;  ///< join replies so far
   std::uint64_t job_id = 0;
   std::vector<std::pair<caf::actor_clock::time_point, actors::epoch_summary>> epochs;
