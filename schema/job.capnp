@@ -256,6 +256,13 @@ struct Distributed {
   # What the shards answer pushes with: fp32 values, or fp16 (half the pull bytes; the shard
   # keeps fp32, the workers' replicas hold the values rounded to half precision).
   pullPrecision @17 :PullPrecision = fp32;
+  # pipeline mode: every this many steps, at each epoch's end and at the start, each stage
+  # copies its parameters and updater state and keeps the copy on a neighbouring stage's node,
+  # so a lost stage is re-spawned from it on a spare node (LightDNN's stage restore).
+  snapshotEvery @18 :UInt32 = 100;
+  # Worker nodes a pipeline job keeps idle to re-spawn a lost stage on (every job node beyond
+  # the stages serves as a spare); the stages default to the other nodes, one a stage.
+  spares @19 :UInt32 = 0;
 }
 
 enum PullPrecision {

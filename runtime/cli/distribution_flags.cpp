@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 namespace strom::cli {
 
 command_spec with_distribution_options(command_spec spec) {
@@ -38,6 +40,12 @@ command_spec with_distribution_options(command_spec spec) {
   spec.options.push_back({"pipelines", "R",
                           "override distributed.pipelines: copies of the pipeline (only 1 is "
                           "built yet)"});
+  spec.options.push_back({"snapshot-every", "STEPS",
+                          "override distributed.snapshotEvery: minibatches between a pipeline's "
+                          "stage snapshots, which a lost stage is restored from (default 100)"});
+  spec.options.push_back({"spares", "N",
+                          "override distributed.spares: worker nodes a pipeline job keeps idle "
+                          "to restore a lost stage on (default 0)"});
   return spec;
 }
 
@@ -104,6 +112,16 @@ result<void> read_distribution_flags(const arguments& args,
     return micro.err();
   if (auto m = micro.value())
     overrides.micro_batches = static_cast<std::uint32_t>(*m);
+  auto every = args.get_uint("snapshot-every", 1, std::numeric_limits<std::uint32_t>::max());
+  if (!every)
+    return every.err();
+  if (auto k = every.value())
+    overrides.snapshot_every = static_cast<std::uint32_t>(*k);
+  auto spares = args.get_uint("spares", 0, runtime::max_pipeline_stages);
+  if (!spares)
+    return spares.err();
+  if (auto n = spares.value())
+    overrides.spares = static_cast<std::uint32_t>(*n);
   auto pipelines = args.get_uint("pipelines", 1, runtime::max_pipeline_stages);
   if (!pipelines)
     return pipelines.err();

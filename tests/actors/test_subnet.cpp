@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE actors_subnet
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <optional>
@@ -27,6 +28,8 @@ namespace {
 
 constexpr std::uint32_t batch = 8;
 constexpr float rate = 0.1f;
+/// Room for a snapshot of either stage of the small network.
+constexpr std::size_t snapshot_bytes = std::size_t{1} << 20;
 
 /// 16 inputs, dense 8 relu, dense 6 tanh, 3 classes: five built layers.
 runtime::job_spec small_job(const char* updater = "sgd = void") {
@@ -85,6 +88,7 @@ struct fixture : testing::deterministic_system {
     back = std::move(*b);
     subnet_setup one{1, 0, 2, micro, front, std::move(train), std::move(test), 7, false};
     subnet_setup two{1, 1, 2, micro, back, nullptr, nullptr, 7, false};
+    one.snapshot_bytes = two.snapshot_bytes = snapshot_bytes;
     first = sys.spawn(subnet, std::move(one));
     second = sys.spawn(subnet, std::move(two));
     self->send(first, stage_links{{}, second, me()});
@@ -199,7 +203,7 @@ BOOST_FIXTURE_TEST_CASE(a_frame_of_the_wrong_size_ends_the_stage_with_an_error, 
   const std::vector<float> wrong(5, 1.0f);  // the second stage takes 8 floats a sample
   auto frame = compute::build_update_frame({}, compute::dense_fp32_update(wrong));
   BOOST_REQUIRE(frame.ok());
-  self->send(second, stage_forward{0, 0, 1, 1, 1, false, {0}, std::move(*frame)});
+  self->send(second, stage_forward{0, 0, 0, 0, 0, 1, 1, 1, false, {0}, std::move(*frame)});
   sched.run();
   std::optional<caf::error> reason;
   self->receive([&](const caf::down_msg& down) { reason = down.reason; },
@@ -207,4 +211,79 @@ BOOST_FIXTURE_TEST_CASE(a_frame_of_the_wrong_size_ends_the_stage_with_an_error, 
   BOOST_REQUIRE(reason);
   const auto text = error_text(sys, *reason);
   BOOST_TEST(text.find("expected dense_fp32 of 8") != std::string::npos, text);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_stage_restored_from_its_holder_trains_on_as_if_never_lost, fixture) {
+  // Five minibatches, snapshots every third: at the start, after the third, at the epoch's end.
+  const auto data = samples_of(5 * batch, 8);
+  auto a = compute::make_stage_replica(job.reader(), {0, 2});
+  auto b = compute::make_stage_replica(job.reader(), {2, 5});
+  BOOST_REQUIRE(a.ok() && b.ok());
+  front = std::move(*a);
+  back = std::move(*b);
+  auto setup_of = [&](std::uint32_t stage, std::shared_ptr<compute::stage_replica> replica,
+                      std::uint32_t generation) {
+    subnet_setup setup{1, stage, 2, 2, std::move(replica), stage == 0 ? data : nullptr,
+                       nullptr, 7, false};
+    setup.generation = generation;
+    setup.snapshot_every = 3;
+    setup.snapshot_bytes = snapshot_bytes;
+    return setup;
+  };
+  first = sys.spawn(subnet, setup_of(0, front, 0));
+  second = sys.spawn(subnet, setup_of(1, back, 0));
+  self->send(first, stage_links{{}, second, me(), 0});
+  self->send(second, stage_links{first, {}, me(), 0});
+  sched.run();
+  const auto trained = run({0, false, 0, 0});
+  const auto want = split_parameters();
+  // Each holder told the job_master (here: the test) of the other stage's copies it keeps.
+  std::vector<stage_snapshot_note> held;
+  for (bool more = true; more;)
+    self->receive([&](const stage_snapshot_note& note) { held.push_back(note); },
+                  caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
+  const stage_point mid{0, 3};
+  const auto note_of = [&](std::uint32_t stage) {
+    auto found = std::find_if(held.begin(), held.end(), [&](const stage_snapshot_note& n) {
+      return n.stage == stage && n.at == mid;
+    });
+    BOOST_REQUIRE(found != held.end());
+    return *found;
+  };
+  const auto point = note_of(1);
+  BOOST_TEST(point.step == 3u);
+  BOOST_TEST(point.steps == 3u);  // the last stage's figures at that point
+  BOOST_TEST(note_of(0).step == 3u);
+  // The second stage's node is lost: a new subnet with freshly initialised layers takes its
+  // snapshot from the first stage, which goes back to its own.
+  self->send_exit(second, caf::exit_reason::kill);
+  sched.run();
+  auto fresh = compute::make_stage_replica(job.reader(), {2, 5});
+  BOOST_REQUIRE(fresh.ok());
+  back = std::move(*fresh);
+  second = sys.spawn(subnet, setup_of(1, back, 1));
+  // Answers come back as messages: the test's actor only looks after the coordinator ran.
+  const auto answer = [&] {
+    std::optional<std::uint64_t> steps;
+    self->receive([&](std::uint64_t n) { steps = n; },
+                  caf::after(std::chrono::seconds(0)) >> [] {});
+    return steps;
+  };
+  self->send(first, stage_rollback{1, point});
+  sched.run();
+  const auto undone = answer();
+  self->send(second, stage_restore{first, point});
+  sched.run();
+  const auto restored = answer();
+  BOOST_REQUIRE(undone && restored);
+  BOOST_TEST(*restored == 0u);
+  BOOST_TEST(*undone == 2u);
+  self->send(first, stage_links{{}, second, me(), 1});
+  self->send(second, stage_links{first, {}, me(), 1});
+  sched.run();
+  const auto again = run({0, false, 1, 3});
+  BOOST_TEST(again.steps == trained.steps);
+  BOOST_TEST(again.samples == trained.samples);
+  BOOST_TEST(std::abs(again.loss_sum - trained.loss_sum) < 1e-5);
+  check_close(split_parameters(), want);
 }

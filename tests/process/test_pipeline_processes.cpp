@@ -3,6 +3,8 @@
 
 #include <chrono>
 
+#include <csignal>
+
 #include "cluster_processes.hpp"
 
 // Pipeline training through the real `strom` program: a scheduler and two worker processes,
@@ -12,7 +14,7 @@ using namespace strom::test;
 
 namespace {
 
-/// One epoch of the example MLP through two stage processes; room for a loaded machine.
+/// A pipeline job through stage processes, up to 10 epochs; room for a loaded machine.
 constexpr auto pipeline_job_limit = 300'000ms;
 
 } // namespace
@@ -42,4 +44,30 @@ BOOST_AUTO_TEST_CASE(more_pipelines_than_one_are_refused_as_not_built) {
                              dir.path(), "submit", 30'000ms);
   BOOST_TEST(submitted.status != 0);
   BOOST_TEST(contains(submitted.err, "not built yet"), submitted.err);
+}
+
+BOOST_AUTO_TEST_CASE(a_stage_killed_at_epoch_3_is_restored_on_the_spare_and_the_job_completes) {
+  // w1 and w2 run the two stages, w3 is the spare (issue #20's fault bar).
+  local_cluster cluster{3};
+  const auto metrics = cluster.dir().path() / "metrics.json";
+  auto submit = cluster.start({"submit", fashion_mlp_job, "--mode", "pipeline", "--spares", "1",
+                               "--epochs", "10", "--metrics-out", metrics.string()},
+                              "submit");
+  BOOST_REQUIRE_MESSAGE(submit->wait_for_log("epoch 3/10 done", pipeline_job_limit),
+                        submit->transcript());
+  cluster.worker(1).signal(SIGKILL);
+  const auto status = submit->wait(pipeline_job_limit);
+  BOOST_REQUIRE_MESSAGE(status.has_value(), "the job did not end\n"
+                                              << submit->transcript()
+                                              << cluster.scheduler().transcript());
+  BOOST_REQUIRE_MESSAGE(*status == 0, submit->transcript() << cluster.scheduler().transcript());
+  const auto json = read_text(metrics);
+  BOOST_TEST(json_number(json, "stage_restores") == 1.0, json);
+  BOOST_TEST(json_number(json, "nodes_lost") == 1.0, json);
+  BOOST_TEST(json_number(json, "test_accuracy") >= 0.88, json);
+  BOOST_TEST(json_number(json, "epochs") == 10.0, json);
+  const auto log = cluster.scheduler().err();
+  BOOST_TEST(contains(log, "restores it on node"), log);
+  BOOST_TEST(cluster.worker(2).err().find("runs stage") != std::string::npos,
+             cluster.worker(2).err());
 }

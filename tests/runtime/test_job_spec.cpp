@@ -302,4 +302,8 @@ BOOST_AUTO_TEST_CASE(pipeline_settings_out_of_range_are_refused_naming_the_field
                       "bad.job: distributed.pipelines: 2: copies of a pipeline"));
   BOOST_TEST(contains(check_error(job_with("distributed = (mode = pipeline, microBatches = 999)")),
                       "distributed.microBatches: 999 is more than the"));
+  BOOST_TEST(contains(check_error(job_with("distributed = (mode = pipeline, snapshotEvery = 0)")),
+                      "bad.job: distributed.snapshotEvery: must be at least 1 step, got 0"));
+  BOOST_TEST(contains(check_error(job_with("distributed = (mode = pipeline, spares = 2000)")),
+                      "bad.job: distributed.spares: 2000 is more than 1024"));
 }

@@ -30,12 +30,13 @@ struct epoch_losses : runtime::training_observer {
   }
 };
 
-/// The example MLP (784-512-256-10, Adam) as submitted with `mode`.
-actors::job_submission fashion_mlp(schema::TrainingMode mode) {
+/// The example MLP (784-512-256-10, Adam) as submitted with `mode` (and `spares`).
+actors::job_submission fashion_mlp(schema::TrainingMode mode, std::uint32_t spares = 0) {
   auto job = runtime::load_job_file(STROM_SOURCE_DIR "/examples/fashion_mlp.job");
   BOOST_REQUIRE_MESSAGE(job, (job ? "" : job.err().message));
   runtime::local_training_options options;
   options.mode = mode;
+  options.spares = spares;
   auto submission = runtime::make_submission(*job, options, 2);
   BOOST_REQUIRE_MESSAGE(submission, (submission ? "" : submission.err().message));
   return *submission;
@@ -141,4 +142,18 @@ BOOST_AUTO_TEST_CASE(a_pipeline_job_with_more_stages_than_nodes_is_refused) {
   BOOST_REQUIRE(!placed);
   BOOST_TEST(placed.err().message.find("needs 2 worker nodes") != std::string::npos,
              placed.err().message);
+}
+
+BOOST_AUTO_TEST_CASE(spares_are_kept_out_of_the_stages) {
+  const auto placed =
+    runtime::place_job(fashion_mlp(schema::TrainingMode::PIPELINE, 1), nodes_of(3, 0));
+  BOOST_REQUIRE_MESSAGE(placed, (placed ? "" : placed.err().message));
+  BOOST_REQUIRE_EQUAL(placed->stages.size(), 2u);
+  for (const auto& stage : placed->stages)
+    BOOST_TEST(stage.node < 2u);  // the third node waits to restore a lost stage
+  const auto short_of_nodes =
+    runtime::place_job(fashion_mlp(schema::TrainingMode::PIPELINE, 1), nodes_of(2, 0));
+  BOOST_REQUIRE(!short_of_nodes);
+  BOOST_TEST(short_of_nodes.err().message.find("besides 1 spares") != std::string::npos,
+             short_of_nodes.err().message);
 }

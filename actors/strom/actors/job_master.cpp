@@ -541,13 +541,8 @@ void handle_loss(self_ptr self, const job_master_setup& setup, const member_lost
     return;
   }
   forget_on_shards(self, lost.node_id);
-  if (st.pipeline)  // its stage has no snapshot to be restored from yet
-    return fail_job(self, setup,
-                    make_error(strom_error::node_lost,
-                               fmt::format("node {} of a pipeline job was lost ({}); its stage "
-                                           "cannot be restored (stage snapshots are not built "
-                                           "yet)", lost.node_id,
-                                           error_text(self->system(), lost.reason))));
+  if (st.pipeline)
+    return restore_stage(self, setup, lost);
   if (st.status.state == "preparing") {
     st.members.erase(lost.node_id);
     return fail_job(self, setup, lost.reason);
@@ -649,6 +644,7 @@ caf::behavior job_master(caf::stateful_actor<job_master_state>* self, job_master
                                                   : take_joiner(self, setup, joined);
     },
     [self, setup](const stage_epoch_end& ended) { pipeline_epoch_ended(self, setup, ended); },
+    [self](const stage_snapshot_note& note) { pipeline_snapshot_held(self, note); },
     [self, setup](rejoin_atom, std::uint64_t job_id, std::uint32_t round) {
       auto& st = self->state;
       if (st.outcome || !st.paused || job_id != st.status.job_id || round != st.round)

@@ -87,6 +87,14 @@ struct pipeline_run {
   std::size_t ready = 0;            ///< stages whose subnet answered
   std::vector<double> busy_seconds;  ///< by stage, over the epochs trained
   double train_seconds = 0.0;        ///< over the epochs trained
+  std::uint32_t generation = 0;      ///< grows with every stage restore
+  /// By stage: the snapshots its holder keeps (the latest stage_snapshots::held_kept).
+  std::vector<std::vector<stage_snapshot_note>> held;
+  /// By stage: the snapshots it took and keeps (the latest stage_snapshots::own_kept), which it
+  /// can roll back to even when the copies its holder kept were lost with the holder.
+  std::vector<std::vector<stage_snapshot_note>> taken;
+  bool trained = false;  ///< the current epoch's training has ended (its evaluation runs)
+  std::optional<caf::actor_clock::time_point> restoring;  ///< since the loss a restore answers
 };
 
 /// A node that joined while the job runs, until it trains its first round.
@@ -164,7 +172,8 @@ struct job_master_state {
 /// node_progress, node_epoch_report, node_failure (the scheduler passes them on from
 /// the job's nodes); member_lost from the scheduler; member_joined -> bool (whether the job
 /// takes the node; it is brought in at the next round, cutting the running one short);
-/// stage_epoch_end from a pipeline job's last subnet (job_pipeline.cpp);
+/// stage_epoch_end from a pipeline job's last subnet (job_pipeline.cpp); stage_snapshot_note
+/// from a stage's holder (job_stage_restore.cpp);
 /// (attach_atom, job_id) -> submit_reply
 /// (the sender becomes a client); (cancel_atom, job_id) -> submit_reply; watchdog_atom.
 caf::behavior job_master(caf::stateful_actor<job_master_state>* self, job_master_setup setup);

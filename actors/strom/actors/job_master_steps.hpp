@@ -91,6 +91,22 @@ void place_then_start(self_ptr self, const job_master_setup& setup);
 /// A pipeline job's next epoch: the first stage is told to train it.
 void start_pipeline_epoch(self_ptr self);
 
+/// Tells every subnet its neighbours and the pipeline's generation; `linked` runs once all
+/// answered (a stage's neighbour may reach it by another route than the job_master).
+void link_stages(self_ptr self, const job_master_setup& setup, std::function<void()> linked);
+
+/// Asks `node` to spawn stage `s`'s subnet (of the pipeline's generation); `ready` gets it.
+/// A node that cannot fails the job.
+void assign_stage(self_ptr self, const job_master_setup& setup, std::uint32_t s,
+                  const job_node& node, std::function<void(caf::actor)> ready);
+
+/// A stage's holder keeps its snapshot (a point a restore can go back to).
+void pipeline_snapshot_held(self_ptr self, const stage_snapshot_note& note);
+
+/// A pipeline job lost a stage's node: the stage is re-spawned on a spare from its holder's
+/// copy and the others go back to the same point; without a spare or a snapshot the job fails.
+void restore_stage(self_ptr self, const job_master_setup& setup, const member_lost& lost);
+
 /// A pipeline job's last stage reports an epoch's training or its evaluation.
 void pipeline_epoch_ended(self_ptr self, const job_master_setup& setup,
                           const stage_epoch_end& ended);

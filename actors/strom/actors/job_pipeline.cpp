@@ -4,7 +4,7 @@
 // subnet (stage_assignment); once all answered they are linked (stage_links) and the epochs
 // run: the first stage is told to train one (stage_run), the last reports its end
 // (stage_epoch_end), then the same for the evaluation, and the epoch is recorded like any
-// other mode's (end_epoch). A stage node lost fails the job: stages take no snapshots yet.
+// other mode's (end_epoch). A stage's node lost is restored (job_stage_restore.cpp).
 
 #include <algorithm>
 #include <memory>
@@ -14,6 +14,7 @@
 
 #include "strom/actors/error_text.hpp"
 #include "strom/actors/job_master_steps.hpp"
+#include "strom/actors/stage_snapshots.hpp"
 #include "strom/log.hpp"
 
 namespace strom::actors::job_steps {
@@ -38,22 +39,23 @@ void begin_pipeline(self_ptr self, const job_master_setup& setup) {
   start_epoch(self, setup);
 }
 
-/// Every subnet runs: each learns its neighbours; once all answered (a stage's neighbour may
-/// reach it by another route than the job_master), the first epoch starts.
-void link_stages(self_ptr self, const job_master_setup& setup) {
+} // namespace
+
+void link_stages(self_ptr self, const job_master_setup& setup, std::function<void()> linked) {
   auto& st = self->state;
-  const auto& subnets = st.pipeline->subnets;
+  const auto& run = *st.pipeline;
+  const auto& subnets = run.subnets;
   auto left = std::make_shared<std::size_t>(subnets.size());
   for (std::size_t s = 0; s < subnets.size(); ++s)
     self
       ->request(subnets[s], setup.timeouts.answer_timeout,
                 stage_links{s > 0 ? subnets[s - 1] : caf::actor{},
                             s + 1 < subnets.size() ? subnets[s + 1] : caf::actor{},
-                            caf::actor_cast<caf::actor>(self)})
+                            caf::actor_cast<caf::actor>(self), run.generation})
       .then(
-        [self, setup, left](wired_atom) {
+        [self, left, linked](wired_atom) {
           if (!self->state.outcome && --*left == 0)
-            begin_pipeline(self, setup);
+            linked();
         },
         [self, setup, s](caf::error& err) {
           fail_job(self, setup,
@@ -63,39 +65,54 @@ void link_stages(self_ptr self, const job_master_setup& setup) {
         });
 }
 
-/// Asks each stage's node to spawn its subnet.
-void spawn_stages(self_ptr self, const job_master_setup& setup) {
+void assign_stage(self_ptr self, const job_master_setup& setup, std::uint32_t s,
+                  const job_node& node, std::function<void(caf::actor)> ready) {
   auto& st = self->state;
-  auto& run = *st.pipeline;
+  const auto& run = *st.pipeline;
+  const auto& stage = run.placement.stages[s];
+  const auto node_id = node.status.node_id;
+  stage_assignment work{st.status.job_id,
+                        setup.submission.job_text,
+                        setup.submission.source,
+                        s,
+                        static_cast<std::uint32_t>(run.placement.stages.size()),
+                        stage.first_layer,
+                        stage.end_layer,
+                        run.placement.micro_batches,
+                        run.generation};
+  request_while_alive(self, st.awaiting, node_id, node.agent, setup.timeouts.prepare_timeout,
+                      std::move(work))
+    .then(
+      [self, ready](const stage_ready& answer) {
+        if (self->state.outcome)
+          return;
+        self->state.last_heard = self->clock().now();
+        ready(answer.subnet);
+      },
+      [self, setup, node_id, s](caf::error& err) {
+        fail_job(self, setup,
+                 make_error(code_for(err, strom_error::bad_job),
+                            fmt::format("node {} did not start pipeline stage {}: {}", node_id,
+                                        s + 1, error_text(self->system(), err))));
+      });
+}
+
+namespace {
+
+/// Asks each stage's node to spawn its subnet; once all run they are linked and train.
+void spawn_stages(self_ptr self, const job_master_setup& setup) {
+  auto& run = *self->state.pipeline;
   const auto& stages = run.placement.stages;
   run.subnets.assign(stages.size(), caf::actor{});
-  const auto job_id = st.status.job_id;
-  for (std::uint32_t s = 0; s < stages.size(); ++s) {
-    const auto& node = setup.nodes[stages[s].node];
-    const auto node_id = node.status.node_id;
-    stage_assignment work{job_id, setup.submission.job_text, setup.submission.source, s,
-                          static_cast<std::uint32_t>(stages.size()), stages[s].first_layer,
-                          stages[s].end_layer, run.placement.micro_batches};
-    request_while_alive(self, st.awaiting, node_id, node.agent, setup.timeouts.prepare_timeout,
-                        std::move(work))
-      .then(
-        [self, setup, s](const stage_ready& ready) {
-          auto& st = self->state;
-          if (st.outcome)
-            return;
-          auto& run = *st.pipeline;
-          run.subnets[s] = ready.subnet;
-          st.last_heard = self->clock().now();
-          if (++run.ready == run.subnets.size())
-            link_stages(self, setup);
-        },
-        [self, setup, node_id, s](caf::error& err) {
-          fail_job(self, setup,
-                   make_error(code_for(err, strom_error::bad_job),
-                              fmt::format("node {} did not start pipeline stage {}: {}", node_id,
-                                          s + 1, error_text(self->system(), err))));
-        });
-  }
+  run.held.assign(stages.size(), {});
+  run.taken.assign(stages.size(), {});
+  for (std::uint32_t s = 0; s < stages.size(); ++s)
+    assign_stage(self, setup, s, setup.nodes[stages[s].node], [self, setup, s](caf::actor subnet) {
+      auto& run = *self->state.pipeline;
+      run.subnets[s] = std::move(subnet);
+      if (++run.ready == run.subnets.size())
+        link_stages(self, setup, [self, setup] { begin_pipeline(self, setup); });
+    });
 }
 
 /// A pipeline job's report before its first epoch: the split, the predictions, GPipe's bubble.
@@ -149,13 +166,34 @@ void place_then_start(self_ptr self, const job_master_setup& setup) {
 
 void start_pipeline_epoch(self_ptr self) {
   auto& st = self->state;
-  self->send(st.pipeline->subnets.front(), stage_run{st.status.epoch, false});
+  auto& run = *st.pipeline;
+  run.trained = false;
+  self->send(run.subnets.front(), stage_run{st.status.epoch, false, run.generation, 0});
+}
+
+void pipeline_snapshot_held(self_ptr self, const stage_snapshot_note& note) {
+  auto& st = self->state;
+  if (st.outcome || !st.pipeline || note.stage >= st.pipeline->held.size())
+    return;
+  auto& run = *st.pipeline;
+  const auto holder = holder_of(note.stage, static_cast<std::uint32_t>(run.subnets.size()));
+  if (self->current_sender() != run.subnets[holder].address())
+    return;
+  auto& held = run.held[note.stage];
+  if (held.size() == stage_snapshots::held_kept)
+    held.erase(held.begin());
+  held.push_back(note);
+  auto& taken = run.taken[note.stage];
+  if (taken.size() == stage_snapshots::own_kept)
+    taken.erase(taken.begin());
+  taken.push_back(note);
 }
 
 void pipeline_epoch_ended(self_ptr self, const job_master_setup& setup,
                           const stage_epoch_end& ended) {
   auto& st = self->state;
   if (st.outcome || !st.pipeline || ended.epoch != st.status.epoch
+      || ended.generation != st.pipeline->generation
       || self->current_sender() != st.pipeline->subnets.back().address())
     return;
   st.last_heard = self->clock().now();
@@ -171,6 +209,7 @@ void pipeline_epoch_ended(self_ptr self, const job_master_setup& setup,
     return end_epoch(self, setup, epoch_check{tested, {}});
   }
   st.round_started = self->clock().now();  // the epoch's training ends here
+  run.trained = true;
   const double seconds = seconds_between(st.epoch_started, st.round_started);
   st.epoch_done = {ended.loss_sum, ended.steps, ended.samples, 0.0};
   st.report.iterations += ended.steps;
@@ -188,7 +227,7 @@ void pipeline_epoch_ended(self_ptr self, const job_master_setup& setup,
     / static_cast<double>(std::max<std::size_t>(run.busy_seconds.size(), 1));
   summary.bubble_fraction =
     run.train_seconds > 0 ? std::clamp(1.0 - busy_mean / run.train_seconds, 0.0, 1.0) : 0.0;
-  self->send(run.subnets.front(), stage_run{st.status.epoch, true});
+  self->send(run.subnets.front(), stage_run{st.status.epoch, true, run.generation, 0});
 }
 
 } // namespace strom::actors::job_steps

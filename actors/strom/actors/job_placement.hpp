@@ -28,6 +28,7 @@ struct job_placement {
   std::string job_name;
   std::uint32_t epochs = 0;
   std::uint32_t micro_batches = 0;     ///< a pipeline job's, per minibatch
+  std::uint32_t batch_size = 0;        ///< samples a minibatch
   std::vector<stage_placement> stages;  ///< empty: the job is no pipeline job
 };
 

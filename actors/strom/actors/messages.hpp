@@ -303,7 +303,7 @@ struct shard_stats {
 
 /// Bumped whenever a message of this header changes: nodes of different versions refuse to
 /// join instead of misreading each other.
-inline constexpr std::uint32_t protocol_version = 14;
+inline constexpr std::uint32_t protocol_version = 15;
 
 /// A node that trains (the default).
 inline constexpr const char* node_role_worker = "worker";
@@ -934,6 +934,7 @@ struct stage_assignment {
   std::uint32_t first_layer = 0;
   std::uint32_t end_layer = 0;
   std::uint32_t micro_batches = 1;  ///< a minibatch is split into this many
+  std::uint32_t generation = 0;     ///< the pipeline's, which grows with every stage restore
 };
 
 /// node_agent -> job_master: the node's subnet runs.
@@ -949,6 +950,7 @@ struct stage_links {
   caf::actor upstream;
   caf::actor downstream;
   caf::actor master;
+  std::uint32_t generation = 0;  ///< stage messages of another generation are dropped
 };
 
 /// job_master -> the first subnet: train 0-based epoch `epoch`, or evaluate the model on the
@@ -956,11 +958,16 @@ struct stage_links {
 struct stage_run {
   std::uint32_t epoch = 0;
   bool evaluation = false;
+  std::uint32_t generation = 0;
+  std::uint64_t from_step = 0;  ///< the epoch's minibatches already trained (a restore)
 };
 
 /// subnet -> the next subnet: one micro-batch's activations, rows x the stage's output width,
 /// as a dense fp32 update frame (compute/frames/update_frame.hpp).
 struct stage_forward {
+  std::uint32_t generation = 0;
+  std::uint32_t epoch = 0;
+  std::uint64_t epoch_step = 0;         ///< the minibatch, counted in its epoch
   std::uint64_t step = 0;               ///< the minibatch, counted over the job
   std::uint32_t first_row = 0;          ///< the micro-batch's first sample in the minibatch
   std::uint32_t rows = 0;
@@ -974,6 +981,7 @@ struct stage_forward {
 /// subnet -> the previous subnet: dL/d(its activations) of one micro-batch, as a dense fp32
 /// update frame.
 struct stage_backward {
+  std::uint32_t generation = 0;
   std::uint64_t step = 0;
   std::uint32_t first_row = 0;
   std::uint32_t rows = 0;
@@ -983,6 +991,7 @@ struct stage_backward {
 /// subnet -> the next subnet after an epoch's (or evaluation's) last micro-batch, and from
 /// the last stage to the job_master: what the epoch added up to, each stage adding its own.
 struct stage_epoch_end {
+  std::uint32_t generation = 0;
   std::uint32_t epoch = 0;
   bool evaluation = false;
   std::uint64_t steps = 0;     ///< minibatches (updater steps of every stage)
@@ -993,10 +1002,55 @@ struct stage_epoch_end {
   std::vector<std::uint64_t> activation_bytes;  ///< by stage: frame bytes it sent
 };
 
+/// Where a pipeline stood when its stages took a snapshot: before minibatch `epoch_step` of
+/// `epoch` (an epoch's end is the next epoch's step 0).
+struct stage_point {
+  std::uint32_t epoch = 0;
+  std::uint64_t epoch_step = 0;
+  friend bool operator==(const stage_point&, const stage_point&) = default;
+  friend auto operator<=>(const stage_point&, const stage_point&) = default;
+};
+
+/// A stage's snapshot at `at`, stored: the stage's chunks went to its holder (a neighbouring
+/// stage) first, then this note (subnet -> holder), which the holder passes on once it holds
+/// the whole snapshot (holder -> job_master). The last stage's epoch figures so far ride
+/// along, for a restore to go on from.
+struct stage_snapshot_note {
+  std::uint32_t stage = 0;
+  stage_point at;
+  std::uint64_t step = 0;  ///< minibatches over the job
+  std::uint64_t snapshot_id = 0;
+  std::uint64_t steps = 0;  ///< the last stage's figures of the epoch so far
+  std::uint64_t samples = 0;
+  double loss_sum = 0.0;
+};
+
+/// job_master -> a surviving subnet after a stage's loss: go back to the snapshot taken at
+/// `to` (with the figures of `note`, the last stage's) and drop every stage message of an
+/// older generation; answered with the minibatches undone.
+struct stage_rollback {
+  std::uint32_t generation = 0;
+  stage_snapshot_note to;
+};
+
+/// job_master -> a re-spawned subnet: take stage `to.stage`'s snapshot at `to.at` from
+/// `holder` (which keeps it), then answer (0 minibatches undone).
+struct stage_restore {
+  caf::actor holder;
+  stage_snapshot_note to;
+};
+
+/// re-spawned subnet -> holder: send the snapshot of `stage` taken at `at` as chunks, then
+/// answer snapshot_sent.
+struct stage_snapshot_fetch {
+  std::uint32_t stage = 0;
+  stage_point at;
+};
+
 template <class F>
 typename F::result_type inspect(F& f, stage_assignment& x) {
   return f(caf::meta::type_name("stage_assignment"), x.job_id, x.job_text, x.source, x.stage,
-           x.stages, x.first_layer, x.end_layer, x.micro_batches);
+           x.stages, x.first_layer, x.end_layer, x.micro_batches, x.generation);
 }
 
 template <class F>
@@ -1006,12 +1060,13 @@ typename F::result_type inspect(F& f, stage_ready& x) {
 
 template <class F>
 typename F::result_type inspect(F& f, stage_links& x) {
-  return f(caf::meta::type_name("stage_links"), x.upstream, x.downstream, x.master);
+  return f(caf::meta::type_name("stage_links"), x.upstream, x.downstream, x.master,
+           x.generation);
 }
 
 template <class F>
 typename F::result_type inspect(F& f, stage_run& x) {
-  return f(caf::meta::type_name("stage_run"), x.epoch, x.evaluation);
+  return f(caf::meta::type_name("stage_run"), x.epoch, x.evaluation, x.generation, x.from_step);
 }
 
 template <class F>
@@ -1020,11 +1075,13 @@ typename F::result_type inspect(F& f, stage_forward& x) {
     return f(caf::meta::type_name("stage_forward"), x.step, x.first_row, x.rows,
              x.activations.size());
   else if constexpr (F::reads_state)
-    return caf::error::eval([&] { return f(x.step, x.first_row, x.rows, x.minibatch_samples,
+    return caf::error::eval([&] { return f(x.generation, x.epoch, x.epoch_step, x.step,
+                                           x.first_row, x.rows, x.minibatch_samples,
                                            x.micro_batches, x.evaluation, x.labels); },
                             [&] { return detail::save_frame(f, x.activations); });
   else
-    return caf::error::eval([&] { return f(x.step, x.first_row, x.rows, x.minibatch_samples,
+    return caf::error::eval([&] { return f(x.generation, x.epoch, x.epoch_step, x.step,
+                                           x.first_row, x.rows, x.minibatch_samples,
                                            x.micro_batches, x.evaluation, x.labels); },
                             [&] { return detail::load_frame(f, x.activations); });
 }
@@ -1035,17 +1092,43 @@ typename F::result_type inspect(F& f, stage_backward& x) {
     return f(caf::meta::type_name("stage_backward"), x.step, x.first_row, x.rows,
              x.gradient.size());
   else if constexpr (F::reads_state)
-    return caf::error::eval([&] { return f(x.step, x.first_row, x.rows); },
+    return caf::error::eval([&] { return f(x.generation, x.step, x.first_row, x.rows); },
                             [&] { return detail::save_frame(f, x.gradient); });
   else
-    return caf::error::eval([&] { return f(x.step, x.first_row, x.rows); },
+    return caf::error::eval([&] { return f(x.generation, x.step, x.first_row, x.rows); },
                             [&] { return detail::load_frame(f, x.gradient); });
 }
 
 template <class F>
 typename F::result_type inspect(F& f, stage_epoch_end& x) {
-  return f(caf::meta::type_name("stage_epoch_end"), x.epoch, x.evaluation, x.steps, x.samples,
-           x.loss_sum, x.correct, x.busy_seconds, x.activation_bytes);
+  return f(caf::meta::type_name("stage_epoch_end"), x.generation, x.epoch, x.evaluation,
+           x.steps, x.samples, x.loss_sum, x.correct, x.busy_seconds, x.activation_bytes);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, stage_point& x) {
+  return f(caf::meta::type_name("stage_point"), x.epoch, x.epoch_step);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, stage_snapshot_note& x) {
+  return f(caf::meta::type_name("stage_snapshot_note"), x.stage, x.at, x.step, x.snapshot_id,
+           x.steps, x.samples, x.loss_sum);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, stage_rollback& x) {
+  return f(caf::meta::type_name("stage_rollback"), x.generation, x.to);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, stage_restore& x) {
+  return f(caf::meta::type_name("stage_restore"), x.holder, x.to);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, stage_snapshot_fetch& x) {
+  return f(caf::meta::type_name("stage_snapshot_fetch"), x.stage, x.at);
 }
 
 /// Registers every strom message type and the strom error category (errors.hpp) on `cfg`
@@ -1165,5 +1248,10 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   CAF_ADD_TYPE_ID(strom, (strom::actors::stage_forward))
   CAF_ADD_TYPE_ID(strom, (strom::actors::stage_backward))
   CAF_ADD_TYPE_ID(strom, (strom::actors::stage_epoch_end))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::stage_point))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::stage_snapshot_note))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::stage_rollback))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::stage_restore))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::stage_snapshot_fetch))
 
 CAF_END_TYPE_ID_BLOCK(strom)

@@ -11,6 +11,8 @@
 #include "strom/compute/codecs/dense_codec.hpp"
 #include "strom/compute/data/partition.hpp"
 #include "strom/compute/layers/softmax_cross_entropy.hpp"
+#include "strom/compute/snapshots/snapshot_encoding.hpp"
+#include "strom/log.hpp"
 
 namespace strom::actors {
 
@@ -82,25 +84,95 @@ bool decode_into(self_ptr self, const subnet_setup& setup, const compute::frame&
   return true;
 }
 
+/// The stage's snapshot at `at`: kept for a rollback, and a copy sent (chunks, then the note)
+/// to the stage's holder, which tells the job_master once it holds it whole.
+void take_snapshot(self_ptr self, const subnet_setup& setup, const stage_point& at) {
+  auto& st = self->state;
+  auto& core = setup.replica->core();
+  stage_snapshot_note note{setup.stage, at, st.step, ++st.snapshots_taken, st.totals.steps,
+                           st.totals.samples, st.totals.loss_sum};
+  compute::snapshot_progress progress;
+  progress.epoch = core.epoch();
+  progress.iteration = core.iteration();
+  progress.batches_in_epoch = at.epoch_step;
+  auto saved = compute::take_snapshot(core, nullptr, std::move(progress));
+  const auto encoded = compute::encode_snapshot(saved);
+  st.snapshots.keep_own({note, std::move(saved)});
+  auto chunks = compute::chunk_snapshot({encoded.begin(), encoded.size()}, note.snapshot_id);
+  if (!chunks) {  // the holder never confirms it: a restore goes back further
+    log::warning("pipeline stage {} of job {}: snapshot not sent: {}", setup.stage + 1,
+              setup.job_id, chunks.err().message);
+    return;
+  }
+  const auto& holder = setup.stage + 1 < setup.stages ? st.links.downstream : st.links.upstream;
+  for (auto& chunk : *chunks)
+    self->send(holder, snapshot_chunk{std::move(chunk)});
+  self->send(holder, note);
+}
+
+/// Sends `encoded` (a snapshot held or taken) to `receiver` as chunks.
+caf::result<snapshot_sent> send_snapshot(self_ptr self, const caf::actor& receiver,
+                                         const compute::frame& encoded, std::uint64_t id) {
+  const auto bytes = encoded.bytes();
+  auto chunks = compute::chunk_snapshot(
+    {reinterpret_cast<const capnp::word*>(bytes.data()), bytes.size() / sizeof(capnp::word)}, id);
+  if (!chunks)
+    return make_error(strom_error::snapshot_failed, chunks.err().message);
+  const auto count = static_cast<std::uint32_t>(chunks->size());
+  for (auto& chunk : *chunks)
+    self->send(receiver, snapshot_chunk{std::move(chunk)});
+  return snapshot_sent{id, count, bytes.size()};
+}
+
+/// The stage's state as it was at `to`: `saved` in its replica, nothing in flight, the last
+/// stage's figures of the epoch as they were.
+caf::error go_back(self_ptr self, const subnet_setup& setup, const stage_snapshot_note& to,
+                   const compute::replica_snapshot& saved) {
+  auto& st = self->state;
+  if (auto ok = compute::apply_snapshot(saved, setup.replica->core(), nullptr); !ok)
+    return make_error(strom_error::snapshot_failed,
+                      fmt::format("pipeline stage {} of job {}: snapshot refused: {}",
+                                  setup.stage + 1, setup.job_id, ok.err().message));
+  setup.replica->discard_gradient();
+  st.step = to.step;
+  st.epoch = to.at.epoch;
+  st.epoch_step = st.next_epoch_step = to.at.epoch_step;
+  st.step_micro = st.step_done = 0;
+  st.step_loss = 0.0;
+  st.totals = {};
+  st.totals.steps = to.steps;
+  st.totals.samples = to.samples;
+  st.totals.loss_sum = to.loss_sum;
+  return caf::none;
+}
+
 /// Passes the epoch's end on with this stage's figures; the last stage adds the loss and
 /// hands it to the job_master. The counters start again, and after training the stage's
 /// epoch-based learning-rate schedule moves on.
 void end_epoch(self_ptr self, const subnet_setup& setup, stage_epoch_end marker) {
   auto& st = self->state;
-  if (!marker.evaluation)
+  const bool trained = !marker.evaluation;
+  const stage_point next{marker.epoch + 1, 0};
+  if (trained)
     setup.replica->core().finish_epoch();
+  marker.generation = st.generation;
   marker.busy_seconds.push_back(st.busy_seconds);
   marker.activation_bytes.push_back(st.sent_bytes);
   st.busy_seconds = 0.0;
   st.sent_bytes = 0;
-  if (setup.stage + 1 < setup.stages)
-    return self->send(st.links.downstream, std::move(marker));
-  marker.steps = st.totals.steps;
-  marker.samples = st.totals.samples;
-  marker.loss_sum = st.totals.loss_sum;
-  marker.correct = st.totals.correct;
-  st.totals = {};
-  self->send(st.links.master, std::move(marker));
+  if (setup.stage + 1 < setup.stages) {
+    self->send(st.links.downstream, std::move(marker));
+  } else {
+    marker.steps = st.totals.steps;
+    marker.samples = st.totals.samples;
+    marker.loss_sum = st.totals.loss_sum;
+    marker.correct = st.totals.correct;
+    st.totals = {};
+    self->send(st.links.master, std::move(marker));
+  }
+  // An epoch's end is where the next one starts: a loss during the evaluation goes back here.
+  if (trained)
+    take_snapshot(self, setup, next);
 }
 
 /// The first stage: the next minibatch's micro-batches go downstream, or the epoch ends.
@@ -117,6 +189,7 @@ void start_step(self_ptr self, const subnet_setup& setup) {
   const auto micro = std::min(setup.micro_batches, samples);
   st.step_micro = micro;
   st.step_done = 0;
+  st.epoch_step = st.next_epoch_step++;
   std::copy(next->features.begin(), next->features.end(), stage.input_rows(0, samples).begin());
   for (std::uint32_t m = 0; m < micro; ++m) {
     const auto part = micro_batch_of(samples, micro, m);
@@ -124,6 +197,9 @@ void start_step(self_ptr self, const subnet_setup& setup) {
     timed(self, setup, [&] {
       out.activations = frame_of(self, setup, stage.forward(part.first, part.rows));
     });
+    out.generation = st.generation;
+    out.epoch = st.epoch;
+    out.epoch_step = st.epoch_step;
     out.step = st.step;
     out.first_row = part.first;
     out.rows = part.rows;
@@ -147,6 +223,7 @@ void run_evaluation(self_ptr self, const subnet_setup& setup, std::uint32_t epoc
       timed(self, setup, [&] {
         out.activations = frame_of(self, setup, setup.replica->predict(b->features, b->size));
       });
+      out.generation = st.generation;
       out.rows = out.minibatch_samples = static_cast<std::uint32_t>(b->size);
       out.micro_batches = 1;
       out.evaluation = true;
@@ -200,6 +277,8 @@ void micro_batch_done(self_ptr self, const subnet_setup& setup) {
   st.step_done = 0;
   timed(self, setup, [&] { setup.replica->step(); });
   ++st.step;
+  if (st.step % setup.snapshot_every == 0)
+    timed(self, setup, [&] { take_snapshot(self, setup, {st.epoch, st.epoch_step + 1}); });
   if (setup.stage == 0)
     start_step(self, setup);
 }
@@ -223,6 +302,10 @@ void train_forward(self_ptr self, const subnet_setup& setup, stage_forward& in) 
                    "a micro-batch"))
     return;
   st.step_micro = in.micro_batches;
+  st.epoch = in.epoch;
+  st.epoch_step = in.epoch_step;
+  if (st.generation == 0 && st.snapshots_taken == 0)  // the state training starts from
+    take_snapshot(self, setup, {0, 0});
   if (!stage.last()) {
     timed(self, setup, [&] {
       in.activations = frame_of(self, setup, stage.forward(in.first_row, in.rows));
@@ -235,7 +318,7 @@ void train_forward(self_ptr self, const subnet_setup& setup, stage_forward& in) 
                                       setup.stage + 1, in.labels.size(), in.rows)));
     return;
   }
-  stage_backward back{in.step, in.first_row, in.rows, {}};
+  stage_backward back{st.generation, in.step, in.first_row, in.rows, {}};
   timed(self, setup, [&] {
     auto gradient = std::span{st.input_gradient}.first(in.rows * stage.input_width());
     const auto measured =
@@ -267,7 +350,7 @@ void train_backward(self_ptr self, const subnet_setup& setup, const stage_backwa
   if (!decode_into(self, setup, in.gradient, in.rows, stage.output_width(), st.received,
                    "a gradient"))
     return;
-  stage_backward back{in.step, in.first_row, in.rows, {}};
+  stage_backward back{st.generation, in.step, in.first_row, in.rows, {}};
   timed(self, setup, [&] {
     auto gradient = std::span{st.input_gradient}.first(in.rows * stage.input_width());
     stage.backward(in.first_row, in.rows,
@@ -288,29 +371,40 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
   const auto& stage = *setup.replica;
   st.received.assign(stage.output_width() * stage.max_batch(), 0.0f);
   st.input_gradient.assign(stage.input_width() * stage.max_batch(), 0.0f);
+  st.generation = setup.generation;
+  st.snapshots = stage_snapshots{setup.snapshot_bytes};
+  const auto sender_of = [self] { return caf::actor_cast<caf::actor_addr>(self->current_sender()); };
   return {
     [self](const stage_links& links) {
       self->state.links = links;
+      self->state.generation = links.generation;
       return wired_atom_v;
     },
     [self, setup](const stage_run& run) {
       auto& st = self->state;
-      if (setup.stage != 0 || !setup.train)
+      if (setup.stage != 0 || !setup.train || run.generation != st.generation)
         return;
       if (run.evaluation)
         return run_evaluation(self, setup, run.epoch);
       st.epoch = run.epoch;
-      const auto order =
+      auto order =
         compute::epoch_order({0, setup.train->size()}, setup.seed, run.epoch, setup.shuffle);
+      // A restored pipeline goes on after the minibatches its snapshot holds.
+      const auto done = std::min<std::size_t>(run.from_step * setup.replica->max_batch(),
+                                              order.size());
+      order.erase(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(done));
+      st.next_epoch_step = run.from_step;
       if (!st.loader)
-        st.loader = std::make_unique<compute::batch_loader>(*setup.train, order,
+        st.loader = std::make_unique<compute::batch_loader>(*setup.train, std::move(order),
                                                             setup.replica->max_batch());
       else
-        st.loader->reset(order);
+        st.loader->reset(std::move(order));
+      if (st.generation == 0 && st.snapshots_taken == 0)  // the state training starts from
+        take_snapshot(self, setup, {0, 0});
       start_step(self, setup);
     },
     [self, setup](stage_forward& in) {
-      if (setup.stage == 0)
+      if (setup.stage == 0 || in.generation != self->state.generation)
         return;
       if (in.evaluation)
         evaluate_forward(self, setup, in);
@@ -318,15 +412,87 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
         train_forward(self, setup, in);
     },
     [self, setup](const stage_backward& in) {
-      if (setup.replica->last())
+      if (setup.replica->last() || in.generation != self->state.generation)
         return;
       train_backward(self, setup, in);
     },
     [self, setup](stage_epoch_end& marker) {
-      if (setup.stage == 0)
+      if (setup.stage == 0 || marker.generation != self->state.generation)
         return;
       self->state.epoch = marker.epoch;
       end_epoch(self, setup, std::move(marker));
+    },
+    [self, setup, sender_of](const snapshot_chunk& chunk) {
+      if (auto ok = self->state.snapshots.add_chunk(sender_of(), chunk.value); !ok)
+        log::warning("pipeline stage {} of job {}: a snapshot chunk refused: {}", setup.stage + 1,
+                  setup.job_id, ok.err().message);
+    },
+    [self, setup, sender_of](const stage_snapshot_note& note) {
+      auto& st = self->state;
+      if (auto ok = st.snapshots.hold(sender_of(), note); !ok) {
+        log::warning("pipeline stage {} of job {}: {}", setup.stage + 1, setup.job_id,
+                     ok.err().message);
+        return;
+      }
+      self->send(st.links.master, note);
+    },
+    [self, setup](const stage_snapshot_fetch& fetch) -> caf::result<snapshot_sent> {
+      auto& st = self->state;
+      const auto* copy = st.snapshots.held(fetch.stage, fetch.at);
+      if (!copy)
+        return make_error(strom_error::snapshot_failed,
+                          fmt::format("pipeline stage {} holds no snapshot of stage {} at "
+                                      "epoch {} step {}", setup.stage + 1, fetch.stage + 1,
+                                      fetch.at.epoch + 1, fetch.at.epoch_step));
+      return send_snapshot(self, caf::actor_cast<caf::actor>(self->current_sender()), *copy,
+                           ++st.snapshots_taken);
+    },
+    [self, setup](const stage_rollback& back) -> caf::result<std::uint64_t> {
+      auto& st = self->state;
+      const auto* kept = st.snapshots.own(back.to.at);
+      if (!kept)
+        return make_error(strom_error::snapshot_failed,
+                          fmt::format("pipeline stage {} of job {} keeps no snapshot of epoch "
+                                      "{} step {}", setup.stage + 1, setup.job_id,
+                                      back.to.at.epoch + 1, back.to.at.epoch_step));
+      const auto undone = st.step - std::min(st.step, kept->note.step);
+      auto to = back.to;
+      to.step = kept->note.step;
+      if (auto err = go_back(self, setup, to, kept->saved))
+        return err;
+      st.generation = back.generation;
+      return undone;
+    },
+    [self, setup](const stage_restore& restore) -> caf::result<std::uint64_t> {
+      auto promise = self->make_response_promise<std::uint64_t>();
+      const auto holder = restore.holder;
+      const auto to = restore.to;
+      self
+        ->request(holder, setup.snapshot_timeout, stage_snapshot_fetch{to.stage, to.at})
+        .then(
+          [self, setup, promise, holder, to](const snapshot_sent&) mutable {
+            auto encoded = self->state.snapshots.take_received(holder.address());
+            if (!encoded) {
+              promise.deliver(make_error(strom_error::snapshot_failed, encoded.err().message));
+              return;
+            }
+            const auto bytes = encoded->bytes();
+            auto saved = compute::decode_snapshot(
+              {reinterpret_cast<const capnp::word*>(bytes.data()),
+               bytes.size() / sizeof(capnp::word)});
+            if (!saved) {
+              promise.deliver(make_error(strom_error::snapshot_failed, saved.err().message));
+              return;
+            }
+            if (auto err = go_back(self, setup, to, *saved)) {
+              promise.deliver(std::move(err));
+              return;
+            }
+            self->state.snapshots.keep_own({to, std::move(*saved)});  // for a later rollback
+            promise.deliver(std::uint64_t{0});
+          },
+          [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
+      return promise;
     },
   };
 }

@@ -18,9 +18,18 @@
 // A stage computes on its node's scheduler threads (not detached: its handle travels to the
 // other stages' nodes, and a detached actor's thread waits until every remote proxy of it is
 // gone) and waits after each computation as its node's speed factor asks
-// (compute_slowdown.hpp). A frame that does not fit the stage ends
-// it with an error: its node reports the failure and the job fails (no stage restore yet).
+// (compute_slowdown.hpp). A frame that does not fit the stage ends it with an error: its node
+// reports the failure and the job fails.
+//
+// Restore (LightDNN's): every stage snapshots its parameters and updater state when training
+// starts, every snapshot_every minibatches and at each epoch's end, keeps the snapshot and
+// sends a copy to its holder, a neighbouring stage (stage_snapshots.hpp), which tells the
+// job_master once it holds it. When a stage's node is lost, the job_master re-spawns the stage
+// on a spare node from the holder's copy (stage_restore) and rolls every other stage back to
+// its own snapshot of the same point (stage_rollback); the pipeline then goes on from there in
+// a new generation, and messages of older generations still in flight are dropped.
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -28,6 +37,7 @@
 #include <caf/all.hpp>
 
 #include "strom/actors/messages.hpp"
+#include "strom/actors/stage_snapshots.hpp"
 #include "strom/compute/data/batch_loader.hpp"
 #include "strom/compute/data/dataset.hpp"
 #include "strom/compute/frames/update_frame.hpp"
@@ -48,6 +58,12 @@ struct subnet_setup {
   std::uint64_t seed = 0;  ///< of the epochs' sample order
   bool shuffle = true;
   double speed_factor = 1.0;  ///< the node's (compute_slowdown.hpp, a testing aid)
+  std::uint32_t generation = 0;      ///< the pipeline's when the subnet was spawned
+  std::uint64_t snapshot_every = 100;  ///< minibatches between snapshots
+  /// The most an encoded snapshot of any stage can take: what a holder accepts (a copy
+  /// larger than this is refused, and the stage cannot be restored from it).
+  std::size_t snapshot_bytes = 0;
+  caf::timespan snapshot_timeout = std::chrono::minutes(2);  ///< for a restore's fetch
 };
 
 /// Micro-batch `index` of `count` over a minibatch of `samples`: rows [first, first + rows),
@@ -61,9 +77,12 @@ micro_batch_rows micro_batch_of(std::uint32_t samples, std::uint32_t count, std:
 /// A subnet's state.
 struct subnet_state {
   stage_links links;
+  std::uint32_t generation = 0;     ///< stage messages of other generations are dropped
   std::unique_ptr<compute::batch_loader> loader;  ///< the first stage's, this epoch
   std::uint32_t epoch = 0;
   std::uint64_t step = 0;           ///< minibatches started (first stage) or finished
+  std::uint64_t epoch_step = 0;     ///< the minibatch in flight, counted in its epoch
+  std::uint64_t next_epoch_step = 0;  ///< the first stage: the epoch's next minibatch
   std::uint32_t step_micro = 0;     ///< micro-batches of the minibatch in flight
   std::uint32_t step_done = 0;      ///< of those, backwards run
   std::uint32_t step_samples = 0;
@@ -74,12 +93,17 @@ struct subnet_state {
   compute::frame_workspace workspace;
   std::vector<float> received;        ///< a decoded output gradient
   std::vector<float> input_gradient;  ///< dL/d(input) of a micro-batch
+  stage_snapshots snapshots;          ///< its own and the neighbours' it holds
+  std::uint64_t snapshots_taken = 0;  ///< for their ids
 
   static inline const char* name = "strom.subnet";
 };
 
-/// Handles: stage_links -> wired_atom (answered before anything else is sent); stage_run (the first stage: an epoch or
-/// an evaluation); stage_forward, stage_backward, stage_epoch_end from its neighbours.
+/// Handles: stage_links -> wired_atom (answered before anything else is sent); stage_run (the
+/// first stage: an epoch or an evaluation); stage_forward, stage_backward, stage_epoch_end from
+/// its neighbours; snapshot_chunk and stage_snapshot_note (a neighbour's copy to hold);
+/// stage_snapshot_fetch -> snapshot_sent (a held copy, as chunks to the sender);
+/// stage_rollback -> minibatches undone; stage_restore -> 0 once restored.
 caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup);
 
 } // namespace strom::actors

@@ -142,6 +142,12 @@ result<void> check_job(const job_spec& job) {
     return error{fmt::format("{}: distributed.microBatches: {} is more than the {} samples of a "
                              "minibatch (training.batchSize)", job.source(),
                              distributed.getMicroBatches(), spec.getTraining().getBatchSize())};
+  if (distributed.getSnapshotEvery() < 1)
+    return error{fmt::format("{}: distributed.snapshotEvery: must be at least 1 step, got 0",
+                             job.source())};
+  if (distributed.getSpares() > max_pipeline_stages)
+    return error{fmt::format("{}: distributed.spares: {} is more than {}", job.source(),
+                             distributed.getSpares(), max_pipeline_stages)};
   const auto frequency = distributed.getAveragingFrequency();
   if (frequency < 1 || frequency > max_averaging_frequency)
     return error{fmt::format("{}: distributed.averagingFrequency: {} is outside [1, {}]",

@@ -32,6 +32,8 @@ struct local_training_options {
   std::optional<std::uint32_t> stages;         ///< overrides distributed.stages
   std::optional<std::uint32_t> micro_batches;  ///< overrides distributed.microBatches
   std::optional<std::uint32_t> pipelines;      ///< overrides distributed.pipelines
+  std::optional<std::uint32_t> snapshot_every;  ///< overrides distributed.snapshotEvery
+  std::optional<std::uint32_t> spares;          ///< overrides distributed.spares
   std::string checkpoint_dir;           ///< empty: no checkpoint
   training_observer* observer = nullptr;
   observers watch;  ///< metrics and timeline hooks for the run's actors (observation.hpp)

@@ -22,6 +22,9 @@ namespace {
 /// GPipe's advice: at least four micro-batches a stage keep the bubble below a fifth.
 constexpr std::uint32_t micro_batches_per_stage = 4;
 
+/// Room in a snapshot bound for its framing: list headers, progress, the message's words.
+constexpr std::uint64_t snapshot_slack_bytes = std::uint64_t{1} << 20;
+
 /// The job as the nodes read it (overrides applied, data paths absolute).
 result<job_spec> parsed_job(const std::string& text, const std::string& source) {
   auto parsed = parse_job_text(text, source, "/");
@@ -74,12 +77,14 @@ result<actors::job_placement> place_stages(const job_spec& job,
   const auto spec = job.reader();
   const auto distributed = spec.getDistributed();
   const std::uint32_t batch = spec.getTraining().getBatchSize();
-  const auto available = static_cast<std::uint32_t>(nodes.size());
+  const auto joined = static_cast<std::uint32_t>(nodes.size());
+  const std::uint32_t spares = distributed.getSpares();
+  const std::uint32_t available = joined - std::min(spares, joined);
   const std::uint32_t stages = distributed.getStages() > 0 ? distributed.getStages() : available;
   if (stages < 2 || stages > available)
     return error{fmt::format("{}: a pipeline of {} stages needs {} worker nodes, one a stage, and "
-                             "at least 2; the job has {}", job.source(), stages,
-                             std::max(stages, 2u), available)};
+                             "at least 2, besides {} spares; the job has {}", job.source(),
+                             stages, std::max(stages, 2u), spares, joined)};
   auto layers = compute::make_layers(spec.getNetwork(), 0);
   if (!layers)
     return error{fmt::format("{}: {}", job.source(), layers.err().message)};
@@ -119,6 +124,7 @@ result<actors::job_placement> place_stages(const job_spec& job,
   placement.job_name = spec.getName();
   placement.epochs = spec.getTraining().getEpochs();
   placement.micro_batches = micro;
+  placement.batch_size = batch;
   for (const auto& stage : split->stages)
     placement.stages.push_back({static_cast<std::uint32_t>(stage.first_layer),
                                 static_cast<std::uint32_t>(stage.end_layer),
@@ -157,6 +163,14 @@ result<actors::subnet_setup> prepare_stage(const actors::stage_assignment& work)
   setup.stage = work.stage;
   setup.stages = work.stages;
   setup.micro_batches = work.micro_batches;
+  setup.generation = work.generation;
+  setup.snapshot_every = std::max<std::uint32_t>(spec.getDistributed().getSnapshotEvery(), 1);
+  // A stage holds a neighbour's copies: no stage's snapshot outgrows the whole network's state.
+  auto whole = compute::estimate_memory(spec, {1, false});
+  if (!whole)
+    return error{fmt::format("{}: {}", job->source(), whole.err().message)};
+  setup.snapshot_bytes = static_cast<std::size_t>(
+    2 * (whole->parameters + whole->updater_state + whole->model_state) + snapshot_slack_bytes);
   setup.seed = spec.getTraining().getSeed();
   setup.shuffle = spec.getData().getShuffle();
   if (work.stage == 0) {

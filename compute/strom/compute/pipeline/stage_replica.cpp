@@ -73,6 +73,10 @@ void stage_replica::step() {
   std::fill(summed_.begin(), summed_.end(), 0.0f);
 }
 
+void stage_replica::discard_gradient() {
+  std::fill(summed_.begin(), summed_.end(), 0.0f);
+}
+
 std::span<const float> stage_replica::predict(std::span<const float> input, std::size_t rows) {
   return core_->net().predict(input, rows);
 }

@@ -72,6 +72,8 @@ public:
                                     std::span<float> input_gradient);
   /// The flush: L2 and one updater step on the summed gradient, which starts again at zero.
   void step();
+  /// Drops the gradient summed so far (a restore abandons the minibatch in flight).
+  void discard_gradient();
   /// The summed gradient so far, laid out like the stage's parameters.
   std::span<const float> summed_gradient() const noexcept { return summed_; }
   /// Inference forward of `rows` samples of `input`; valid until the next call.

@@ -1,0 +1,156 @@
+// The job_master's part in restoring a pipeline job's lost stage (issue #20, LightDNN's stage
+// restore). Every stage's holder tells the job_master which of the stage's snapshots it keeps
+// (pipeline_snapshot_held). When a stage's node is lost, the job_master picks the latest point
+// every stage's holder keeps a snapshot of, in the current epoch (or its end, once its
+// training has ended), and a spare: a node of the job that runs no stage. In a new generation
+// of the pipeline it then, at once and in parallel,
+//   - has the spare spawn the stage (stage_assignment) and take its snapshot from the holder
+//     (stage_restore), and
+//   - rolls every other stage back to its own snapshot of the same point (stage_rollback);
+// once all answered, it links the stages again and has the first stage go on from that point
+// (or evaluate the epoch). The minibatches since the point are trained again: samples_redone.
+// Without a spare, or without a point every holder keeps, the job fails naming why.
+
+#include <algorithm>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "strom/actors/error_text.hpp"
+#include "strom/actors/job_master_steps.hpp"
+#include "strom/actors/stage_snapshots.hpp"
+#include "strom/log.hpp"
+
+namespace strom::actors::job_steps {
+
+namespace {
+
+/// The latest point that lost stage `lost`'s holder keeps a copy of and every other stage
+/// keeps its own snapshot of: in epoch `epoch` while it trains, or at its end once its
+/// training has ended (the evaluation is then run again). As the holder's note, with the last
+/// stage's epoch figures at that point, which the pipeline goes on from.
+std::optional<stage_snapshot_note> restore_point(const pipeline_run& run, std::uint32_t lost,
+                                                 std::uint32_t epoch) {
+  const auto& copies = run.held[lost];
+  for (auto copy = copies.rbegin(); copy != copies.rend(); ++copy) {
+    const bool usable = run.trained ? copy->at == stage_point{epoch + 1, 0}
+                                    : copy->at.epoch == epoch;
+    const auto at = [&](const stage_snapshot_note& note) { return note.at == copy->at; };
+    const bool everywhere = std::all_of(run.taken.begin(), run.taken.end(), [&](const auto& t) {
+      return std::any_of(t.begin(), t.end(), at);
+    });
+    if (usable && everywhere) {
+      const auto& last = run.taken.back();
+      auto point = *std::find_if(last.begin(), last.end(), at);
+      point.stage = lost;
+      return point;
+    }
+  }
+  return std::nullopt;
+}
+
+/// A node of the job that runs no stage and is still a member.
+std::optional<job_node> spare_of(const job_master_state& st, const job_master_setup& setup) {
+  for (const auto& node : setup.nodes) {
+    const auto id = node.status.node_id;
+    if (!in_job(st, id) && st.members.count(id) > 0)
+      return node;
+  }
+  return std::nullopt;
+}
+
+/// Every stage runs again at the restore point: linked, the first stage goes on.
+void resume(self_ptr self, const job_master_setup& setup, const stage_snapshot_note& point,
+            std::uint64_t undone) {
+  auto& st = self->state;
+  auto& run = *st.pipeline;
+  const double took = seconds_between(*run.restoring, self->clock().now());
+  run.restoring.reset();
+  auto& r = st.report;
+  ++r.pipeline.stage_restores;
+  r.samples_redone += undone * run.placement.batch_size;
+  r.restore_seconds = std::max(r.restore_seconds, took);
+  log::info("job_master: job {} restored its pipeline (generation {}) at epoch {} step {} in "
+            "{:.2f} s; {} minibatches are trained again", st.status.job_id, run.generation,
+            point.at.epoch + 1, point.at.epoch_step, took, undone);
+  report_status(self, setup);
+  const bool evaluate = run.trained;
+  self->send(run.subnets.front(), stage_run{st.status.epoch, evaluate, run.generation,
+                                            evaluate ? 0 : point.at.epoch_step});
+}
+
+} // namespace
+
+void restore_stage(self_ptr self, const job_master_setup& setup, const member_lost& lost) {
+  auto& st = self->state;
+  auto& run = *st.pipeline;
+  const auto fail = [&](const std::string& why) {
+    fail_job(self, setup,
+             make_error(strom_error::node_lost,
+                        fmt::format("node {} of a pipeline job was lost ({}); {}", lost.node_id,
+                                    error_text(self->system(), lost.reason), why)));
+  };
+  const auto& stages = run.placement.stages;
+  const auto lost_at = std::find(st.nodes.begin(), st.nodes.end(), lost.node_id);
+  const auto s = static_cast<std::uint32_t>(lost_at - st.nodes.begin());
+  if (run.restoring)
+    return fail("another stage was being restored");
+  if (run.subnets.size() != stages.size() || run.held.size() != stages.size()
+      || st.status.state != "training")
+    return fail("its stages were not all running yet");
+  const auto point = restore_point(run, s, st.status.epoch);
+  if (!point)
+    return fail(fmt::format("no snapshot of epoch {} is held for every stage yet",
+                            st.status.epoch + 1));
+  const auto spare = spare_of(st, setup);
+  if (!spare)
+    return fail("no spare node to restore its stage on (strom submit --spares N)");
+  run.restoring = self->clock().now();
+  ++run.generation;
+  // The copies the lost node held for its neighbours went with it.
+  for (std::uint32_t t = 0; t < stages.size(); ++t)
+    if (t != s && holder_of(t, static_cast<std::uint32_t>(stages.size())) == s)
+      run.held[t].clear();
+  ++st.report.nodes_lost;
+  st.report.failure_detection_seconds =
+    std::max(st.report.failure_detection_seconds, lost.silent_seconds);
+  *lost_at = spare->status.node_id;
+  st.members.erase(lost.node_id);
+  log::info("job_master: job {} lost stage {} with node {}; restores it on node {} ({}) from its "
+            "snapshot at epoch {} step {}", st.status.job_id, s + 1, lost.node_id,
+            spare->status.node_id, spare->status.name, point->at.epoch + 1,
+            point->at.epoch_step);
+  // Answers still awaited: the re-spawned stage and every other stage's rollback.
+  auto left = std::make_shared<std::size_t>(stages.size());
+  auto undone = std::make_shared<std::uint64_t>(0);
+  const auto answered = [self, setup, left, undone, point = *point](std::uint64_t steps) {
+    *undone = std::max(*undone, steps);
+    if (--*left == 0)
+      link_stages(self, setup, [self, setup, undone, point] { resume(self, setup, point, *undone); });
+  };
+  const auto refused = [self, setup](const char* what, std::uint32_t stage) {
+    return [self, setup, what, stage](caf::error& err) {
+      fail_job(self, setup,
+               make_error(code_for(err, strom_error::node_failed),
+                          fmt::format("pipeline stage {} could not be {}: {}", stage + 1, what,
+                                      error_text(self->system(), err))));
+    };
+  };
+  const auto holder = run.subnets[holder_of(s, static_cast<std::uint32_t>(stages.size()))];
+  for (std::uint32_t other = 0; other < stages.size(); ++other)
+    if (other != s)
+      self
+        ->request(run.subnets[other], setup.timeouts.prepare_timeout,
+                  stage_rollback{run.generation, *point})
+        .then(answered, refused("rolled back", other));
+  assign_stage(self, setup, s, *spare,
+               [self, setup, s, holder, answered, refused, point = *point](caf::actor subnet) {
+                 self->state.pipeline->subnets[s] = subnet;
+                 self
+                   ->request(subnet, setup.timeouts.prepare_timeout,
+                             stage_restore{holder, point})
+                   .then(answered, refused("restored", s));
+               });
+}
+
+} // namespace strom::actors::job_steps
