@@ -263,6 +263,15 @@ struct Distributed {
   # Worker nodes a pipeline job keeps idle to re-spawn a lost stage on (every job node beyond
   # the stages serves as a spare); the stages default to the other nodes, one a stage.
   spares @19 :UInt32 = 0;
+  # How a pipeline's layers are split: by the nodes' speeds (LightDNN's speed-aware
+  # partitioning), or as if every node were as fast as the others (what GPipe does; for
+  # comparing the two, bench/bench_pipeline_speeds.cpp).
+  partition @20 :StagePartition = speedAware;
+}
+
+enum StagePartition {
+  speedAware @0;
+  speedBlind @1;
 }
 
 enum PullPrecision {

@@ -30,10 +30,14 @@ struct epoch_losses : runtime::training_observer {
   }
 };
 
-/// The example MLP (784-512-256-10, Adam) as submitted with `mode` (and `spares`).
-actors::job_submission fashion_mlp(schema::TrainingMode mode, std::uint32_t spares = 0) {
+/// The example MLP (784-512-256-10, Adam) as submitted with `mode` (and `spares`, split by
+/// `partition`).
+actors::job_submission fashion_mlp(
+  schema::TrainingMode mode, std::uint32_t spares = 0,
+  schema::StagePartition partition = schema::StagePartition::SPEED_AWARE) {
   auto job = runtime::load_job_file(STROM_SOURCE_DIR "/examples/fashion_mlp.job");
   BOOST_REQUIRE_MESSAGE(job, (job ? "" : job.err().message));
+  job->builder().getDistributed().setPartition(partition);
   runtime::local_training_options options;
   options.mode = mode;
   options.spares = spares;
@@ -156,4 +160,31 @@ BOOST_AUTO_TEST_CASE(spares_are_kept_out_of_the_stages) {
   BOOST_REQUIRE(!short_of_nodes);
   BOOST_TEST(short_of_nodes.err().message.find("besides 1 spares") != std::string::npos,
              short_of_nodes.err().message);
+}
+
+BOOST_AUTO_TEST_CASE(a_speed_blind_split_ignores_which_node_is_slow) {
+  // The 784x512 dense layer is most of the work: split by speed it goes to the fast node,
+  // whichever that is; split blind the stages are the same whichever node is slow.
+  using schema::StagePartition;
+  auto placed_on = [](StagePartition partition, double first, double second) {
+    auto nodes = nodes_of(2, 0);
+    nodes[0].speed_factor = first;
+    nodes[1].speed_factor = second;
+    auto placed = runtime::place_job(fashion_mlp(schema::TrainingMode::PIPELINE, 0, partition),
+                                     nodes);
+    BOOST_REQUIRE_MESSAGE(placed, (placed ? "" : placed.err().message));
+    return *placed;
+  };
+  const auto node_of_layer_0 = [](const actors::job_placement& placed) {
+    return placed.stages.front().node;  // the first stage holds layer 0
+  };
+  BOOST_TEST(node_of_layer_0(placed_on(StagePartition::SPEED_AWARE, 1.0, 0.25)) == 0u);
+  BOOST_TEST(node_of_layer_0(placed_on(StagePartition::SPEED_AWARE, 0.25, 1.0)) == 1u);
+  const auto blind = placed_on(StagePartition::SPEED_BLIND, 1.0, 0.25);
+  const auto blind_swapped = placed_on(StagePartition::SPEED_BLIND, 0.25, 1.0);
+  BOOST_REQUIRE_EQUAL(blind.stages.size(), blind_swapped.stages.size());
+  for (std::size_t s = 0; s < blind.stages.size(); ++s) {
+    BOOST_TEST(blind.stages[s].first_layer == blind_swapped.stages[s].first_layer);
+    BOOST_TEST(blind.stages[s].end_layer == blind_swapped.stages[s].end_layer);
+  }
 }

@@ -108,9 +108,10 @@ result<actors::job_placement> place_stages(const job_spec& job,
   auto costs = compute::profile_layers(spec, samples, profiling);
   if (!costs)
     return error{fmt::format("{}: {}", job.source(), costs.err().message)};
+  const bool by_speed = distributed.getPartition() == schema::StagePartition::SPEED_AWARE;
   std::vector<compute::stage_node> offered;
   for (std::uint32_t s = 0; s < stages; ++s)
-    offered.push_back({nodes[s].name, nodes[s].speed_factor,
+    offered.push_back({nodes[s].name, by_speed ? nodes[s].speed_factor : 1.0,
                        nodes[s].memory_limit > 0 ? nodes[s].memory_limit
                                                  : std::numeric_limits<std::uint64_t>::max()});
   compute::stage_partition_options options;
