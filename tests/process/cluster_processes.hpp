@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -189,6 +190,33 @@ inline long status_kib(pid_t pid, const std::string& field) {
     if (line.rfind(field + ":", 0) == 0)
       return std::stol(line.substr(field.size() + 1));
   return -1;
+}
+
+/// Whether process `pid` holds an established TCP connection to `port` (on any address):
+/// its socket descriptors matched against the kernel's table of IPv4 connections.
+inline bool connected_to_port(pid_t pid, std::uint16_t port) {
+  const fs::path proc = "/proc/" + std::to_string(pid);
+  std::vector<std::string> inodes;  // of the process's sockets, as "socket:[INODE]" names them
+  std::error_code ec;
+  for (const auto& fd : fs::directory_iterator(proc / "fd", ec)) {
+    const auto target = fs::read_symlink(fd.path(), ec).string();
+    if (!ec && target.rfind("socket:[", 0) == 0)
+      inodes.push_back(target.substr(8, target.size() - 9));
+  }
+  std::ifstream table{proc / "net" / "tcp"};
+  std::string line;
+  std::getline(table, line);  // the header
+  while (std::getline(table, line)) {
+    std::istringstream fields{line};
+    std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+    fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >>
+      timeout >> inode;
+    const auto remote_port = std::stoul(remote.substr(remote.find(':') + 1), nullptr, 16);
+    if (state == "01" && remote_port == port
+        && std::find(inodes.begin(), inodes.end(), inode) != inodes.end())
+      return true;
+  }
+  return false;
 }
 
 /// Time for a daemon to start listening or to join.

@@ -22,10 +22,32 @@ constexpr auto pipeline_job_limit = 300'000ms;
 BOOST_AUTO_TEST_CASE(two_worker_processes_train_the_mlp_as_a_two_stage_pipeline) {
   local_cluster cluster{2};
   const auto metrics = cluster.dir().path() / "metrics.json";
-  auto submitted = cluster.command({"submit", fashion_mlp_job, "--mode", "pipeline", "--stages",
-                                    "2", "--epochs", "1", "--metrics-out", metrics.string()},
-                                   "submit", pipeline_job_limit);
-  BOOST_REQUIRE_MESSAGE(submitted.status == 0, submitted.err);
+  auto submit = cluster.start({"submit", fashion_mlp_job, "--mode", "pipeline", "--stages", "2",
+                               "--epochs", "1", "--metrics-out", metrics.string()},
+                              "submit");
+  // While it trains, the second stage's node holds a connection to where the first stage's
+  // node publishes its stage: the activations (hundreds of MB an epoch) go between the two,
+  // not through the scheduler.
+  std::string published;
+  std::size_t first = 0;
+  BOOST_TEST(eventually([&] {
+    for (first = 0; first < 2; ++first) {
+      const auto log = cluster.worker(first).err();
+      const auto at = log.find("runs stage 1 of 2");
+      const auto line = at == std::string::npos ? "" : log.substr(at, log.find('\n', at) - at);
+      if (line.find(" at ") != std::string::npos) {
+        published = line;
+        return true;
+      }
+    }
+    return false;
+  }, pipeline_job_limit));
+  BOOST_REQUIRE_MESSAGE(!published.empty(), cluster.worker(0).err() << cluster.worker(1).err());
+  BOOST_TEST(eventually([&] {
+    return connected_to_port(cluster.worker(1 - first).pid(), port_of(published));
+  }, 30'000ms), published);
+  const auto status = submit->wait(pipeline_job_limit);
+  BOOST_REQUIRE_MESSAGE(status.has_value() && *status == 0, submit->transcript());
   const auto json = read_text(metrics);
   BOOST_TEST(contains(json, "\"mode\":\"pipeline\""), json);
   BOOST_TEST(json_number(json, "stages") == 2.0, json);

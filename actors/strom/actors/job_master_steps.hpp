@@ -95,10 +95,14 @@ void start_pipeline_epoch(self_ptr self);
 /// answered (a stage's neighbour may reach it by another route than the job_master).
 void link_stages(self_ptr self, const job_master_setup& setup, std::function<void()> linked);
 
-/// Asks `node` to spawn stage `s`'s subnet (of the pipeline's generation); `ready` gets it.
-/// A node that cannot fails the job.
+/// Asks `node` to spawn stage `s`'s subnet (of the pipeline's generation); once it runs, it is
+/// the stage's and `ready` runs. A node that cannot fails the job.
 void assign_stage(self_ptr self, const job_master_setup& setup, std::uint32_t s,
-                  const job_node& node, std::function<void(caf::actor)> ready);
+                  const job_node& node, std::function<void()> ready);
+
+/// Has stage `s`'s node connect to the nodes of `neighbours` (stages) directly, so that their
+/// frames do not pass through the scheduler; until then they do.
+void wire_stage(self_ptr self, std::uint32_t s, const std::vector<std::uint32_t>& neighbours);
 
 /// A stage's holder keeps its snapshot (a point a restore can go back to).
 void pipeline_snapshot_held(self_ptr self, const stage_snapshot_note& note);

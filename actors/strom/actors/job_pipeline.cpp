@@ -66,7 +66,7 @@ void link_stages(self_ptr self, const job_master_setup& setup, std::function<voi
 }
 
 void assign_stage(self_ptr self, const job_master_setup& setup, std::uint32_t s,
-                  const job_node& node, std::function<void(caf::actor)> ready) {
+                  const job_node& node, std::function<void()> ready) {
   auto& st = self->state;
   const auto& run = *st.pipeline;
   const auto& stage = run.placement.stages[s];
@@ -83,11 +83,14 @@ void assign_stage(self_ptr self, const job_master_setup& setup, std::uint32_t s,
   request_while_alive(self, st.awaiting, node_id, node.agent, setup.timeouts.prepare_timeout,
                       std::move(work))
     .then(
-      [self, ready](const stage_ready& answer) {
-        if (self->state.outcome)
+      [self, s, ready](const stage_ready& answer) {
+        auto& st = self->state;
+        if (st.outcome)
           return;
-        self->state.last_heard = self->clock().now();
-        ready(answer.subnet);
+        st.last_heard = self->clock().now();
+        st.pipeline->subnets[s] = answer.subnet;
+        st.pipeline->endpoints[s] = answer.endpoint;
+        ready();
       },
       [self, setup, node_id, s](caf::error& err) {
         fail_job(self, setup,
@@ -104,14 +107,17 @@ void spawn_stages(self_ptr self, const job_master_setup& setup) {
   auto& run = *self->state.pipeline;
   const auto& stages = run.placement.stages;
   run.subnets.assign(stages.size(), caf::actor{});
+  run.endpoints.assign(stages.size(), std::string{});
   run.held.assign(stages.size(), {});
   run.taken.assign(stages.size(), {});
   for (std::uint32_t s = 0; s < stages.size(); ++s)
-    assign_stage(self, setup, s, setup.nodes[stages[s].node], [self, setup, s](caf::actor subnet) {
+    assign_stage(self, setup, s, setup.nodes[stages[s].node], [self, setup] {
       auto& run = *self->state.pipeline;
-      run.subnets[s] = std::move(subnet);
-      if (++run.ready == run.subnets.size())
-        link_stages(self, setup, [self, setup] { begin_pipeline(self, setup); });
+      if (++run.ready < run.subnets.size())
+        return;
+      for (std::uint32_t t = 1; t < run.subnets.size(); ++t)
+        wire_stage(self, t, {t - 1});
+      link_stages(self, setup, [self, setup] { begin_pipeline(self, setup); });
     });
 }
 
@@ -135,7 +141,8 @@ void start_pipeline(self_ptr self, const job_master_setup& setup, job_placement 
     summary.stage_seconds_predicted.push_back(stage.predicted_seconds);
     st.nodes.push_back(setup.nodes[stage.node].status.node_id);
   }
-  st.pipeline = pipeline_run{std::move(placement), {}, 0, {}, 0.0};
+  st.pipeline = pipeline_run{};
+  st.pipeline->placement = std::move(placement);
   st.pipeline->busy_seconds.assign(summary.stages, 0.0);
   spawn_stages(self, setup);
 }
@@ -162,6 +169,17 @@ void place_then_start(self_ptr self, const job_master_setup& setup) {
   log::info("job_master: job {} places {} pipeline stages", st.status.job_id,
             placed->stages.size());
   start_pipeline(self, setup, std::move(*placed));
+}
+
+void wire_stage(self_ptr self, std::uint32_t s, const std::vector<std::uint32_t>& neighbours) {
+  auto& st = self->state;
+  const auto& run = *st.pipeline;
+  chain_wiring wiring{st.status.job_id, {}, {}};
+  for (auto t : neighbours)
+    if (!run.endpoints[t].empty())
+      wiring.endpoints.push_back(run.endpoints[t]);
+  if (!wiring.endpoints.empty())
+    self->send(st.members.at(st.nodes[s]).agent, std::move(wiring));
 }
 
 void start_pipeline_epoch(self_ptr self) {

@@ -143,14 +143,19 @@ void restore_stage(self_ptr self, const job_master_setup& setup, const member_lo
         ->request(run.subnets[other], setup.timeouts.prepare_timeout,
                   stage_rollback{run.generation, *point})
         .then(answered, refused("rolled back", other));
-  assign_stage(self, setup, s, *spare,
-               [self, setup, s, holder, answered, refused, point = *point](caf::actor subnet) {
-                 self->state.pipeline->subnets[s] = subnet;
-                 self
-                   ->request(subnet, setup.timeouts.prepare_timeout,
-                             stage_restore{holder, point})
-                   .then(answered, refused("restored", s));
-               });
+  assign_stage(self, setup, s, *spare, [self, setup, s, holder, answered, refused, point = *point] {
+    const auto stages = static_cast<std::uint32_t>(self->state.pipeline->subnets.size());
+    std::vector<std::uint32_t> neighbours;
+    if (s > 0)
+      neighbours.push_back(s - 1);
+    if (s + 1 < stages)
+      neighbours.push_back(s + 1);
+    wire_stage(self, s, neighbours);
+    self
+      ->request(self->state.pipeline->subnets[s], setup.timeouts.prepare_timeout,
+                stage_restore{holder, point})
+      .then(answered, refused("restored", s));
+  });
 }
 
 } // namespace strom::actors::job_steps

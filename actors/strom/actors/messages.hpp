@@ -229,7 +229,7 @@ struct kv_chain_link {
 /// through the scheduler; answered with wired_atom.
 struct chain_wiring {
   std::uint64_t job_id = 0;
-  std::vector<kv_chain_link> links;
+  std::vector<kv_chain_link> links;  ///< none for a pipeline stage's node: it only connects
   std::vector<std::string> endpoints;
 };
 
@@ -942,6 +942,9 @@ struct stage_ready {
   std::uint64_t job_id = 0;
   std::uint64_t node_id = 0;
   caf::actor subnet;
+  /// HOST:PORT where the node publishes the subnet, for its neighbours' nodes to connect to
+  /// so that activations do not pass through the scheduler; empty: none.
+  std::string endpoint{};
 };
 
 /// job_master -> every subnet: its neighbours (null at the pipeline's ends) and where the last
@@ -1055,7 +1058,7 @@ typename F::result_type inspect(F& f, stage_assignment& x) {
 
 template <class F>
 typename F::result_type inspect(F& f, stage_ready& x) {
-  return f(caf::meta::type_name("stage_ready"), x.job_id, x.node_id, x.subnet);
+  return f(caf::meta::type_name("stage_ready"), x.job_id, x.node_id, x.subnet, x.endpoint);
 }
 
 template <class F>

@@ -124,12 +124,16 @@ caf::result<shards_ready> serve(self_ptr self, const node_agent_setup& setup,
 }
 
 /// Connects to the servers of `wiring`'s successors aside (blocking connects never hold up
-/// the agent's heartbeats); the shards get their links once the connections are open.
+/// the agent's heartbeats); the shards get their links once the connections are open. A
+/// pipeline stage's node connects to its neighbouring stages' nodes the same way, with no
+/// links to hand on: a direct connection is all their frames need.
 void wire_chains(self_ptr self, const node_agent_setup& setup, const chain_wiring& wiring) {
   auto& st = self->state;
-  if (!st.served || st.served->job_id != wiring.job_id || wiring.links.empty())
+  if (!st.served || st.served->job_id != wiring.job_id
+      || (wiring.links.empty() && !st.served->subnet))
     return;
-  const auto version = wiring.links.front().version;
+  const auto version =
+    wiring.links.empty() ? ++st.served->stage_wirings : wiring.links.front().version;
   auto connections = std::make_shared<std::vector<std::shared_ptr<void>>>();
   st.served->wiring[version] = {wiring.links, connections};
   run_aside(self, [connections, endpoints = wiring.endpoints, connect = setup.connect_relay,
@@ -178,9 +182,22 @@ caf::result<stage_ready> run_stage(self_ptr self, const node_agent_setup& setup,
   auto stage = self->spawn(subnet, std::move(*built));
   self->monitor(stage);
   ready.subnet = stage;
-  log::info("node {}: runs stage {} of {} of job {} (layers [{}, {}))", st.node_id,
-            work.stage + 1, work.stages, work.job_id, work.first_layer, work.end_layer);
-  st.served = served_job{work.job_id, {}, {}, std::move(stage), {}, {}};
+  served_job served{work.job_id, {}, {}, stage, {}, {}};
+  // The neighbouring stages' nodes connect here: activations go from node to node.
+  if (setup.publish_relay) {
+    auto published = guarded<published_relay>([&] { return setup.publish_relay(stage); });
+    if (published) {
+      ready.endpoint = published->endpoint;
+      served.port = published->port;
+    } else {
+      log::warning("node {}: job {}'s neighbouring stages reach its stage through the "
+                   "scheduler: {}", st.node_id, work.job_id, published.err().message);
+    }
+  }
+  log::info("node {}: runs stage {} of {} of job {} (layers [{}, {})){}", st.node_id,
+            work.stage + 1, work.stages, work.job_id, work.first_layer, work.end_layer,
+            ready.endpoint.empty() ? "" : " at " + ready.endpoint);
+  st.served = std::move(served);
   return ready;
 }
 

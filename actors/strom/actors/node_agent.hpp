@@ -67,13 +67,15 @@ struct served_job {
   std::vector<caf::actor> shards;
   std::shared_ptr<void> port;  ///< where the job's workers connect to the shards directly
   caf::actor subnet;           ///< the node's pipeline stage
-  /// Connections to the servers of the shards' chain successors (--replicas), kept open.
+  /// Connections to the servers of the shards' chain successors (--replicas), or to the nodes
+  /// of a subnet's neighbouring stages, kept open.
   std::vector<std::shared_ptr<void>> chain_connections;
   /// Chain wirings whose connections are made aside, by chain version: the links to hand
   /// the shards once the connections (filled by the thread that makes them) are open.
   std::map<std::uint64_t, std::pair<std::vector<kv_chain_link>,
                                     std::shared_ptr<std::vector<std::shared_ptr<void>>>>>
     wiring;
+  std::uint64_t stage_wirings = 0;  ///< a subnet's node's wirings so far (their keys above)
 };
 
 /// A node's relay published for its mesh neighbours: where, and the runtime object that keeps
