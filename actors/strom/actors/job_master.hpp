@@ -84,6 +84,7 @@ struct job_master_setup {
 struct pipeline_run {
   job_placement placement;
   std::vector<caf::actor> subnets;  ///< by stage, once ready
+  std::vector<std::uint64_t> stage_nodes;  ///< by stage: the node running it
   std::vector<std::string> endpoints;  ///< by stage: where its node publishes it (or empty)
   std::size_t ready = 0;            ///< stages whose subnet answered
   std::vector<double> busy_seconds;  ///< by stage, over the epochs trained

@@ -142,6 +142,7 @@ void start_pipeline(self_ptr self, const job_master_setup& setup, job_placement 
     st.nodes.push_back(setup.nodes[stage.node].status.node_id);
   }
   st.pipeline = pipeline_run{};
+  st.pipeline->stage_nodes = st.nodes;
   st.pipeline->placement = std::move(placement);
   st.pipeline->busy_seconds.assign(summary.stages, 0.0);
   spawn_stages(self, setup);
@@ -175,11 +176,11 @@ void wire_stage(self_ptr self, std::uint32_t s, const std::vector<std::uint32_t>
   auto& st = self->state;
   const auto& run = *st.pipeline;
   chain_wiring wiring{st.status.job_id, {}, {}};
-  for (auto t : neighbours)
-    if (!run.endpoints[t].empty())
+  for (auto t : neighbours)  // a neighbour merged onto the same node needs no connection
+    if (!run.endpoints[t].empty() && run.stage_nodes[t] != run.stage_nodes[s])
       wiring.endpoints.push_back(run.endpoints[t]);
   if (!wiring.endpoints.empty())
-    self->send(st.members.at(st.nodes[s]).agent, std::move(wiring));
+    self->send(st.members.at(run.stage_nodes[s]).agent, std::move(wiring));
 }
 
 void start_pipeline_epoch(self_ptr self) {

@@ -21,6 +21,7 @@ struct stage_placement {
   std::uint32_t end_layer = 0;
   std::uint32_t node = 0;             ///< index into the job's nodes
   double predicted_seconds = 0.0;     ///< per minibatch, at the node's speed
+  std::uint64_t memory_bytes = 0;     ///< what it places on its node (partition's estimate)
 };
 
 /// A job's placement.

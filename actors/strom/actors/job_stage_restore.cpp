@@ -49,11 +49,27 @@ std::optional<stage_snapshot_note> restore_point(const pipeline_run& run, std::u
   return std::nullopt;
 }
 
-/// A node of the job that runs no stage and is still a member.
-std::optional<job_node> spare_of(const job_master_state& st, const job_master_setup& setup) {
+/// Where lost stage `s` goes: a node of the job that runs no stage and is still a member (a
+/// spare), or else the node of a neighbouring stage whose memory budget (--memory-limit) also
+/// holds the lost stage's share (LightDNN merges the stage into its neighbour).
+std::optional<job_node> target_of(const job_master_state& st, const job_master_setup& setup,
+                                  std::uint32_t s) {
   for (const auto& node : setup.nodes) {
     const auto id = node.status.node_id;
     if (!in_job(st, id) && st.members.count(id) > 0)
+      return node;
+  }
+  const auto& run = *st.pipeline;
+  const auto& stages = run.placement.stages;
+  for (const auto t : {s - 1, s + 1}) {
+    if (t >= stages.size())  // s - 1 of stage 0 wraps around past the end
+      continue;
+    const auto& node = st.members.at(run.stage_nodes[t]);
+    std::uint64_t placed = stages[s].memory_bytes;
+    for (std::size_t u = 0; u < stages.size(); ++u)
+      if (run.stage_nodes[u] == node.status.node_id)
+        placed += stages[u].memory_bytes;
+    if (node.status.memory_limit == 0 || placed <= node.status.memory_limit)
       return node;
   }
   return std::nullopt;
@@ -91,10 +107,16 @@ void restore_stage(self_ptr self, const job_master_setup& setup, const member_lo
                                     error_text(self->system(), lost.reason), why)));
   };
   const auto& stages = run.placement.stages;
-  const auto lost_at = std::find(st.nodes.begin(), st.nodes.end(), lost.node_id);
-  const auto s = static_cast<std::uint32_t>(lost_at - st.nodes.begin());
+  const auto lost_stages = std::count(run.stage_nodes.begin(), run.stage_nodes.end(),
+                                      lost.node_id);
+  const auto s = static_cast<std::uint32_t>(
+    std::find(run.stage_nodes.begin(), run.stage_nodes.end(), lost.node_id)
+    - run.stage_nodes.begin());
   if (run.restoring)
     return fail("another stage was being restored");
+  if (lost_stages != 1)
+    return fail(fmt::format("it ran {} stages, and only one is restored at a time",
+                            lost_stages));
   if (run.subnets.size() != stages.size() || run.held.size() != stages.size()
       || st.status.state != "training")
     return fail("its stages were not all running yet");
@@ -102,9 +124,10 @@ void restore_stage(self_ptr self, const job_master_setup& setup, const member_lo
   if (!point)
     return fail(fmt::format("no snapshot of epoch {} is held for every stage yet",
                             st.status.epoch + 1));
-  const auto spare = spare_of(st, setup);
+  const auto spare = target_of(st, setup, s);
   if (!spare)
-    return fail("no spare node to restore its stage on (strom submit --spares N)");
+    return fail("no spare node to restore its stage on (strom submit --spares N), and no "
+                "neighbouring stage's node has the memory for it (--memory-limit)");
   run.restoring = self->clock().now();
   ++run.generation;
   // The copies the lost node held for its neighbours went with it.
@@ -114,12 +137,17 @@ void restore_stage(self_ptr self, const job_master_setup& setup, const member_lo
   ++st.report.nodes_lost;
   st.report.failure_detection_seconds =
     std::max(st.report.failure_detection_seconds, lost.silent_seconds);
-  *lost_at = spare->status.node_id;
+  const auto target_id = spare->status.node_id;
+  const bool merged = in_job(st, target_id);
+  st.nodes.erase(std::find(st.nodes.begin(), st.nodes.end(), lost.node_id));
+  if (!merged)
+    st.nodes.push_back(target_id);
+  run.stage_nodes[s] = target_id;
   st.members.erase(lost.node_id);
-  log::info("job_master: job {} lost stage {} with node {}; restores it on node {} ({}) from its "
-            "snapshot at epoch {} step {}", st.status.job_id, s + 1, lost.node_id,
-            spare->status.node_id, spare->status.name, point->at.epoch + 1,
-            point->at.epoch_step);
+  log::info("job_master: job {} lost stage {} with node {}; restores it on node {} ({}{}) from "
+            "its snapshot at epoch {} step {}", st.status.job_id, s + 1, lost.node_id, target_id,
+            spare->status.name, merged ? ", merged beside its neighbour" : "",
+            point->at.epoch + 1, point->at.epoch_step);
   // Answers still awaited: the re-spawned stage and every other stage's rollback.
   auto left = std::make_shared<std::size_t>(stages.size());
   auto undone = std::make_shared<std::uint64_t>(0);

@@ -43,8 +43,8 @@ void stop_job(self_ptr self) {
   if (st.served) {
     for (const auto& shard : st.served->shards)
       end_actor(self, shard);
-    if (st.served->subnet)
-      end_actor(self, st.served->subnet);
+    for (const auto& stage : st.served->subnets)
+      end_actor(self, stage);
   }
   st.served.reset();
   if (!st.run)
@@ -130,7 +130,7 @@ caf::result<shards_ready> serve(self_ptr self, const node_agent_setup& setup,
 void wire_chains(self_ptr self, const node_agent_setup& setup, const chain_wiring& wiring) {
   auto& st = self->state;
   if (!st.served || st.served->job_id != wiring.job_id
-      || (wiring.links.empty() && !st.served->subnet))
+      || (wiring.links.empty() && st.served->subnets.empty()))
     return;
   const auto version =
     wiring.links.empty() ? ++st.served->stage_wirings : wiring.links.front().version;
@@ -169,7 +169,9 @@ caf::result<stage_ready> run_stage(self_ptr self, const node_agent_setup& setup,
     return make_error(strom_error::bad_job,
                       fmt::format("node {} runs no pipeline stage: it joined as a server",
                                   st.node_id));
-  if (auto busy = busy_refusal(st))
+  // A stage of the job this node already runs a stage of: a lost neighbour's, merged in.
+  const bool merged = st.served && st.served->job_id == work.job_id && !st.served->subnets.empty();
+  if (auto busy = busy_refusal(st); busy && !merged)
     return std::move(*busy);
   auto built = setup.stage(work);
   if (!built)
@@ -182,7 +184,13 @@ caf::result<stage_ready> run_stage(self_ptr self, const node_agent_setup& setup,
   auto stage = self->spawn(subnet, std::move(*built));
   self->monitor(stage);
   ready.subnet = stage;
-  served_job served{work.job_id, {}, {}, stage, {}, {}};
+  if (merged) {  // its neighbours reach this node already, or are told to connect
+    log::info("node {}: also runs stage {} of {} of job {} (layers [{}, {}))", st.node_id,
+              work.stage + 1, work.stages, work.job_id, work.first_layer, work.end_layer);
+    st.served->subnets.push_back(std::move(stage));
+    return ready;
+  }
+  served_job served{work.job_id, {}, {}, {stage}, {}, {}};
   // The neighbouring stages' nodes connect here: activations go from node to node.
   if (setup.publish_relay) {
     auto published = guarded<published_relay>([&] { return setup.publish_relay(stage); });
@@ -206,7 +214,8 @@ bool is_served_shard(const node_agent_state& st, const caf::actor_addr& source) 
   return st.served
          && (std::any_of(st.served->shards.begin(), st.served->shards.end(),
                          [&](const caf::actor& shard) { return shard.address() == source; })
-             || (st.served->subnet && st.served->subnet.address() == source));
+             || std::any_of(st.served->subnets.begin(), st.served->subnets.end(),
+                            [&](const caf::actor& stage) { return stage.address() == source; }));
 }
 
 /// The scheduler's view of this node's epoch.

@@ -66,7 +66,8 @@ struct served_job {
   std::uint64_t job_id = 0;
   std::vector<caf::actor> shards;
   std::shared_ptr<void> port;  ///< where the job's workers connect to the shards directly
-  caf::actor subnet;           ///< the node's pipeline stage
+  /// The node's pipeline stages: one, and a lost neighbour's merged in when no spare was left.
+  std::vector<caf::actor> subnets;
   /// Connections to the servers of the shards' chain successors (--replicas), or to the nodes
   /// of a subnet's neighbouring stages, kept open.
   std::vector<std::shared_ptr<void>> chain_connections;

@@ -130,7 +130,7 @@ result<actors::job_placement> place_stages(const job_spec& job,
     placement.stages.push_back({static_cast<std::uint32_t>(stage.first_layer),
                                 static_cast<std::uint32_t>(stage.end_layer),
                                 static_cast<std::uint32_t>(stage.node),
-                                stage.predicted_seconds() * micro});
+                                stage.predicted_seconds() * micro, stage.memory_bytes});
   return placement;
 }
 
