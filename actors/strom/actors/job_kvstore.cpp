@@ -229,9 +229,15 @@ void lose_server(self_ptr self, const job_master_setup& setup, const member_lost
   }
   const auto started = self->clock().now();
   auto& all = st.shard_replicas;
+  const auto held = all.size();
   all.erase(std::remove_if(all.begin(), all.end(),
                            [&](const kv_shard_entry& e) { return e.holder == lost.node_id; }),
             all.end());
+  if (all.size() == held) {  // taken, but lost before its replicas were filled: no failover
+    log::info("job_master: job {}: server node {} lost before it held any key range",
+              st.status.job_id, lost.node_id);
+    return;
+  }
   for (const auto& head : st.shards)
     if (std::none_of(all.begin(), all.end(),
                      [&](const kv_shard_entry& e) { return same_range(e, head); }))
