@@ -1,15 +1,16 @@
 // The job_master's part in restoring a pipeline job's lost stage (issue #20, LightDNN's stage
 // restore). Every stage's holder tells the job_master which of the stage's snapshots it keeps
 // (pipeline_snapshot_held). When a stage's node is lost, the job_master picks the latest point
-// every stage's holder keeps a snapshot of, in the current epoch (or its end, once its
-// training has ended), and a spare: a node of the job that runs no stage. In a new generation
-// of the pipeline it then, at once and in parallel,
-//   - has the spare spawn the stage (stage_assignment) and take its snapshot from the holder
-//     (stage_restore), and
+// the lost stage's holder keeps a copy of and every other stage a snapshot of, in the current
+// epoch (or its end, once its training has ended), and a target: a spare (a node of the job
+// that runs no stage) or else a neighbouring stage's node with the memory for both. In a new
+// generation of the pipeline it then, at once and in parallel,
+//   - has the target spawn the stage (stage_assignment), connect to the stage's neighbours
+//     and take the stage's snapshot from the holder (stage_restore), and
 //   - rolls every other stage back to its own snapshot of the same point (stage_rollback);
 // once all answered, it links the stages again and has the first stage go on from that point
 // (or evaluate the epoch). The minibatches since the point are trained again: samples_redone.
-// Without a spare, or without a point every holder keeps, the job fails naming why.
+// Without a target, or without such a point, the job fails naming why.
 
 #include <algorithm>
 #include <memory>

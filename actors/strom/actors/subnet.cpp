@@ -84,6 +84,17 @@ bool decode_into(self_ptr self, const subnet_setup& setup, const compute::frame&
   return true;
 }
 
+/// Sends encoded snapshot `encoded` to `receiver` as the chunks of snapshot `id`; how many.
+result<std::uint32_t> send_chunks(self_ptr self, const caf::actor& receiver,
+                                  std::span<const capnp::word> encoded, std::uint64_t id) {
+  auto chunks = compute::chunk_snapshot(encoded, id);
+  if (!chunks)
+    return chunks.err();
+  for (auto& chunk : *chunks)
+    self->send(receiver, snapshot_chunk{std::move(chunk)});
+  return static_cast<std::uint32_t>(chunks->size());
+}
+
 /// The stage's snapshot at `at`: kept for a rollback, and a copy sent (chunks, then the note)
 /// to the stage's holder, which tells the job_master once it holds it whole.
 void take_snapshot(self_ptr self, const subnet_setup& setup, const stage_point& at) {
@@ -98,30 +109,26 @@ void take_snapshot(self_ptr self, const subnet_setup& setup, const stage_point& 
   auto saved = compute::take_snapshot(core, nullptr, std::move(progress));
   const auto encoded = compute::encode_snapshot(saved);
   st.snapshots.keep_own({note, std::move(saved)});
-  auto chunks = compute::chunk_snapshot({encoded.begin(), encoded.size()}, note.snapshot_id);
-  if (!chunks) {  // the holder never confirms it: a restore goes back further
+  const auto& holder = setup.stage + 1 < setup.stages ? st.links.downstream : st.links.upstream;
+  if (auto sent = send_chunks(self, holder, {encoded.begin(), encoded.size()}, note.snapshot_id);
+      !sent) {  // the holder never confirms it: a restore goes back further
     log::warning("pipeline stage {} of job {}: snapshot not sent: {}", setup.stage + 1,
-              setup.job_id, chunks.err().message);
+                 setup.job_id, sent.err().message);
     return;
   }
-  const auto& holder = setup.stage + 1 < setup.stages ? st.links.downstream : st.links.upstream;
-  for (auto& chunk : *chunks)
-    self->send(holder, snapshot_chunk{std::move(chunk)});
   self->send(holder, note);
 }
 
-/// Sends `encoded` (a snapshot held or taken) to `receiver` as chunks.
+/// Sends `encoded` (a copy held for a neighbour) to `receiver` as chunks.
 caf::result<snapshot_sent> send_snapshot(self_ptr self, const caf::actor& receiver,
                                          const compute::frame& encoded, std::uint64_t id) {
   const auto bytes = encoded.bytes();
-  auto chunks = compute::chunk_snapshot(
+  auto sent = send_chunks(
+    self, receiver,
     {reinterpret_cast<const capnp::word*>(bytes.data()), bytes.size() / sizeof(capnp::word)}, id);
-  if (!chunks)
-    return make_error(strom_error::snapshot_failed, chunks.err().message);
-  const auto count = static_cast<std::uint32_t>(chunks->size());
-  for (auto& chunk : *chunks)
-    self->send(receiver, snapshot_chunk{std::move(chunk)});
-  return snapshot_sent{id, count, bytes.size()};
+  if (!sent)
+    return make_error(strom_error::snapshot_failed, sent.err().message);
+  return snapshot_sent{id, *sent, bytes.size()};
 }
 
 /// The stage's state as it was at `to`: `saved` in its replica, nothing in flight, the last
