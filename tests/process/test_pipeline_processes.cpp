@@ -94,22 +94,31 @@ BOOST_AUTO_TEST_CASE(a_stage_killed_at_epoch_3_is_restored_on_the_spare_and_the_
              cluster.worker(2).err());
 }
 
-BOOST_AUTO_TEST_CASE(without_a_spare_a_lost_stage_is_merged_into_its_neighbours_node) {
-  local_cluster cluster{2};
+BOOST_AUTO_TEST_CASE(a_hung_stage_without_a_spare_is_merged_into_its_neighbours_node) {
+  // w2 stops (SIGSTOP): lost after the heartbeat timeout, its stage goes to w1's node.
+  local_cluster cluster{2, {"--heartbeat-timeout", "2000"}};
   const auto metrics = cluster.dir().path() / "metrics.json";
   auto submit = cluster.start({"submit", fashion_mlp_job, "--mode", "pipeline", "--epochs", "3",
                                "--metrics-out", metrics.string()},
                               "submit");
   BOOST_REQUIRE_MESSAGE(submit->wait_for_log("epoch 1/3 done", pipeline_job_limit),
                         submit->transcript());
-  cluster.worker(1).signal(SIGKILL);
+  auto& stopped = cluster.worker(1);
+  stopped.signal(SIGSTOP);
   const auto status = submit->wait(pipeline_job_limit);
+  stopped.signal(SIGCONT);  // it comes back to find itself dropped
   BOOST_REQUIRE_MESSAGE(status.has_value() && *status == 0,
                         submit->transcript() << cluster.scheduler().transcript());
   const auto json = read_text(metrics);
   BOOST_TEST(json_number(json, "stage_restores") == 1.0, json);
+  BOOST_TEST(json_number(json, "nodes_lost") == 1.0, json);
+  BOOST_TEST(json_number(json, "failure_detection_seconds") >= 2.0, json);
+  BOOST_TEST(json_number(json, "failure_detection_seconds") <= 3.0, json);
   BOOST_TEST(json_number(json, "train_samples") == 3.0 * 60000, json);
   BOOST_TEST(contains(cluster.scheduler().err(), "merged beside its neighbour"),
              cluster.scheduler().err());
   BOOST_TEST(contains(cluster.worker(0).err(), "also runs stage"), cluster.worker(0).err());
+  const auto resumed = stopped.wait(pipeline_job_limit);
+  BOOST_REQUIRE_MESSAGE(resumed.has_value(), stopped.transcript());
+  BOOST_TEST(contains(stopped.err(), "dropped by the scheduler"), stopped.err());
 }
