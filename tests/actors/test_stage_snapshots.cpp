@@ -32,9 +32,7 @@ std::vector<compute::frame> chunks_of(const std::vector<float>& values, std::uin
 
 /// The parameters of an encoded snapshot.
 std::vector<float> parameters_of(const compute::frame& encoded) {
-  const auto bytes = encoded.bytes();
-  auto saved = compute::decode_snapshot({reinterpret_cast<const capnp::word*>(bytes.data()),
-                                         bytes.size() / sizeof(capnp::word)});
+  auto saved = compute::decode_snapshot(encoded.words());
   BOOST_REQUIRE(saved.ok());
   return saved->parameters;
 }

@@ -64,12 +64,9 @@ caf::result<snapshot_sent> serve(self_ptr self, const checkpoint_keeper_setup& s
   if (!st.latest)
     return make_error(strom_error::snapshot_failed,
                       fmt::format("job {} has no checkpoint", setup.job_id));
-  const auto bytes = st.latest->bytes();
   const std::uint64_t id = (setup.job_id << served_job_shift) | (++st.served & 0xffff);
-  return send_in_chunks(receiver,
-                        {reinterpret_cast<const capnp::word*>(bytes.data()),
-                         bytes.size() / sizeof(capnp::word)},
-                        id, fmt::format("job {}'s checkpoint", setup.job_id));
+  return send_in_chunks(receiver, st.latest->words(), id,
+                        fmt::format("job {}'s checkpoint", setup.job_id));
 }
 
 /// The refusal of a request about another job than the keeper's.

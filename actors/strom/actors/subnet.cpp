@@ -122,13 +122,10 @@ void take_snapshot(self_ptr self, const subnet_setup& setup, const stage_point& 
 /// Sends `encoded` (a copy held for a neighbour) to `receiver` as chunks.
 caf::result<snapshot_sent> send_snapshot(self_ptr self, const caf::actor& receiver,
                                          const compute::frame& encoded, std::uint64_t id) {
-  const auto bytes = encoded.bytes();
-  auto sent = send_chunks(
-    self, receiver,
-    {reinterpret_cast<const capnp::word*>(bytes.data()), bytes.size() / sizeof(capnp::word)}, id);
+  auto sent = send_chunks(self, receiver, encoded.words(), id);
   if (!sent)
     return make_error(strom_error::snapshot_failed, sent.err().message);
-  return snapshot_sent{id, *sent, bytes.size()};
+  return snapshot_sent{id, *sent, encoded.size()};
 }
 
 /// The stage's state as it was at `to`: `saved` in its replica, nothing in flight, the last
@@ -483,10 +480,7 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
               promise.deliver(make_error(strom_error::snapshot_failed, encoded.err().message));
               return;
             }
-            const auto bytes = encoded->bytes();
-            auto saved = compute::decode_snapshot(
-              {reinterpret_cast<const capnp::word*>(bytes.data()),
-               bytes.size() / sizeof(capnp::word)});
+            auto saved = compute::decode_snapshot(encoded->words());
             if (!saved) {
               promise.deliver(make_error(strom_error::snapshot_failed, saved.err().message));
               return;

@@ -47,9 +47,7 @@ caf::result<snapshot_sent> send_snapshot(caf::stateful_actor<trainer_state>* sel
 
 caf::error restore_from(trainer_state& state, const trainer_setup& setup,
                         const assembled_snapshot& snapshot) {
-  const auto bytes = snapshot.value.bytes();
-  auto saved = compute::decode_snapshot(
-    {reinterpret_cast<const capnp::word*>(bytes.data()), bytes.size() / sizeof(capnp::word)});
+  auto saved = compute::decode_snapshot(snapshot.value.words());
   const auto refused = [&](const std::string& why) {
     return make_error(strom_error::snapshot_failed,
                       "trainer " + std::to_string(setup.worker) + ": snapshot refused: " + why);

@@ -66,6 +66,10 @@ result<frame> frame::from_bytes(std::span<const std::byte> bytes,
   return frame{std::move(storage), copied};
 }
 
+std::span<const capnp::word> frame::words() const noexcept {
+  return {reinterpret_cast<const capnp::word*>(bytes_.data()), bytes_.size() / word_bytes};
+}
+
 std::span<const capnp::word> frame::segment() const noexcept {
   if (bytes_.size() <= frame_header_bytes)
     return {};

@@ -56,6 +56,10 @@ public:
   /// The segment's words, without the stream header (word-aligned).
   std::span<const capnp::word> segment() const noexcept;
 
+  /// All of bytes() as words, stream header included: what a whole encoded message (a
+  /// snapshot) is read and chunked from.
+  std::span<const capnp::word> words() const noexcept;
+
 private:
   frame(std::shared_ptr<const void> owner, std::span<const std::byte> bytes)
     : owner_(std::move(owner)), bytes_(bytes) {}
