@@ -249,7 +249,8 @@ struct Distributed {
   twoBitThreshold @13 :Float32 = 0.5;
   # pipeline mode: the stages the network is split into (0: one per worker node), the
   # micro-batches a minibatch is split into (0: 4 x stages, GPipe's advice) and the copies of
-  # the pipeline (only 1 is built so far).
+  # the pipeline (each trains a share of every epoch; the copies of a stage share their
+  # updates by threshold encoding, as data-parallel workers do).
   stages @14 :UInt32 = 0;
   microBatches @15 :UInt32 = 0;
   pipelines @16 :UInt32 = 1;

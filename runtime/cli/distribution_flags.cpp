@@ -38,8 +38,8 @@ command_spec with_distribution_options(command_spec spec) {
                           "override distributed.microBatches: micro-batches a pipeline splits "
                           "each minibatch into (default: 4 x stages)"});
   spec.options.push_back({"pipelines", "R",
-                          "override distributed.pipelines: copies of the pipeline (only 1 is "
-                          "built yet)"});
+                          "override distributed.pipelines: copies of the pipeline, each on "
+                          "nodes of its own, sharing their stages' updates (default 1)"});
   spec.options.push_back({"snapshot-every", "STEPS",
                           "override distributed.snapshotEvery: minibatches between a pipeline's "
                           "stage snapshots, which a lost stage is restored from (default 100)"});
@@ -125,12 +125,8 @@ result<void> read_distribution_flags(const arguments& args,
   auto pipelines = args.get_uint("pipelines", 1, runtime::max_pipeline_stages);
   if (!pipelines)
     return pipelines.err();
-  if (auto r = pipelines.value()) {
-    if (*r > 1)
-      return error{fmt::format("--pipelines {}: copies of a pipeline sharing their stages' "
-                               "parameters are not built yet; only 1 pipeline is", *r)};
+  if (auto r = pipelines.value())
     overrides.pipelines = static_cast<std::uint32_t>(*r);
-  }
   return success();
 }
 

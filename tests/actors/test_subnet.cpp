@@ -287,3 +287,145 @@ BOOST_FIXTURE_TEST_CASE(a_stage_restored_from_its_holder_trains_on_as_if_never_l
   BOOST_TEST(std::abs(again.loss_sum - trained.loss_sum) < 1e-5);
   check_close(split_parameters(), want);
 }
+
+namespace {
+
+/// One copy of a two-stage pipeline among two (--pipelines 2), the test's actor playing the
+/// other copy of both stages.
+struct copy_fixture : fixture {
+  /// The copy's stages on `train` (copy 1 trains the first half of every epoch).
+  void start_copy(std::shared_ptr<const compute::dataset> train) {
+    auto a = compute::make_stage_replica(job.reader(), {0, 2});
+    auto b = compute::make_stage_replica(job.reader(), {2, 5});
+    BOOST_REQUIRE(a.ok() && b.ok());
+    front = std::move(*a);
+    back = std::move(*b);
+    auto setup_of = [&](std::uint32_t stage, std::shared_ptr<compute::stage_replica> replica) {
+      subnet_setup setup{1, stage, 2, 2, std::move(replica), stage == 0 ? train : nullptr,
+                         nullptr, 7, false};
+      setup.pipelines = 2;
+      setup.snapshot_every = 0;
+      return setup;
+    };
+    first = sys.spawn(subnet, setup_of(0, front));
+    second = sys.spawn(subnet, setup_of(1, back));
+    self->send(first, stage_links{{}, second, me(), 0, {{}, me()}});
+    self->send(second, stage_links{first, {}, me(), 0, {{}, me()}});
+    sched.run();
+  }
+
+  /// The updates the copy's stages sent the other copy so far.
+  std::vector<compute::frame_header> updates_sent() {
+    std::vector<compute::frame_header> sent;
+    for (bool more = true; more;)
+      self->receive(
+        [&](const stage_update& u) {
+          compute::frame_workspace ws;
+          auto view = compute::read_update_frame(u.update, ws);
+          BOOST_REQUIRE(view.ok());
+          sent.push_back(view->header);
+        },
+        [&](const stage_epoch_end&) { ended = true; },
+        caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
+    return sent;
+  }
+
+  /// The other copy's update of minibatch `step` of epoch 0 to `stage`: `values` added.
+  void send_update(const caf::actor& stage, std::uint64_t step, std::vector<float> values,
+                   std::uint64_t copy = 1) {
+    compute::frame_header header;
+    header.origin_node = copy;
+    header.iteration = step;
+    auto built = compute::build_update_frame(header, compute::dense_fp32_update(values));
+    BOOST_REQUIRE(built.ok());
+    self->send(stage, stage_update{0, std::move(*built)});
+    sched.run();
+  }
+
+  bool ended = false;
+};
+
+std::vector<float> zeros_like(const compute::stage_replica& stage) {
+  return std::vector<float>(stage.core().net().parameters().size(), 0.0f);
+}
+
+} // namespace
+
+// A copy runs at most one minibatch ahead of the other copy's updates, sends its own after
+// every step, and adds the other copy's at the next step boundary (ping-pong): the minibatch
+// in flight when they arrive computes with the parameters it started with.
+BOOST_FIXTURE_TEST_CASE(copies_of_a_stage_share_updates_at_step_boundaries, copy_fixture) {
+  const auto data = samples_of(8 * batch, 9);  // four minibatches a copy
+  // The same copy fed zeros as the other's updates: what it computes on its own.
+  start_copy(data);
+  self->send(first, stage_run{0, false, 0, 0});
+  sched.run();
+  auto sent = updates_sent();
+  BOOST_REQUIRE_EQUAL(sent.size(), 4u);  // minibatches 0 and 1, from both stages
+  for (const auto& header : sent) {
+    BOOST_TEST(header.origin_node == 0u);
+    BOOST_TEST(header.epoch == 0u);
+    BOOST_TEST(header.iteration < 2u);
+  }
+  BOOST_TEST(!ended);  // minibatch 2 waits for the other copy's first update
+  send_update(first, 0, zeros_like(*front));
+  send_update(second, 0, zeros_like(*back));
+  BOOST_TEST(updates_sent().size() == 2u);
+  send_update(second, 1, zeros_like(*back));
+  BOOST_TEST(updates_sent().empty());  // the first stage's copy has not sent minibatch 1 yet
+  send_update(first, 1, zeros_like(*front));
+  BOOST_TEST(updates_sent().size() == 2u);  // minibatch 3, then the epoch's end
+  BOOST_TEST(ended);
+  const auto alone = split_parameters();
+  self->send_exit(first, caf::exit_reason::user_shutdown);
+  self->send_exit(second, caf::exit_reason::user_shutdown);
+  sched.run();
+
+  // Again, with the other copy's update of minibatch 1 to the first stage carrying delta: it
+  // lets minibatch 3 start, and is added at minibatch 3's step boundary.
+  ended = false;
+  start_copy(data);
+  self->send(first, stage_run{0, false, 0, 0});
+  sched.run();
+  updates_sent();
+  auto delta = zeros_like(*front);
+  for (std::size_t i = 0; i < delta.size(); ++i)
+    delta[i] = 0.001f * static_cast<float>(i % 7);
+  send_update(first, 0, zeros_like(*front));
+  send_update(second, 0, zeros_like(*back));
+  send_update(second, 1, zeros_like(*back));
+  send_update(first, 1, delta);
+  updates_sent();
+  BOOST_TEST(ended);
+  const auto with_delta = split_parameters();
+  // Minibatch 3 started before its boundary added delta, so it computed exactly what it
+  // computed alone: the two runs differ by delta in the first stage and not at all after it.
+  for (std::size_t i = 0; i < with_delta.size(); ++i) {
+    const float want = alone[i] + (i < delta.size() ? delta[i] : 0.0f);
+    BOOST_TEST(std::abs(with_delta[i] - want) <= 1e-6f, "element " << i);
+  }
+}
+
+BOOST_FIXTURE_TEST_CASE(an_update_from_no_copy_or_of_the_wrong_size_is_refused, copy_fixture) {
+  start_copy(samples_of(8 * batch, 10));
+  self->send(first, stage_run{0, false, 0, 0});
+  sched.run();
+  updates_sent();
+  const auto before = split_parameters();
+  auto stranger = sys.spawn([](caf::event_based_actor*) -> caf::behavior {
+    return {[](int) {}};
+  });
+  send_update(first, 0, std::vector<float>(3, 1.0f));          // wrong size
+  send_update(first, 0, zeros_like(*front), 0);                // names the wrong copy
+  compute::frame_header header;
+  header.origin_node = 1;
+  auto built = compute::build_update_frame(header, compute::dense_fp32_update(zeros_like(*front)));
+  BOOST_REQUIRE(built.ok());
+  caf::anon_send(first, stage_update{0, std::move(*built)});  // from no copy
+  sched.run();
+  BOOST_TEST(updates_sent().empty());  // still waiting: none of them counted
+  BOOST_TEST(!ended);
+  check_close(split_parameters(), before);
+  self->send_exit(stranger, caf::exit_reason::user_shutdown);
+  sched.run();
+}

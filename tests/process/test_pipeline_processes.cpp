@@ -7,8 +7,9 @@
 
 #include "cluster_processes.hpp"
 
-// Pipeline training through the real `strom` program: a scheduler and two worker processes,
-// each running one stage of the network (`strom submit --mode pipeline --stages 2`).
+// Pipeline training through the real `strom` program: a scheduler and worker processes, each
+// running one stage of the network (`strom submit --mode pipeline --stages 2`), or one stage
+// of one of two copies of the pipeline (`--pipelines 2`).
 
 using namespace strom::test;
 
@@ -59,13 +60,45 @@ BOOST_AUTO_TEST_CASE(two_worker_processes_train_the_mlp_as_a_two_stage_pipeline)
   BOOST_TEST(json_number(json, "test_accuracy") >= 0.82, json);
 }
 
-BOOST_AUTO_TEST_CASE(more_pipelines_than_one_are_refused_as_not_built) {
-  scratch dir;  // refused before any connection: no scheduler needed
-  auto submitted = run_strom({"submit", fashion_mlp_job, "--mode", "pipeline", "--pipelines",
-                              "2", "--to", "127.0.0.1:1"},
-                             dir.path(), "submit", 30'000ms);
-  BOOST_TEST(submitted.status != 0);
-  BOOST_TEST(contains(submitted.err, "not built yet"), submitted.err);
+BOOST_AUTO_TEST_CASE(four_worker_processes_train_two_copies_of_a_two_stage_pipeline) {
+  // Pipeline x data parallelism: copy 1 on w1 and w2, copy 2 on w3 and w4; the copies of a
+  // stage share their updates node to node.
+  local_cluster cluster{4};
+  const auto metrics = cluster.dir().path() / "metrics.json";
+  auto submit = cluster.start({"submit", fashion_mlp_job, "--mode", "pipeline", "--stages", "2",
+                               "--pipelines", "2", "--epochs", "1", "--metrics-out",
+                               metrics.string()},
+                              "submit");
+  // The first stage of copy 2 connects to where copy 1's first stage is published.
+  std::string published;
+  std::size_t copy_1 = 0;
+  BOOST_TEST(eventually([&] {
+    for (copy_1 = 0; copy_1 < 4; ++copy_1) {
+      const auto log = cluster.worker(copy_1).err();
+      const auto at = log.find("runs stage 1 of 2 in copy 1 of 2");
+      const auto line = at == std::string::npos ? "" : log.substr(at, log.find('\n', at) - at);
+      if (line.find(" at ") != std::string::npos) {
+        published = line;
+        return true;
+      }
+    }
+    return false;
+  }, pipeline_job_limit));
+  BOOST_REQUIRE_MESSAGE(!published.empty(), submit->transcript());
+  BOOST_TEST(eventually([&] {
+    for (std::size_t w = 0; w < 4; ++w)
+      if (w != copy_1 && contains(cluster.worker(w).err(), "runs stage 1 of 2 in copy 2 of 2"))
+        return connected_to_port(cluster.worker(w).pid(), port_of(published));
+    return false;
+  }, 30'000ms), published);
+  const auto status = submit->wait(pipeline_job_limit);
+  BOOST_REQUIRE_MESSAGE(status.has_value() && *status == 0, submit->transcript());
+  const auto json = read_text(metrics);
+  BOOST_TEST(json_number(json, "stages") == 2.0, json);
+  BOOST_TEST(json_number(json, "pipelines") == 2.0, json);
+  BOOST_TEST(json_number(json, "nodes") == 4.0, json);
+  BOOST_TEST(json_number(json, "train_samples") == 60000.0, json);
+  BOOST_TEST(json_number(json, "test_accuracy") >= 0.80, json);
 }
 
 BOOST_AUTO_TEST_CASE(a_stage_killed_at_epoch_3_is_restored_on_the_spare_and_the_job_completes) {
@@ -113,7 +146,9 @@ BOOST_AUTO_TEST_CASE(a_hung_stage_without_a_spare_is_merged_into_its_neighbours_
   BOOST_TEST(json_number(json, "stage_restores") == 1.0, json);
   BOOST_TEST(json_number(json, "nodes_lost") == 1.0, json);
   BOOST_TEST(json_number(json, "failure_detection_seconds") >= 2.0, json);
-  BOOST_TEST(json_number(json, "failure_detection_seconds") <= 3.0, json);
+  // The timeout, plus up to a ping interval before it and one after it until the monitor
+  // checks (0.5 s each at this timeout), plus the scheduling of a loaded machine (3.001 s seen).
+  BOOST_TEST(json_number(json, "failure_detection_seconds") <= 3.5, json);
   BOOST_TEST(json_number(json, "train_samples") == 3.0 * 60000, json);
   BOOST_TEST(contains(cluster.scheduler().err(), "merged beside its neighbour"),
              cluster.scheduler().err());

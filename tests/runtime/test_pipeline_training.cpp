@@ -46,6 +46,35 @@ actors::job_submission fashion_mlp(
   return *submission;
 }
 
+/// A small convolutional network on Fashion-MNIST: convolution, max pooling, batch
+/// normalisation and dropout, each keeping something per sample between forward and backward.
+runtime::job_spec small_cnn_job() {
+  const std::string dir = STROM_FASHION_MNIST_DIR;
+  auto job = runtime::parse_job_text(R"((
+  name = "fashion_small_cnn",
+  network = (
+    input = (channels = 1, height = 28, width = 28),
+    weightInit = he,
+    layers = [(convolution = (filters = 8, kernel = 3, padding = 1, activation = relu)),
+              (maxPooling = (kernel = 2)),
+              (batchNormalization = ()),
+              (dropout = (rate = 0.2)),
+              (dense = (units = 32, activation = relu)),
+              (output = (units = 10, weightInit = xavier))]
+  ),
+  data = (
+    train = (idx = (images = ")" + dir + R"(/train-images-idx3-ubyte.gz",
+                    labels = ")" + dir + R"(/train-labels-idx1-ubyte.gz")),
+    test = (idx = (images = ")" + dir + R"(/t10k-images-idx3-ubyte.gz",
+                   labels = ")" + dir + R"(/t10k-labels-idx1-ubyte.gz")),
+    preprocessing = (scale = 0.00392156862745098)
+  ),
+  training = (epochs = 1, batchSize = 64, seed = 42, updater = (learningRate = 0.001, adam = ()))
+))", "fashion_small_cnn.job", ".");
+  BOOST_REQUIRE_MESSAGE(job, (job ? "" : job.err().message));
+  return std::move(*job);
+}
+
 /// Worker nodes of `memory_limit` bytes each.
 std::vector<actors::node_status> nodes_of(std::size_t count, std::uint64_t memory_limit) {
   std::vector<actors::node_status> nodes(count);
@@ -162,6 +191,34 @@ BOOST_AUTO_TEST_CASE(spares_are_kept_out_of_the_stages) {
              short_of_nodes.err().message);
 }
 
+BOOST_AUTO_TEST_CASE(copies_of_a_pipeline_run_on_nodes_of_their_own_split_alike) {
+  auto job = runtime::load_job_file(STROM_SOURCE_DIR "/examples/fashion_mlp.job");
+  BOOST_REQUIRE(job);
+  runtime::local_training_options options;
+  options.mode = schema::TrainingMode::PIPELINE;
+  options.pipelines = 2;
+  auto submission = runtime::make_submission(*job, options, 4);
+  BOOST_REQUIRE_MESSAGE(submission, (submission ? "" : submission.err().message));
+  // Node 3 (copy 2's first stage position) is slow: the split is chosen for the slower node of
+  // each position, so the large first layer goes to the second position in both copies.
+  auto nodes = nodes_of(4, 0);
+  nodes[2].speed_factor = 0.25;
+  const auto placed = runtime::place_job(*submission, nodes);
+  BOOST_REQUIRE_MESSAGE(placed, (placed ? "" : placed.err().message));
+  BOOST_TEST(placed->pipelines == 2u);
+  BOOST_REQUIRE_EQUAL(placed->stages.size(), 4u);
+  for (std::size_t s = 0; s < 2; ++s) {
+    BOOST_TEST(placed->stages[s].first_layer == placed->stages[2 + s].first_layer);
+    BOOST_TEST(placed->stages[s].end_layer == placed->stages[2 + s].end_layer);
+    BOOST_TEST(placed->stages[2 + s].node == placed->stages[s].node + 2);
+  }
+  BOOST_TEST(placed->stages[0].node == 1u);  // layer 0 away from the slow position
+  const auto three = runtime::place_job(*submission, nodes_of(3, 0));
+  BOOST_REQUIRE(!three);
+  BOOST_TEST(three.err().message.find("in 2 copies needs 4 worker nodes")
+               != std::string::npos, three.err().message);
+}
+
 BOOST_AUTO_TEST_CASE(a_speed_blind_split_ignores_which_node_is_slow) {
   // The 784x512 dense layer is most of the work: split by speed it goes to the fast node,
   // whichever that is; split blind the stages are the same whichever node is slow.
@@ -187,4 +244,55 @@ BOOST_AUTO_TEST_CASE(a_speed_blind_split_ignores_which_node_is_slow) {
     BOOST_TEST(blind.stages[s].first_layer == blind_swapped.stages[s].first_layer);
     BOOST_TEST(blind.stages[s].end_layer == blind_swapped.stages[s].end_layer);
   }
+}
+
+// Pipeline x data parallelism: two copies of a two-stage pipeline on four nodes, each copy
+// training half of every epoch, the copies of a stage sharing their updates.
+BOOST_AUTO_TEST_CASE(two_copies_of_a_pipeline_train_half_an_epoch_each_and_share_updates) {
+  auto job = testing::small_fashion_job();
+  runtime::local_training_options options;
+  options.epochs = 2;
+  options.mode = schema::TrainingMode::PIPELINE;
+  options.pipelines = 2;
+  epoch_losses seen;
+  options.observer = &seen;
+  runtime::cluster_shape shape;
+  shape.nodes = 4;
+  auto trained = runtime::train_on_cluster(job, options, shape);
+  BOOST_REQUIRE_MESSAGE(trained, (trained ? "" : trained.err().message));
+  const auto& r = *trained;
+  BOOST_TEST_MESSAGE("2 pipelines: accuracy " << r.test_accuracy << ", "
+                     << r.train_samples_per_second << " samples/s");
+  BOOST_TEST(r.pipeline.stages == 2u);
+  BOOST_TEST(r.pipeline.pipelines == 2u);
+  BOOST_TEST(r.nodes == 4u);
+  BOOST_TEST(r.pipeline.stage_layers.size() == 2u);
+  BOOST_TEST(r.pipeline.stage_seconds.size() == 2u);
+  // Every sample once an epoch: 30,000 a copy, 469 minibatches of 64 (the last of 48).
+  BOOST_TEST(r.train_samples == 120000u);
+  BOOST_TEST(r.iterations == 2u * 2u * 469u);
+  BOOST_REQUIRE(seen.losses.size() == 2u);
+  BOOST_TEST(seen.losses[1] < seen.losses[0]);
+  // A copy that took none of the other's updates would train on half the data alone; the
+  // bar is the single pipeline's (above) for the same two epochs.
+  BOOST_TEST(r.test_accuracy >= 0.78);
+  BOOST_TEST(runtime::to_json(r).find("\"pipelines\":2") != std::string::npos);
+}
+
+// Layers that keep something per sample between forward and backward run in a pipeline:
+// every micro-batch's is kept at its own rows (tests/compute/test_stage_replica.cpp).
+BOOST_AUTO_TEST_CASE(a_convolutional_network_trains_as_a_pipeline) {
+  runtime::local_training_options options;
+  options.mode = schema::TrainingMode::PIPELINE;
+  runtime::cluster_shape shape;
+  shape.nodes = 2;
+  auto job = small_cnn_job();
+  auto trained = runtime::train_on_cluster(job, options, shape);
+  BOOST_REQUIRE_MESSAGE(trained, (trained ? "" : trained.err().message));
+  const auto& r = *trained;
+  BOOST_TEST_MESSAGE("CNN pipeline: layers split at " << r.pipeline.stage_layers[0][1]
+                     << ", accuracy " << r.test_accuracy);
+  BOOST_TEST(r.pipeline.stages == 2u);
+  BOOST_TEST(r.train_samples == 60000u);
+  BOOST_TEST(r.test_accuracy >= 0.80);
 }

@@ -81,11 +81,13 @@ struct job_master_setup {
 };
 
 /// A pipeline job as its job_master runs it (job_pipeline.cpp).
+/// The stage slots below count every copy's stages, copy by copy (copy r's stage s at
+/// r * stages() + s); with one copy (the default) a slot is a stage.
 struct pipeline_run {
   job_placement placement;
-  std::vector<caf::actor> subnets;  ///< by stage, once ready
-  std::vector<std::uint64_t> stage_nodes;  ///< by stage: the node running it
-  std::vector<std::string> endpoints;  ///< by stage: where its node publishes it (or empty)
+  std::vector<caf::actor> subnets;  ///< by slot, once ready
+  std::vector<std::uint64_t> stage_nodes;  ///< by slot: the node running it
+  std::vector<std::string> endpoints;  ///< by slot: where its node publishes it (or empty)
   std::size_t ready = 0;            ///< stages whose subnet answered
   std::vector<double> busy_seconds;  ///< by stage, over the epochs trained
   double train_seconds = 0.0;        ///< over the epochs trained
@@ -96,7 +98,13 @@ struct pipeline_run {
   /// can roll back to even when the copies its holder kept were lost with the holder.
   std::vector<std::vector<stage_snapshot_note>> taken;
   bool trained = false;  ///< the current epoch's training has ended (its evaluation runs)
+  std::uint32_t copies_trained = 0;  ///< copies whose share of the epoch ended
   std::optional<caf::actor_clock::time_point> restoring;  ///< since the loss a restore answers
+
+  /// Stages of one copy of the pipeline.
+  std::uint32_t stages() const noexcept {
+    return static_cast<std::uint32_t>(placement.stages.size() / placement.pipelines);
+  }
 };
 
 /// A node that joined while the job runs, until it trains its first round.

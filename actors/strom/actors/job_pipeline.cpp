@@ -5,10 +5,17 @@
 // run: the first stage is told to train one (stage_run), the last reports its end
 // (stage_epoch_end), then the same for the evaluation, and the epoch is recorded like any
 // other mode's (end_epoch). A stage's node lost is restored (job_stage_restore.cpp).
+//
+// With --pipelines R above 1 every copy of the pipeline runs on nodes of its own, each copy's
+// first stage trains its share of every epoch, the copies of a stage are linked to each other
+// to share their updates (subnet.hpp), the epoch ends once every copy's has, and copy 1 alone
+// evaluates.
 
 #include <algorithm>
 #include <memory>
 #include <numeric>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -30,13 +37,31 @@ double ideal_bubble(std::size_t stages, std::uint32_t micro_batches) {
 /// Every subnet knows its neighbours: the first epoch starts.
 void begin_pipeline(self_ptr self, const job_master_setup& setup) {
   auto& st = self->state;
-  const auto& subnets = st.pipeline->subnets;
+  const auto& run = *st.pipeline;
   st.status.state = "training";
   report_status(self, setup);
-  log::info("job_master: job {} ({}) starts as a pipeline of {} stages, {} micro-batches a "
-            "minibatch", st.status.job_id, st.status.name, subnets.size(),
-            st.pipeline->placement.micro_batches);
+  log::info("job_master: job {} ({}) starts as a pipeline of {} stages in {} copies, {} "
+            "micro-batches a minibatch", st.status.job_id, st.status.name, run.stages(),
+            run.placement.pipelines, run.placement.micro_batches);
   start_epoch(self, setup);
+}
+
+/// How messages name the stage in slot `slot`: "stage S", or "stage S of copy R".
+std::string slot_name(const pipeline_run& run, std::size_t slot) {
+  const auto stages = run.stages();
+  if (run.placement.pipelines == 1)
+    return fmt::format("stage {}", slot + 1);
+  return fmt::format("stage {} of copy {}", slot % stages + 1, slot / stages + 1);
+}
+
+/// The copy whose last stage is `sender`, if any.
+std::optional<std::uint32_t> copy_ending_at(const pipeline_run& run,
+                                            const caf::strong_actor_ptr& sender) {
+  const auto stages = run.stages();
+  for (std::uint32_t r = 0; r < run.placement.pipelines; ++r)
+    if (sender == run.subnets[r * stages + stages - 1].address())
+      return r;
+  return std::nullopt;
 }
 
 } // namespace
@@ -45,24 +70,30 @@ void link_stages(self_ptr self, const job_master_setup& setup, std::function<voi
   auto& st = self->state;
   const auto& run = *st.pipeline;
   const auto& subnets = run.subnets;
+  const auto stages = run.stages();
+  const auto copies = run.placement.pipelines;
   auto left = std::make_shared<std::size_t>(subnets.size());
-  for (std::size_t s = 0; s < subnets.size(); ++s)
-    self
-      ->request(subnets[s], setup.timeouts.answer_timeout,
-                stage_links{s > 0 ? subnets[s - 1] : caf::actor{},
-                            s + 1 < subnets.size() ? subnets[s + 1] : caf::actor{},
-                            caf::actor_cast<caf::actor>(self), run.generation})
+  for (std::size_t slot = 0; slot < subnets.size(); ++slot) {
+    const auto s = slot % stages;
+    stage_links links{s > 0 ? subnets[slot - 1] : caf::actor{},
+                      s + 1 < stages ? subnets[slot + 1] : caf::actor{},
+                      caf::actor_cast<caf::actor>(self), run.generation};
+    if (copies > 1)
+      for (std::uint32_t r = 0; r < copies; ++r)
+        links.peers.push_back(r * stages + s == slot ? caf::actor{} : subnets[r * stages + s]);
+    self->request(subnets[slot], setup.timeouts.answer_timeout, std::move(links))
       .then(
         [self, left, linked](wired_atom) {
           if (!self->state.outcome && --*left == 0)
             linked();
         },
-        [self, setup, s](caf::error& err) {
+        [self, setup, name = slot_name(run, slot)](caf::error& err) {
           fail_job(self, setup,
                    make_error(code_for(err, strom_error::node_failed),
-                              fmt::format("pipeline stage {} did not take its neighbours: {}",
-                                          s + 1, error_text(self->system(), err))));
+                              fmt::format("pipeline {} did not take its neighbours: {}", name,
+                                          error_text(self->system(), err))));
         });
+  }
 }
 
 void assign_stage(self_ptr self, const job_master_setup& setup, std::uint32_t s,
@@ -74,12 +105,14 @@ void assign_stage(self_ptr self, const job_master_setup& setup, std::uint32_t s,
   stage_assignment work{st.status.job_id,
                         setup.submission.job_text,
                         setup.submission.source,
-                        s,
-                        static_cast<std::uint32_t>(run.placement.stages.size()),
+                        s % run.stages(),
+                        run.stages(),
                         stage.first_layer,
                         stage.end_layer,
                         run.placement.micro_batches,
-                        run.generation};
+                        run.generation,
+                        s / run.stages(),
+                        run.placement.pipelines};
   request_while_alive(self, st.awaiting, node_id, node.agent, setup.timeouts.prepare_timeout,
                       std::move(work))
     .then(
@@ -92,11 +125,11 @@ void assign_stage(self_ptr self, const job_master_setup& setup, std::uint32_t s,
         st.pipeline->endpoints[s] = answer.endpoint;
         ready();
       },
-      [self, setup, node_id, s](caf::error& err) {
+      [self, setup, node_id, name = slot_name(run, s)](caf::error& err) {
         fail_job(self, setup,
                  make_error(code_for(err, strom_error::bad_job),
-                            fmt::format("node {} did not start pipeline stage {}: {}", node_id,
-                                        s + 1, error_text(self->system(), err))));
+                            fmt::format("node {} did not start pipeline {}: {}", node_id, name,
+                                        error_text(self->system(), err))));
       });
 }
 
@@ -115,8 +148,16 @@ void spawn_stages(self_ptr self, const job_master_setup& setup) {
       auto& run = *self->state.pipeline;
       if (++run.ready < run.subnets.size())
         return;
-      for (std::uint32_t t = 1; t < run.subnets.size(); ++t)
-        wire_stage(self, t, {t - 1});
+      // Each slot's node connects to its upstream neighbour's and to its copies' before it.
+      const auto stages = run.stages();
+      for (std::uint32_t t = 0; t < run.subnets.size(); ++t) {
+        std::vector<std::uint32_t> earlier;
+        if (t % stages > 0)
+          earlier.push_back(t - 1);
+        for (std::uint32_t copy = t % stages; copy < t; copy += stages)
+          earlier.push_back(copy);
+        wire_stage(self, t, earlier);
+      }
       link_stages(self, setup, [self, setup] { begin_pipeline(self, setup); });
     });
 }
@@ -129,22 +170,26 @@ void start_pipeline(self_ptr self, const job_master_setup& setup, job_placement 
   st.report.mode = "pipeline";
   st.report.nodes = static_cast<std::uint32_t>(placement.stages.size());
   st.report.workers = st.report.nodes;
+  const auto stages = static_cast<std::uint32_t>(placement.stages.size() / placement.pipelines);
   auto& summary = st.report.pipeline;
-  summary.stages = static_cast<std::uint32_t>(placement.stages.size());
+  summary.stages = stages;
   summary.micro_batches = placement.micro_batches;
-  summary.pipelines = 1;
-  summary.bubble_fraction_ideal = ideal_bubble(placement.stages.size(), placement.micro_batches);
+  summary.pipelines = placement.pipelines;
+  summary.bubble_fraction_ideal = ideal_bubble(stages, placement.micro_batches);
   // The job's nodes are its stages' (a node beyond --stages idles and is not asked to stop).
   st.nodes.clear();
-  for (const auto& stage : placement.stages) {
-    summary.stage_layers.push_back({stage.first_layer, stage.end_layer});
-    summary.stage_seconds_predicted.push_back(stage.predicted_seconds);
+  for (std::size_t slot = 0; slot < placement.stages.size(); ++slot) {
+    const auto& stage = placement.stages[slot];
+    if (slot < stages) {
+      summary.stage_layers.push_back({stage.first_layer, stage.end_layer});
+      summary.stage_seconds_predicted.push_back(stage.predicted_seconds);
+    }
     st.nodes.push_back(setup.nodes[stage.node].status.node_id);
   }
   st.pipeline = pipeline_run{};
   st.pipeline->stage_nodes = st.nodes;
   st.pipeline->placement = std::move(placement);
-  st.pipeline->busy_seconds.assign(summary.stages, 0.0);
+  st.pipeline->busy_seconds.assign(stages, 0.0);
   spawn_stages(self, setup);
 }
 
@@ -187,7 +232,9 @@ void start_pipeline_epoch(self_ptr self) {
   auto& st = self->state;
   auto& run = *st.pipeline;
   run.trained = false;
-  self->send(run.subnets.front(), stage_run{st.status.epoch, false, run.generation, 0});
+  run.copies_trained = 0;
+  for (std::size_t first = 0; first < run.subnets.size(); first += run.stages())
+    self->send(run.subnets[first], stage_run{st.status.epoch, false, run.generation, 0});
 }
 
 void pipeline_snapshot_held(self_ptr self, const stage_snapshot_note& note) {
@@ -212,11 +259,13 @@ void pipeline_epoch_ended(self_ptr self, const job_master_setup& setup,
                           const stage_epoch_end& ended) {
   auto& st = self->state;
   if (st.outcome || !st.pipeline || ended.epoch != st.status.epoch
-      || ended.generation != st.pipeline->generation
-      || self->current_sender() != st.pipeline->subnets.back().address())
+      || ended.generation != st.pipeline->generation)
+    return;
+  auto& run = *st.pipeline;
+  const auto copy = copy_ending_at(run, self->current_sender());
+  if (!copy || (ended.evaluation && *copy != 0))
     return;
   st.last_heard = self->clock().now();
-  auto& run = *st.pipeline;
   auto& summary = st.report.pipeline;
   for (auto bytes : ended.activation_bytes)
     summary.activation_bytes += bytes;
@@ -227,23 +276,29 @@ void pipeline_epoch_ended(self_ptr self, const job_master_setup& setup,
                 ended.loss_sum / static_cast<double>(ended.samples)};
     return end_epoch(self, setup, epoch_check{tested, {}});
   }
-  st.round_started = self->clock().now();  // the epoch's training ends here
-  run.trained = true;
-  const double seconds = seconds_between(st.epoch_started, st.round_started);
-  st.epoch_done = {ended.loss_sum, ended.steps, ended.samples, 0.0};
+  // Every copy's share adds up to the epoch's figures.
+  st.epoch_done.loss_sum += ended.loss_sum;
+  st.epoch_done.batches += ended.steps;
+  st.epoch_done.samples += ended.samples;
   st.report.iterations += ended.steps;
-  run.train_seconds += seconds;
   const auto stages = std::min(ended.busy_seconds.size(), run.busy_seconds.size());
   for (std::size_t s = 0; s < stages; ++s)
     run.busy_seconds[s] += ended.busy_seconds[s];
-  // Per minibatch, over the epochs so far; the bubble is the stages' mean idle share.
+  if (++run.copies_trained < run.placement.pipelines)
+    return;
+  st.round_started = self->clock().now();  // the epoch's training ends here
+  run.trained = true;
+  run.train_seconds += seconds_between(st.epoch_started, st.round_started);
+  // Per minibatch, over the epochs and copies so far; the bubble is the stages' mean idle
+  // share of the time every copy trained.
   const double steps = static_cast<double>(std::max<std::uint64_t>(st.report.iterations, 1));
   summary.stage_seconds.clear();
   for (double busy : run.busy_seconds)
     summary.stage_seconds.push_back(busy / steps);
   const double busy_mean =
     std::accumulate(run.busy_seconds.begin(), run.busy_seconds.end(), 0.0)
-    / static_cast<double>(std::max<std::size_t>(run.busy_seconds.size(), 1));
+    / static_cast<double>(std::max<std::size_t>(run.busy_seconds.size(), 1) *
+                          run.placement.pipelines);
   summary.bubble_fraction =
     run.train_seconds > 0 ? std::clamp(1.0 - busy_mean / run.train_seconds, 0.0, 1.0) : 0.0;
   self->send(run.subnets.front(), stage_run{st.status.epoch, true, run.generation, 0});

@@ -30,7 +30,10 @@ struct job_placement {
   std::uint32_t epochs = 0;
   std::uint32_t micro_batches = 0;     ///< a pipeline job's, per minibatch
   std::uint32_t batch_size = 0;        ///< samples a minibatch
-  std::vector<stage_placement> stages;  ///< empty: the job is no pipeline job
+  std::uint32_t pipelines = 1;         ///< copies of the pipeline (--pipelines)
+  /// Every copy's stages, copy by copy (copy r's stage s at r * stages + s); empty: the job
+  /// is no pipeline job.
+  std::vector<stage_placement> stages;
 };
 
 /// Places a submission on its worker nodes (by rank), or says why it fits nowhere.

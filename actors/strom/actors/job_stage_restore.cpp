@@ -113,6 +113,8 @@ void restore_stage(self_ptr self, const job_master_setup& setup, const member_lo
   const auto s = static_cast<std::uint32_t>(
     std::find(run.stage_nodes.begin(), run.stage_nodes.end(), lost.node_id)
     - run.stage_nodes.begin());
+  if (run.placement.pipelines > 1)
+    return fail("a stage of a pipeline in several copies (--pipelines) is not restored yet");
   if (run.restoring)
     return fail("another stage was being restored");
   if (lost_stages != 1)

@@ -303,7 +303,7 @@ struct shard_stats {
 
 /// Bumped whenever a message of this header changes: nodes of different versions refuse to
 /// join instead of misreading each other.
-inline constexpr std::uint32_t protocol_version = 15;
+inline constexpr std::uint32_t protocol_version = 16;
 
 /// A node that trains (the default).
 inline constexpr const char* node_role_worker = "worker";
@@ -935,6 +935,8 @@ struct stage_assignment {
   std::uint32_t end_layer = 0;
   std::uint32_t micro_batches = 1;  ///< a minibatch is split into this many
   std::uint32_t generation = 0;     ///< the pipeline's, which grows with every stage restore
+  std::uint32_t pipeline = 0;       ///< which copy of the pipeline (--pipelines)
+  std::uint32_t pipelines = 1;      ///< copies, each stage's sharing their updates
 };
 
 /// node_agent -> job_master: the node's subnet runs.
@@ -947,13 +949,15 @@ struct stage_ready {
   std::string endpoint{};
 };
 
-/// job_master -> every subnet: its neighbours (null at the pipeline's ends) and where the last
-/// stage sends the end of an epoch.
+/// job_master -> every subnet: its neighbours (null at the pipeline's ends), where the last
+/// stage sends the end of an epoch, and with --pipelines above 1 the same stage of every copy
+/// of the pipeline by copy (its own entry null), which it shares its updates with.
 struct stage_links {
   caf::actor upstream;
   caf::actor downstream;
   caf::actor master;
   std::uint32_t generation = 0;  ///< stage messages of another generation are dropped
+  std::vector<caf::actor> peers{};
 };
 
 /// job_master -> the first subnet: train 0-based epoch `epoch`, or evaluate the model on the
@@ -1005,6 +1009,14 @@ struct stage_epoch_end {
   std::vector<std::uint64_t> activation_bytes;  ///< by stage: frame bytes it sent
 };
 
+/// subnet -> the same stage of the other copies of its pipeline (--pipelines above 1): the
+/// update of one of its steps, threshold-encoded against its residual, as an update frame
+/// whose header names the copy (origin_node) and the epoch and step (iteration) it ends.
+struct stage_update {
+  std::uint32_t generation = 0;
+  compute::frame update;
+};
+
 /// Where a pipeline stood when its stages took a snapshot: before minibatch `epoch_step` of
 /// `epoch` (an epoch's end is the next epoch's step 0).
 struct stage_point {
@@ -1053,7 +1065,8 @@ struct stage_snapshot_fetch {
 template <class F>
 typename F::result_type inspect(F& f, stage_assignment& x) {
   return f(caf::meta::type_name("stage_assignment"), x.job_id, x.job_text, x.source, x.stage,
-           x.stages, x.first_layer, x.end_layer, x.micro_batches, x.generation);
+           x.stages, x.first_layer, x.end_layer, x.micro_batches, x.generation, x.pipeline,
+           x.pipelines);
 }
 
 template <class F>
@@ -1064,7 +1077,7 @@ typename F::result_type inspect(F& f, stage_ready& x) {
 template <class F>
 typename F::result_type inspect(F& f, stage_links& x) {
   return f(caf::meta::type_name("stage_links"), x.upstream, x.downstream, x.master,
-           x.generation);
+           x.generation, x.peers);
 }
 
 template <class F>
@@ -1122,6 +1135,17 @@ typename F::result_type inspect(F& f, stage_snapshot_note& x) {
 template <class F>
 typename F::result_type inspect(F& f, stage_rollback& x) {
   return f(caf::meta::type_name("stage_rollback"), x.generation, x.to);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, stage_update& x) {
+  if constexpr (!detail::is_binary_inspector<F>) {
+    return f(caf::meta::type_name("stage_update"), x.generation, x.update.size());
+  } else {
+    if (auto err = f(x.generation))
+      return err;
+    return detail::inspect_frame(f, "update", x.update, compute::max_frame_bytes);
+  }
 }
 
 template <class F>
@@ -1256,5 +1280,6 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   CAF_ADD_TYPE_ID(strom, (strom::actors::stage_rollback))
   CAF_ADD_TYPE_ID(strom, (strom::actors::stage_restore))
   CAF_ADD_TYPE_ID(strom, (strom::actors::stage_snapshot_fetch))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::stage_update))
 
 CAF_END_TYPE_ID_BLOCK(strom)

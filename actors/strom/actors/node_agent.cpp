@@ -202,8 +202,12 @@ caf::result<stage_ready> run_stage(self_ptr self, const node_agent_setup& setup,
                    "scheduler: {}", st.node_id, work.job_id, published.err().message);
     }
   }
-  log::info("node {}: runs stage {} of {} of job {} (layers [{}, {})){}", st.node_id,
-            work.stage + 1, work.stages, work.job_id, work.first_layer, work.end_layer,
+  log::info("node {}: runs stage {} of {}{} of job {} (layers [{}, {})){}", st.node_id,
+            work.stage + 1, work.stages,
+            work.pipelines > 1 ? fmt::format(" in copy {} of {}", work.pipeline + 1,
+                                             work.pipelines)
+                               : "",
+            work.job_id, work.first_layer, work.end_layer,
             ready.endpoint.empty() ? "" : " at " + ready.endpoint);
   st.served = std::move(served);
   return ready;

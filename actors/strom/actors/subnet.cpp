@@ -150,6 +150,55 @@ caf::error go_back(self_ptr self, const subnet_setup& setup, const stage_snapsho
   return caf::none;
 }
 
+/// The state training starts from, once, for a restore to go back to.
+void first_snapshot(self_ptr self, const subnet_setup& setup) {
+  auto& st = self->state;
+  if (setup.snapshot_every > 0 && st.generation == 0 && st.snapshots_taken == 0)
+    take_snapshot(self, setup, {0, 0});
+}
+
+/// The flush of a stage with copies: its update applied and sent to the copies as a frame
+/// (a header-only one when nothing reached the threshold, which still says the step is
+/// done), then the copies' updates that arrived during the minibatch added (ping-pong).
+void share_step(self_ptr self, const subnet_setup& setup) {
+  auto& st = self->state;
+  const auto sent = setup.replica->step_shared(*st.encoder);
+  const auto elements = st.incoming.size();
+  compute::frame_header header;
+  header.origin_node = setup.pipeline;
+  header.worker = setup.stage;
+  header.sequence = st.step;
+  header.iteration = st.epoch_step;
+  header.epoch = st.epoch;
+  auto built = compute::build_update_frame(
+    header, sent ? *sent
+                 : compute::encoded_update{compute::encoding::threshold,
+                                           st.encoder->threshold(), elements, 0, {}});
+  if (!built)
+    throw std::logic_error("subnet: its own update frame does not build: " + built.err().message);
+  for (const auto& copy : st.links.peers)
+    if (copy)
+      self->send(copy, stage_update{st.generation, *built});
+  auto parameters = setup.replica->core().net().parameters();
+  std::transform(parameters.begin(), parameters.end(), st.incoming.begin(), parameters.begin(),
+                 [](float p, float u) { return p + u; });
+  std::fill(st.incoming.begin(), st.incoming.end(), 0.0f);
+}
+
+/// Whether every copy has sent the updates of the epoch's minibatches before `step` but one.
+bool copies_caught_up(const subnet_state& st, const subnet_setup& setup, std::uint64_t step) {
+  if (step < 2)
+    return true;
+  for (std::uint32_t p = 0; p < st.copies.size(); ++p) {
+    const auto& copy = st.copies[p];
+    if (p == setup.pipeline || copy.epoch > st.epoch)
+      continue;
+    if (copy.epoch < st.epoch || copy.steps + 1 < step)
+      return false;
+  }
+  return true;
+}
+
 /// Passes the epoch's end on with this stage's figures; the last stage adds the loss and
 /// hands it to the job_master. The counters start again, and after training the stage's
 /// epoch-based learning-rate schedule moves on.
@@ -175,13 +224,18 @@ void end_epoch(self_ptr self, const subnet_setup& setup, stage_epoch_end marker)
     self->send(st.links.master, std::move(marker));
   }
   // An epoch's end is where the next one starts: a loss during the evaluation goes back here.
-  if (trained)
+  if (trained && setup.snapshot_every > 0)
     take_snapshot(self, setup, next);
 }
 
 /// The first stage: the next minibatch's micro-batches go downstream, or the epoch ends.
 void start_step(self_ptr self, const subnet_setup& setup) {
   auto& st = self->state;
+  // The epoch's end waits for no copy: the job_master waits for every copy's.
+  st.waiting_for_copies =
+    !st.loader->exhausted() && !copies_caught_up(st, setup, st.next_epoch_step);
+  if (st.waiting_for_copies)
+    return;
   const auto* next = st.loader->next();
   if (!next) {
     stage_epoch_end marker;
@@ -279,9 +333,14 @@ void micro_batch_done(self_ptr self, const subnet_setup& setup) {
   if (++st.step_done < st.step_micro)
     return;
   st.step_done = 0;
-  timed(self, setup, [&] { setup.replica->step(); });
+  timed(self, setup, [&] {
+    if (st.encoder)
+      share_step(self, setup);
+    else
+      setup.replica->step();
+  });
   ++st.step;
-  if (st.step % setup.snapshot_every == 0)
+  if (setup.snapshot_every > 0 && st.step % setup.snapshot_every == 0)
     timed(self, setup, [&] { take_snapshot(self, setup, {st.epoch, st.epoch_step + 1}); });
   if (setup.stage == 0)
     start_step(self, setup);
@@ -308,8 +367,7 @@ void train_forward(self_ptr self, const subnet_setup& setup, stage_forward& in) 
   st.step_micro = in.micro_batches;
   st.epoch = in.epoch;
   st.epoch_step = in.epoch_step;
-  if (st.generation == 0 && st.snapshots_taken == 0)  // the state training starts from
-    take_snapshot(self, setup, {0, 0});
+  first_snapshot(self, setup);
   if (!stage.last()) {
     timed(self, setup, [&] {
       in.activations = frame_of(self, setup, stage.forward(in.first_row, in.rows));
@@ -368,6 +426,41 @@ void train_backward(self_ptr self, const subnet_setup& setup, const stage_backwa
   micro_batch_done(self, setup);
 }
 
+/// A copy's update: checked against the copy that sent it (anything else is dropped with a
+/// warning: a node never ends on what a peer sends), added to the incoming buffer; a first
+/// stage waiting for it goes on.
+void take_update(self_ptr self, const subnet_setup& setup, const stage_update& in) {
+  auto& st = self->state;
+  const auto& copies = st.links.peers;
+  const auto sender = self->current_sender();
+  const auto from = std::find_if(copies.begin(), copies.end(),
+                                 [&](const caf::actor& c) { return c && c.address() == sender; });
+  auto refuse = [&](const std::string& why) {
+    log::warning("pipeline stage {} of job {}: an update refused: {}", setup.stage + 1,
+                 setup.job_id, why);
+  };
+  if (!st.encoder || from == copies.end())
+    return refuse("not from a copy of the stage");
+  const auto copy = static_cast<std::uint32_t>(from - copies.begin());
+  auto view = compute::read_update_frame(in.update, st.workspace);
+  if (!view)
+    return refuse(view.err().message);
+  if (view->header.origin_node != copy || view->header.offset != 0
+      || view->elements != st.incoming.size())
+    return refuse(fmt::format("copy {} sent a frame of copy {} for {} elements at offset {}, "
+                              "expected {} at 0", copy, view->header.origin_node,
+                              view->elements, view->header.offset, st.incoming.size()));
+  if (auto ok = compute::apply_update_frame(*view, st.incoming); !ok)
+    return refuse(ok.err().message);
+  auto& progress = st.copies[copy];
+  if (view->header.epoch >= progress.epoch)
+    progress = {view->header.epoch,
+                std::max(view->header.epoch == progress.epoch ? progress.steps : 0,
+                         view->header.iteration + 1)};
+  if (st.waiting_for_copies && copies_caught_up(st, setup, st.next_epoch_step))
+    start_step(self, setup);
+}
+
 } // namespace
 
 caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup) {
@@ -377,6 +470,12 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
   st.input_gradient.assign(stage.input_width() * stage.max_batch(), 0.0f);
   st.generation = setup.generation;
   st.snapshots = stage_snapshots{setup.snapshot_bytes};
+  if (setup.pipelines > 1) {
+    const auto elements = stage.core().net().parameters().size();
+    st.encoder.emplace(elements, setup.sharing);
+    st.incoming.assign(elements, 0.0f);
+    st.copies.assign(setup.pipelines, {});
+  }
   const auto sender_of = [self] { return caf::actor_cast<caf::actor_addr>(self->current_sender()); };
   return {
     [self](const stage_links& links) {
@@ -393,6 +492,11 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
       st.epoch = run.epoch;
       auto order =
         compute::epoch_order({0, setup.train->size()}, setup.seed, run.epoch, setup.shuffle);
+      if (setup.pipelines > 1) {  // copy r trains the r-th share of the epoch's order
+        const auto share = compute::partition(order.size(), setup.pipeline, setup.pipelines);
+        order = {order.begin() + static_cast<std::ptrdiff_t>(share.begin),
+                 order.begin() + static_cast<std::ptrdiff_t>(share.end)};
+      }
       // A restored pipeline goes on after the minibatches its snapshot holds.
       const auto done = std::min<std::size_t>(run.from_step * setup.replica->max_batch(),
                                               order.size());
@@ -403,8 +507,7 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
                                                             setup.replica->max_batch());
       else
         st.loader->reset(std::move(order));
-      if (st.generation == 0 && st.snapshots_taken == 0)  // the state training starts from
-        take_snapshot(self, setup, {0, 0});
+      first_snapshot(self, setup);
       start_step(self, setup);
     },
     [self, setup](stage_forward& in) {
@@ -414,6 +517,10 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
         evaluate_forward(self, setup, in);
       else
         train_forward(self, setup, in);
+    },
+    [self, setup](const stage_update& in) {
+      if (in.generation == self->state.generation)
+        take_update(self, setup, in);
     },
     [self, setup](const stage_backward& in) {
       if (setup.replica->last() || in.generation != self->state.generation)

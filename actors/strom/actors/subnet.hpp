@@ -28,10 +28,21 @@
 // on a spare node from the holder's copy (stage_restore) and rolls every other stage back to
 // its own snapshot of the same point (stage_rollback); the pipeline then goes on from there in
 // a new generation, and messages of older generations still in flight are dropped.
+//
+// Pipeline x data parallelism (--pipelines R above 1): R copies of the pipeline each train a
+// share of every epoch, and the copies of a stage share their updates as data-parallel
+// workers do (Deeplearning4j's threshold encoding with residuals): at its flush a stage
+// encodes its update, applies all of it and sends the frame to its copies (stage_update).
+// Ping-pong buffers (LightDNN): a stage computes a minibatch with its parameters while the
+// copies' updates land in a second buffer, added at the next step boundary, so a minibatch's
+// backward sees the weights its forward saw. The first stage starts minibatch j of an epoch
+// only once every copy has sent the updates of its first j - 1 (one step of staleness), so no
+// copy runs away from the others. Such a pipeline takes no snapshots (its loss fails the job).
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <caf/all.hpp>
@@ -39,6 +50,7 @@
 #include "strom/actors/messages.hpp"
 #include "strom/actors/stage_snapshots.hpp"
 #include "strom/compute/data/batch_loader.hpp"
+#include "strom/compute/codecs/threshold_encoder.hpp"
 #include "strom/compute/data/dataset.hpp"
 #include "strom/compute/frames/update_frame.hpp"
 #include "strom/compute/pipeline/stage_replica.hpp"
@@ -59,7 +71,10 @@ struct subnet_setup {
   bool shuffle = true;
   double speed_factor = 1.0;  ///< the node's (compute_slowdown.hpp, a testing aid)
   std::uint32_t generation = 0;      ///< the pipeline's when the subnet was spawned
-  std::uint64_t snapshot_every = 100;  ///< minibatches between snapshots
+  std::uint32_t pipeline = 0;        ///< which copy of the pipeline (--pipelines)
+  std::uint32_t pipelines = 1;       ///< copies: above 1, the stage's copies share updates
+  compute::threshold_encoder_options sharing{};  ///< how a stage with copies encodes updates
+  std::uint64_t snapshot_every = 100;  ///< minibatches between snapshots; 0: none taken
   /// The most an encoded snapshot of any stage can take: what a holder accepts (a copy
   /// larger than this is refused, and the stage cannot be restored from it).
   std::size_t snapshot_bytes = 0;
@@ -73,6 +88,12 @@ struct micro_batch_rows {
   std::uint32_t rows = 0;
 };
 micro_batch_rows micro_batch_of(std::uint32_t samples, std::uint32_t count, std::uint32_t index);
+
+/// What a stage heard from one of its copies (--pipelines): the updates of an epoch.
+struct copy_progress {
+  std::uint32_t epoch = 0;
+  std::uint64_t steps = 0;  ///< of that epoch, sent
+};
 
 /// A subnet's state.
 struct subnet_state {
@@ -95,6 +116,11 @@ struct subnet_state {
   std::vector<float> input_gradient;  ///< dL/d(input) of a micro-batch
   stage_snapshots snapshots;          ///< its own and the neighbours' it holds
   std::uint64_t snapshots_taken = 0;  ///< for their ids
+  // -- with copies (--pipelines above 1) --
+  std::optional<compute::threshold_encoder> encoder;  ///< the stage's updates, its residual
+  std::vector<float> incoming;        ///< the copies' updates since the last step boundary
+  std::vector<copy_progress> copies;  ///< by copy
+  bool waiting_for_copies = false;    ///< the first stage: its next minibatch waits
 
   static inline const char* name = "strom.subnet";
 };
@@ -103,7 +129,8 @@ struct subnet_state {
 /// first stage: an epoch or an evaluation); stage_forward, stage_backward, stage_epoch_end from
 /// its neighbours; snapshot_chunk and stage_snapshot_note (a neighbour's copy to hold);
 /// stage_snapshot_fetch -> snapshot_sent (a held copy, as chunks to the sender);
-/// stage_rollback -> minibatches undone; stage_restore -> 0 once restored.
+/// stage_rollback -> minibatches undone; stage_restore -> 0 once restored; stage_update from
+/// a copy of the stage.
 caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup);
 
 } // namespace strom::actors

@@ -21,6 +21,21 @@ struct float_range {
   std::size_t end = 0;
 };
 
+/// The samples a forward or backward pass computes: rows [first, first + count) of the batch
+/// the model reserved. A whole batch starts at row 0. A pipeline stage keeps several
+/// micro-batches of one minibatch in flight in other rows of the same batch, so a layer that
+/// keeps something per sample between forward and backward (a dropout mask, pooling winners,
+/// batch statistics) keeps it at those rows, not from row 0.
+struct batch_rows {
+  std::size_t first = 0;
+  std::size_t count = 0;
+
+  /// A whole batch of `count` samples (implicit: most callers have no other rows).
+  constexpr batch_rows(std::size_t count) noexcept : count(count) {}
+  constexpr batch_rows(std::size_t first, std::size_t count) noexcept
+    : first(first), count(count) {}
+};
+
 /// One layer of a feed-forward network, operating on a batch at a time.
 class layer {
 public:
@@ -53,15 +68,16 @@ public:
 
   // -- the step (no allocation after reserve) ----------------------------------------------
 
-  /// output[batch * out] = f(input[batch * in]).
-  virtual void forward(std::span<const float> input, std::span<float> output, std::size_t batch,
+  /// output[rows.count * out] = f(input[rows.count * in]); `input` and `output` hold only
+  /// those rows.
+  virtual void forward(std::span<const float> input, std::span<float> output, batch_rows rows,
                        pass mode) = 0;
   /// From dL/d(output), overwrites this layer's parameter gradients and, when input_gradient
   /// is not empty, writes dL/d(input). `input` and `output` are those of the last training
-  /// forward pass.
+  /// forward pass of the same rows.
   virtual void backward(std::span<const float> input, std::span<const float> output,
                         std::span<const float> output_gradient, std::span<float> input_gradient,
-                        std::size_t batch) = 0;
+                        batch_rows rows) = 0;
 };
 
 } // namespace strom::compute

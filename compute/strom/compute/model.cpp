@@ -89,7 +89,7 @@ std::span<const float> model::forward(std::span<const float> features, std::size
   std::span<const float> input = features.first(batch * input_.size());
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     auto output = activation_rows(i, first_row, batch);
-    layers_[i]->forward(input, output, batch, mode);
+    layers_[i]->forward(input, output, {first_row, batch}, mode);
     input = output;
   }
   return input;
@@ -125,7 +125,7 @@ void model::backward_rows(std::span<const float> input, std::size_t first_row,
              : std::span{into_b ? delta_b_ : delta_a_}.first(
                  batch * layers_[i - 1]->output_shape().size());
     layers_[i]->backward(layer_input, activation_rows(i, first_row, batch), delta,
-                         layer_input_gradient, batch);
+                         layer_input_gradient, {first_row, batch});
     delta = layer_input_gradient;
     into_b = !into_b;
   }

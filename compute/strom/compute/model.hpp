@@ -78,8 +78,8 @@ public:
 
   /// Training forward of `batch` samples held in rows [first_row, first_row + batch) of the
   /// reserved batch: each layer's output lands in those rows of its activation buffer, so
-  /// several micro-batches of one batch can be in flight at once (a pipeline stage) as long
-  /// as no layer keeps anything of its own between forward and backward. Returns the output.
+  /// several micro-batches of one batch can be in flight at once (a pipeline stage): what a
+  /// layer keeps between forward and backward it keeps at those rows too. Returns the output.
   std::span<const float> forward_rows(std::span<const float> input, std::size_t first_row,
                                       std::size_t batch);
   /// Backward of the rows forward_rows computed: from dL/d(output) the parameter gradients

@@ -63,12 +63,16 @@ result<replica_options> make_replica_options(schema::Job::Reader job) {
                          job.getTraining().getL2()};
 }
 
+std::uint64_t dropout_seed(std::uint64_t seed, std::uint32_t worker) {
+  return derive_seed(seed, dropout_stream + worker);
+}
+
 result<std::unique_ptr<replica>> make_replica(schema::Job::Reader job, std::uint32_t worker) {
   auto training = job.getTraining();
   if (auto ok = check_training(training); !ok)
     return ok.err();
   const std::uint64_t seed = training.getSeed();
-  auto net = make_model(job.getNetwork(), derive_seed(seed, dropout_stream + worker));
+  auto net = make_model(job.getNetwork(), dropout_seed(seed, worker));
   if (!net)
     return net.err();
   auto options = make_replica_options(job);

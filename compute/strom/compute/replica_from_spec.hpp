@@ -16,6 +16,10 @@ result<void> check_training(schema::Training::Reader training);
 /// The job's updater, learning-rate schedule and L2 (training.updater, training.l2).
 result<replica_options> make_replica_options(schema::Job::Reader job);
 
+/// The seed of the dropout masks of worker `worker` (or pipeline copy) of a job seeded `seed`:
+/// a stream apart from the initial weights', different for every worker.
+std::uint64_t dropout_seed(std::uint64_t seed, std::uint32_t worker);
+
 /// A replica for `job`: model, updater, schedule and L2 from the spec, parameters initialised
 /// from the job's seed (equal on every worker), dropout masks seeded per `worker`.
 result<std::unique_ptr<replica>> make_replica(schema::Job::Reader job, std::uint32_t worker);

@@ -130,10 +130,9 @@ result<void> check_job(const job_spec& job) {
     return error{fmt::format("{}: distributed.serverOptimizer: false needs kvstore dist_sync: "
                              "with dist_async every worker would apply different gradients",
                              job.source())};
-  if (distributed.getPipelines() != 1)
-    return error{fmt::format("{}: distributed.pipelines: {}: copies of a pipeline sharing their "
-                             "stages' parameters are not built yet; only 1 pipeline is",
-                             job.source(), distributed.getPipelines())};
+  if (distributed.getPipelines() == 0 || distributed.getPipelines() > max_pipeline_stages)
+    return error{fmt::format("{}: distributed.pipelines: {} is outside [1, {}]", job.source(),
+                             distributed.getPipelines(), max_pipeline_stages)};
   if (distributed.getStages() == 1 || distributed.getStages() > max_pipeline_stages)
     return error{fmt::format("{}: distributed.stages: {} is outside [2, {}] (0: one stage a "
                              "worker node)", job.source(), distributed.getStages(),

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <limits>
 
+#include "strom/compute/codecs/threshold_encoder_from_spec.hpp"
 #include "strom/compute/memory_estimate.hpp"
 #include "strom/compute/model_from_spec.hpp"
 #include "strom/compute/partition/layer_profile.hpp"
@@ -71,7 +72,9 @@ result<void> check_replicas_fit(const job_spec& job,
   return success();
 }
 
-/// A pipeline job's stages on the first `stages` nodes.
+/// A pipeline job's stages on its first stages x pipelines nodes: copy r of stage s on node
+/// r * stages + s. One split serves every copy (their stages share parameters), chosen for
+/// each stage position's slowest node and smallest budget among its copies.
 result<actors::job_placement> place_stages(const job_spec& job,
                                            const std::vector<actors::node_status>& nodes) {
   const auto spec = job.reader();
@@ -80,19 +83,17 @@ result<actors::job_placement> place_stages(const job_spec& job,
   const auto joined = static_cast<std::uint32_t>(nodes.size());
   const std::uint32_t spares = distributed.getSpares();
   const std::uint32_t available = joined - std::min(spares, joined);
-  const std::uint32_t stages = distributed.getStages() > 0 ? distributed.getStages() : available;
-  if (stages < 2 || stages > available)
-    return error{fmt::format("{}: a pipeline of {} stages needs {} worker nodes, one a stage, and "
-                             "at least 2, besides {} spares; the job has {}", job.source(),
-                             stages, std::max(stages, 2u), spares, joined)};
+  const std::uint32_t copies = std::max(distributed.getPipelines(), 1u);
+  const std::uint32_t stages =
+    distributed.getStages() > 0 ? distributed.getStages() : available / copies;
+  if (stages < 2 || stages * copies > available)
+    return error{fmt::format("{}: a pipeline of {} stages in {} copies needs {} worker nodes, one "
+                             "a stage, and at least 2 stages, besides {} spares; the job has {}",
+                             job.source(), stages, copies, std::max(stages, 2u) * copies, spares,
+                             joined)};
   auto layers = compute::make_layers(spec.getNetwork(), 0);
   if (!layers)
     return error{fmt::format("{}: {}", job.source(), layers.err().message)};
-  for (std::size_t i = 0; i < layers->layers.size(); ++i)
-    if (!compute::runs_in_pipeline(*layers->layers[i], batch))
-      return error{fmt::format("{}: network layer {} ({}): pipeline mode runs only layers that "
-                               "keep nothing between forward and backward (dense, activations) "
-                               "so far", job.source(), i, layers->layers[i]->kind())};
   if (stages > layers->layers.size())
     return error{fmt::format("{}: {} stages for a network of {} layers", job.source(), stages,
                              layers->layers.size())};
@@ -110,10 +111,19 @@ result<actors::job_placement> place_stages(const job_spec& job,
     return error{fmt::format("{}: {}", job.source(), costs.err().message)};
   const bool by_speed = distributed.getPartition() == schema::StagePartition::SPEED_AWARE;
   std::vector<compute::stage_node> offered;
-  for (std::uint32_t s = 0; s < stages; ++s)
-    offered.push_back({nodes[s].name, by_speed ? nodes[s].speed_factor : 1.0,
-                       nodes[s].memory_limit > 0 ? nodes[s].memory_limit
-                                                 : std::numeric_limits<std::uint64_t>::max()});
+  for (std::uint32_t s = 0; s < stages; ++s) {
+    compute::stage_node position{nodes[s].name, 1.0, std::numeric_limits<std::uint64_t>::max()};
+    for (std::uint32_t r = 0; r < copies; ++r) {
+      const auto& node = nodes[r * stages + s];
+      if (r > 0)
+        position.name += "+" + node.name;
+      if (by_speed)
+        position.speed = r == 0 ? node.speed_factor : std::min(position.speed, node.speed_factor);
+      if (node.memory_limit > 0)
+        position.memory_budget = std::min(position.memory_budget, node.memory_limit);
+    }
+    offered.push_back(std::move(position));
+  }
   compute::stage_partition_options options;
   options.micro_batch_size = (batch + micro - 1) / micro;
   options.micro_batches_in_flight = micro;  // GPipe: a minibatch's all, on the first stage
@@ -126,11 +136,13 @@ result<actors::job_placement> place_stages(const job_spec& job,
   placement.epochs = spec.getTraining().getEpochs();
   placement.micro_batches = micro;
   placement.batch_size = batch;
-  for (const auto& stage : split->stages)
-    placement.stages.push_back({static_cast<std::uint32_t>(stage.first_layer),
-                                static_cast<std::uint32_t>(stage.end_layer),
-                                static_cast<std::uint32_t>(stage.node),
-                                stage.predicted_seconds() * micro, stage.memory_bytes});
+  placement.pipelines = copies;
+  for (std::uint32_t r = 0; r < copies; ++r)
+    for (const auto& stage : split->stages)
+      placement.stages.push_back({static_cast<std::uint32_t>(stage.first_layer),
+                                  static_cast<std::uint32_t>(stage.end_layer),
+                                  static_cast<std::uint32_t>(r * stages + stage.node),
+                                  stage.predicted_seconds() * micro, stage.memory_bytes});
   return placement;
 }
 
@@ -153,10 +165,13 @@ result<actors::subnet_setup> prepare_stage(const actors::stage_assignment& work)
   if (!job)
     return job.err();
   const auto spec = job->reader();
-  if (work.stages < 2 || work.stage >= work.stages || work.micro_batches == 0)
-    return error{fmt::format("{}: stage {} of {} with {} micro-batches", job->source(),
-                             work.stage + 1, work.stages, work.micro_batches)};
-  auto stage = compute::make_stage_replica(spec, {work.first_layer, work.end_layer});
+  if (work.stages < 2 || work.stage >= work.stages || work.micro_batches == 0
+      || work.pipelines == 0 || work.pipeline >= work.pipelines)
+    return error{fmt::format("{}: stage {} of {} with {} micro-batches in copy {} of {}",
+                             job->source(), work.stage + 1, work.stages, work.micro_batches,
+                             work.pipeline + 1, work.pipelines)};
+  auto stage =
+    compute::make_stage_replica(spec, {work.first_layer, work.end_layer}, work.pipeline);
   if (!stage)
     return error{fmt::format("{}: {}", job->source(), stage.err().message)};
   actors::subnet_setup setup;
@@ -165,7 +180,17 @@ result<actors::subnet_setup> prepare_stage(const actors::stage_assignment& work)
   setup.stages = work.stages;
   setup.micro_batches = work.micro_batches;
   setup.generation = work.generation;
-  setup.snapshot_every = std::max<std::uint32_t>(spec.getDistributed().getSnapshotEvery(), 1);
+  setup.pipeline = work.pipeline;
+  setup.pipelines = work.pipelines;
+  // Copies of a pipeline take no snapshots: restoring one of them is not built.
+  setup.snapshot_every =
+    work.pipelines > 1 ? 0 : std::max<std::uint32_t>(spec.getDistributed().getSnapshotEvery(), 1);
+  if (work.pipelines > 1) {
+    auto sharing = compute::make_threshold_encoder_options(spec.getDistributed().getSharing());
+    if (!sharing)
+      return error{fmt::format("{}: {}", job->source(), sharing.err().message)};
+    setup.sharing = std::move(sharing).value();
+  }
   // A stage holds a neighbour's copies: no stage's snapshot outgrows the whole network's state.
   auto whole = compute::estimate_memory(spec, {1, false});
   if (!whole)

@@ -40,6 +40,8 @@ public:
 
   /// Batches in one epoch of the current order.
   std::size_t batches_per_epoch() const noexcept { return total_; }
+  /// Whether next() has handed out every batch of the epoch.
+  bool exhausted() const noexcept { return handed_ >= total_; }
 
 private:
   void check_order(const std::vector<std::uint32_t>& order) const;

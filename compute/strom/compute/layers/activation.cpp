@@ -32,7 +32,8 @@ shape activation::output_shape() const {
 }
 
 void activation::forward(std::span<const float> input, std::span<float> output,
-                         std::size_t batch, pass mode) {
+                         batch_rows rows, pass mode) {
+  const std::size_t batch = rows.count;
   const std::size_t n = batch * shape_.size();
   assert(input.size() >= n && output.size() >= n);
   const float* in = input.data();
@@ -59,7 +60,8 @@ void activation::forward(std::span<const float> input, std::span<float> output,
 
 void activation::backward(std::span<const float> input, std::span<const float> output,
                           std::span<const float> output_gradient,
-                          std::span<float> input_gradient, std::size_t batch) {
+                          std::span<float> input_gradient, batch_rows rows) {
+  const std::size_t batch = rows.count;
   if (input_gradient.empty())
     return;
   const std::size_t n = batch * shape_.size();

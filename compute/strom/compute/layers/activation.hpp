@@ -30,12 +30,12 @@ public:
   activation_kind function() const noexcept { return function_; }
 
   /// out = f(in).
-  void forward(std::span<const float> input, std::span<float> output, std::size_t batch,
+  void forward(std::span<const float> input, std::span<float> output, batch_rows rows,
                pass mode) override;
   /// din = dout * f'(in), with f' taken from the saved output where it determines it.
   void backward(std::span<const float> input, std::span<const float> output,
                 std::span<const float> output_gradient, std::span<float> input_gradient,
-                std::size_t batch) override;
+                batch_rows rows) override;
 
 private:
   shape shape_;

@@ -23,15 +23,15 @@ batch_normalization::batch_normalization(shape input, float momentum, float epsi
       fmt::format("batch_normalization: epsilon {} must be positive", epsilon));
 }
 
-void batch_normalization::reserve(std::size_t) {
+void batch_normalization::reserve(std::size_t max_batch) {
   // Here rather than in the constructor: building the layers of a job only to check it and
   // estimate its memory allocates nothing in proportion to the layer.
-  batch_mean_.assign(shape_.channels, 0.0f);
-  batch_inv_std_.assign(shape_.channels, 0.0f);
+  batch_mean_.reserve(shape_.channels, max_batch);
+  batch_inv_std_.reserve(shape_.channels, max_batch);
 }
 
-std::size_t batch_normalization::workspace_bytes(std::size_t) const {
-  return 2 * shape_.channels * sizeof(float);
+std::size_t batch_normalization::workspace_bytes(std::size_t max_batch) const {
+  return 2 * shape_.channels * max_batch * sizeof(float);
 }
 
 std::string batch_normalization::kind() const {
@@ -68,6 +68,12 @@ void batch_normalization::bind(std::span<float> parameters, std::span<float> gra
   state_ = state;
 }
 
+float* batch_normalization::statistics_of(workspace<float>& kept, batch_rows rows) {
+  // One slot a row, used by the batch's first: the micro-batches of a minibatch in flight
+  // at once start at different rows, so each keeps its own statistics.
+  return kept.for_rows(rows.first, 1).data();
+}
+
 void batch_normalization::transform(const float* input, float* output, std::size_t batch,
                                     std::size_t c, float scale, float shift) const {
   const std::size_t plane = shape_.height * shape_.width;
@@ -81,7 +87,8 @@ void batch_normalization::transform(const float* input, float* output, std::size
 }
 
 void batch_normalization::forward(std::span<const float> input, std::span<float> output,
-                                  std::size_t batch, pass mode) {
+                                  batch_rows rows, pass mode) {
+  const std::size_t batch = rows.count;
   assert(input.size() >= batch * shape_.size() && output.size() >= batch * shape_.size());
   const std::size_t channels = shape_.channels;
   const std::size_t plane = shape_.height * shape_.width;
@@ -90,6 +97,12 @@ void batch_normalization::forward(std::span<const float> input, std::span<float>
   float* running_mean = state_.data();
   float* running_var = running_mean + channels;
   const float count = static_cast<float>(batch * plane);
+  float* batch_mean = nullptr;
+  float* batch_inv_std = nullptr;
+  if (mode == pass::training) {
+    batch_mean = statistics_of(batch_mean_, rows);
+    batch_inv_std = statistics_of(batch_inv_std_, rows);
+  }
   for (std::size_t c = 0; c < channels; ++c) {
     float mean = running_mean[c];
     float variance = running_var[c];
@@ -109,8 +122,8 @@ void batch_normalization::forward(std::span<const float> input, std::span<float>
     }
     const float inv_std = 1.0f / std::sqrt(variance + epsilon_);
     if (mode == pass::training) {
-      batch_mean_[c] = mean;
-      batch_inv_std_[c] = inv_std;
+      batch_mean[c] = mean;
+      batch_inv_std[c] = inv_std;
     }
     const float scale = gamma[c] * inv_std;
     transform(input.data(), output.data(), batch, c, scale, beta[c] - mean * scale);
@@ -119,7 +132,8 @@ void batch_normalization::forward(std::span<const float> input, std::span<float>
 
 void batch_normalization::backward(std::span<const float> input, std::span<const float> output,
                                    std::span<const float> output_gradient,
-                                   std::span<float> input_gradient, std::size_t batch) {
+                                   std::span<float> input_gradient, batch_rows rows) {
+  const std::size_t batch = rows.count;
   assert(output_gradient.size() >= batch * shape_.size());
   const std::size_t channels = shape_.channels;
   const std::size_t plane = shape_.height * shape_.width;
@@ -127,9 +141,11 @@ void batch_normalization::backward(std::span<const float> input, std::span<const
   float* dgamma = gradients_.data();
   float* dbeta = dgamma + channels;
   const float count = static_cast<float>(batch * plane);
+  const float* batch_mean = statistics_of(batch_mean_, rows);
+  const float* batch_inv_std = statistics_of(batch_inv_std_, rows);
   for (std::size_t c = 0; c < channels; ++c) {
-    const float mean = batch_mean_[c];
-    const float inv_std = batch_inv_std_[c];
+    const float mean = batch_mean[c];
+    const float inv_std = batch_inv_std[c];
     float dout_sum = 0.0f;
     float dout_centered = 0.0f;
     for (std::size_t b = 0; b < batch; ++b) {

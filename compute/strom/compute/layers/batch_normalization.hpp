@@ -1,6 +1,7 @@
 #pragma once
 // Batch normalisation (Ioffe and Szegedy, 2015) with per-channel statistics over the batch,
-// height and width; a flat input of shape {c, 1, 1} is normalised per feature.
+// height and width; a flat input of shape {c, 1, 1} is normalised per feature. In a pipeline
+// stage each micro-batch is normalised over its own samples, as GPipe does.
 
 #include <cstddef>
 #include <span>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "strom/compute/layer.hpp"
+#include "strom/compute/layers/workspace.hpp"
 
 namespace strom::compute {
 
@@ -37,23 +39,25 @@ public:
   /// Keeps the parameter, gradient and state slices.
   void bind(std::span<float> parameters, std::span<float> gradients,
             std::span<float> state) override;
-  /// Sizes the per-channel batch statistics (independent of max_batch).
+  /// Sizes the per-channel batch statistics, a slot for each row a batch may start at.
   void reserve(std::size_t max_batch) override;
-  /// 2 * channels floats.
+  /// 2 * channels * max_batch floats.
   std::size_t workspace_bytes(std::size_t max_batch) const override;
 
   // -- the step --------------------------------------------------------------------------
 
   /// Training: normalise with the batch statistics and update the running ones (unbiased
   /// variance, as PyTorch); inference: normalise with the running statistics.
-  void forward(std::span<const float> input, std::span<float> output, std::size_t batch,
+  void forward(std::span<const float> input, std::span<float> output, batch_rows rows,
                pass mode) override;
-  /// Gradients through the batch statistics of the last training forward.
+  /// Gradients through the batch statistics of the last training forward of `rows`.
   void backward(std::span<const float> input, std::span<const float> output,
                 std::span<const float> output_gradient, std::span<float> input_gradient,
-                std::size_t batch) override;
+                batch_rows rows) override;
 
 private:
+  /// Where the statistics of the batch at `rows` are kept in `kept` (a channel's each).
+  static float* statistics_of(workspace<float>& kept, batch_rows rows);
   /// out = in * scale + shift over channel c of every sample.
   void transform(const float* input, float* output, std::size_t batch, std::size_t c,
                  float scale, float shift) const;
@@ -64,9 +68,10 @@ private:
   std::span<float> parameters_;
   std::span<float> gradients_;
   std::span<float> state_;
-  /// Per channel, the mean and 1 / sqrt(variance + epsilon) of the last training batch.
-  std::vector<float> batch_mean_;
-  std::vector<float> batch_inv_std_;
+  /// Per channel, the mean and 1 / sqrt(variance + epsilon) of a training batch, kept at
+  /// the batch's first row (statistics_of).
+  workspace<float> batch_mean_;
+  workspace<float> batch_inv_std_;
 };
 
 } // namespace strom::compute

@@ -155,7 +155,8 @@ const float* convolution::columns_of(const float* sample) {
 }
 
 void convolution::forward(std::span<const float> input, std::span<float> output,
-                          std::size_t batch, pass mode) {
+                          batch_rows rows, pass mode) {
+  const std::size_t batch = rows.count;
   assert(input.size() >= batch * input_.size() && output.size() >= batch * output_.size());
   const std::size_t filters = output_.channels;
   const std::size_t positions = output_.height * output_.width;
@@ -175,7 +176,8 @@ void convolution::forward(std::span<const float> input, std::span<float> output,
 
 void convolution::backward(std::span<const float> input, std::span<const float> output,
                            std::span<const float> output_gradient,
-                           std::span<float> input_gradient, std::size_t batch) {
+                           std::span<float> input_gradient, batch_rows rows) {
+  const std::size_t batch = rows.count;
   assert(output_gradient.size() >= batch * output_.size());
   const std::size_t filters = output_.channels;
   const std::size_t positions = output_.height * output_.width;

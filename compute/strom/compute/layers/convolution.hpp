@@ -47,12 +47,12 @@ public:
   // -- the step --------------------------------------------------------------------------
 
   /// Per sample: out = W * im2col(in) + b.
-  void forward(std::span<const float> input, std::span<float> output, std::size_t batch,
+  void forward(std::span<const float> input, std::span<float> output, batch_rows rows,
                pass mode) override;
   /// dW = sum over samples of dout * im2col(in)^T, db = sums of dout, din = col2im(W^T * dout).
   void backward(std::span<const float> input, std::span<const float> output,
                 std::span<const float> output_gradient, std::span<float> input_gradient,
-                std::size_t batch) override;
+                batch_rows rows) override;
 
 private:
   /// Rows of the im2col matrix: channels * kernel * kernel.

@@ -39,8 +39,9 @@ void dense::bind(std::span<float> parameters, std::span<float> gradients, std::s
   gradients_ = gradients;
 }
 
-void dense::forward(std::span<const float> input, std::span<float> output, std::size_t batch,
+void dense::forward(std::span<const float> input, std::span<float> output, batch_rows rows,
                     pass mode) {
+  const std::size_t batch = rows.count;
   assert(input.size() >= batch * inputs_ && output.size() >= batch * units_);
   const float* weights = parameters_.data();
   const float* bias = weights + units_ * inputs_;
@@ -54,7 +55,8 @@ void dense::forward(std::span<const float> input, std::span<float> output, std::
 
 void dense::backward(std::span<const float> input, std::span<const float> output,
                      std::span<const float> output_gradient, std::span<float> input_gradient,
-                     std::size_t batch) {
+                     batch_rows rows) {
+  const std::size_t batch = rows.count;
   assert(output_gradient.size() >= batch * units_);
   const float* dout = output_gradient.data();
   float* dweights = gradients_.data();

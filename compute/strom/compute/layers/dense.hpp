@@ -38,12 +38,12 @@ public:
   // -- the step --------------------------------------------------------------------------
 
   /// out = in * W^T + b, one gemm.
-  void forward(std::span<const float> input, std::span<float> output, std::size_t batch,
+  void forward(std::span<const float> input, std::span<float> output, batch_rows rows,
                pass mode) override;
   /// dW = dout^T * in, db = column sums of dout, din = dout * W.
   void backward(std::span<const float> input, std::span<const float> output,
                 std::span<const float> output_gradient, std::span<float> input_gradient,
-                std::size_t batch) override;
+                batch_rows rows) override;
 
 private:
   std::size_t inputs_;

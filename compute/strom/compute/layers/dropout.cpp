@@ -28,15 +28,16 @@ std::size_t dropout::workspace_bytes(std::size_t max_batch) const {
   return shape_.size() * max_batch * sizeof(float);
 }
 
-void dropout::forward(std::span<const float> input, std::span<float> output, std::size_t batch,
+void dropout::forward(std::span<const float> input, std::span<float> output, batch_rows rows,
                       pass mode) {
+  const std::size_t batch = rows.count;
   const std::size_t n = batch * shape_.size();
   assert(input.size() >= n && output.size() >= n);
   if (mode == pass::inference) {
     std::copy(input.begin(), input.begin() + static_cast<std::ptrdiff_t>(n), output.begin());
     return;
   }
-  float* mask = mask_.for_batch(batch).data();
+  float* mask = mask_.for_rows(rows.first, batch).data();
   const float keep_scale = 1.0f / (1.0f - rate_);
   const double rate = rate_;
   // The draws fill the mask first so that the multiply below stays a plain vector loop.
@@ -50,12 +51,13 @@ void dropout::forward(std::span<const float> input, std::span<float> output, std
 
 void dropout::backward(std::span<const float> input, std::span<const float> output,
                        std::span<const float> output_gradient, std::span<float> input_gradient,
-                       std::size_t batch) {
+                       batch_rows rows) {
+  const std::size_t batch = rows.count;
   if (input_gradient.empty())
     return;
   const std::size_t n = batch * shape_.size();
   assert(output_gradient.size() >= n && input_gradient.size() >= n);
-  const float* mask = mask_.for_batch(batch).data();
+  const float* mask = mask_.for_rows(rows.first, batch).data();
   const float* dout = output_gradient.data();
   float* din = input_gradient.data();
   for (std::size_t i = 0; i < n; ++i)

@@ -30,12 +30,12 @@ public:
   /// The mask's bytes for max_batch samples.
   std::size_t workspace_bytes(std::size_t max_batch) const override;
   /// Training: out = in * mask with a fresh mask of 0 and 1 / (1 - rate); inference: a copy.
-  void forward(std::span<const float> input, std::span<float> output, std::size_t batch,
+  void forward(std::span<const float> input, std::span<float> output, batch_rows rows,
                pass mode) override;
   /// din = dout * mask of the last training forward.
   void backward(std::span<const float> input, std::span<const float> output,
                 std::span<const float> output_gradient, std::span<float> input_gradient,
-                std::size_t batch) override;
+                batch_rows rows) override;
 
 private:
   shape shape_;

@@ -53,21 +53,23 @@ std::size_t pooling::workspace_bytes(std::size_t max_batch) const {
   return reduction_ == pooling_kind::max ? output_.size() * max_batch * sizeof(std::uint32_t) : 0;
 }
 
-void pooling::forward(std::span<const float> input, std::span<float> output, std::size_t batch,
+void pooling::forward(std::span<const float> input, std::span<float> output, batch_rows rows,
                       pass mode) {
+  const std::size_t batch = rows.count;
   assert(input.size() >= batch * input_.size() && output.size() >= batch * output_.size());
   if (reduction_ == pooling_kind::average) {
     forward_average(input.data(), output.data(), batch);
     return;
   }
   std::uint32_t* winners =
-    mode == pass::training ? winners_.for_batch(batch).data() : nullptr;
+    mode == pass::training ? winners_.for_rows(rows.first, batch).data() : nullptr;
   forward_max(input.data(), output.data(), batch, winners);
 }
 
 void pooling::backward(std::span<const float> input, std::span<const float> output,
                        std::span<const float> output_gradient, std::span<float> input_gradient,
-                       std::size_t batch) {
+                       batch_rows rows) {
+  const std::size_t batch = rows.count;
   if (input_gradient.empty())
     return;
   assert(output_gradient.size() >= batch * output_.size() &&
@@ -75,7 +77,8 @@ void pooling::backward(std::span<const float> input, std::span<const float> outp
   std::fill(input_gradient.begin(),
             input_gradient.begin() + static_cast<std::ptrdiff_t>(batch * input_.size()), 0.0f);
   if (reduction_ == pooling_kind::max)
-    backward_max(output_gradient.data(), input_gradient.data(), batch);
+    backward_max(output_gradient.data(), input_gradient.data(), batch,
+                 winners_.for_rows(rows.first, batch).data());
   else
     backward_average(output_gradient.data(), input_gradient.data(), batch);
 }
@@ -133,8 +136,7 @@ void pooling::forward_average(const float* input, float* output, std::size_t bat
 }
 
 void pooling::backward_max(const float* output_gradient, float* input_gradient,
-                           std::size_t batch) {
-  const std::uint32_t* winners = winners_.for_batch(batch).data();
+                           std::size_t batch, const std::uint32_t* winners) const {
   for (std::size_t b = 0; b < batch; ++b) {
     float* din = input_gradient + b * input_.size();
     const std::size_t first = b * output_.size();

@@ -39,13 +39,13 @@ public:
   /// Max pooling's winner indices for max_batch samples; average pooling keeps none.
   std::size_t workspace_bytes(std::size_t max_batch) const override;
   /// out = reduction over each window; a training max pass records each window's winner.
-  void forward(std::span<const float> input, std::span<float> output, std::size_t batch,
+  void forward(std::span<const float> input, std::span<float> output, batch_rows rows,
                pass mode) override;
   /// Max: each output gradient goes to its window's winner. Average: it is spread as
   /// gradient / (kernel * kernel) over the window's real inputs.
   void backward(std::span<const float> input, std::span<const float> output,
                 std::span<const float> output_gradient, std::span<float> input_gradient,
-                std::size_t batch) override;
+                batch_rows rows) override;
 
 private:
   /// Input rows [begin, end) (or columns) under output row (or column) `o`, clipped to the
@@ -58,7 +58,8 @@ private:
 
   void forward_max(const float* input, float* output, std::size_t batch, std::uint32_t* winners);
   void forward_average(const float* input, float* output, std::size_t batch) const;
-  void backward_max(const float* output_gradient, float* input_gradient, std::size_t batch);
+  void backward_max(const float* output_gradient, float* input_gradient, std::size_t batch,
+                    const std::uint32_t* winners) const;
   void backward_average(const float* output_gradient, float* input_gradient,
                         std::size_t batch) const;
 

@@ -22,13 +22,13 @@ public:
     values_.assign(per_sample * max_batch, T{});
   }
 
-  /// The elements of the first `batch` samples; a batch larger than reserved is a broken
-  /// invariant (the caller skipped reserve()).
-  std::span<T> for_batch(std::size_t batch) {
-    if (batch > max_batch_)
-      throw std::logic_error(
-        fmt::format("layer workspace reserved for {} samples, step has {}", max_batch_, batch));
-    return {values_.data(), per_sample_ * batch};
+  /// The elements of samples [first, first + count); rows past the reserved batch are a
+  /// broken invariant (the caller skipped reserve()).
+  std::span<T> for_rows(std::size_t first, std::size_t count) {
+    if (first > max_batch_ || count > max_batch_ - first)
+      throw std::logic_error(fmt::format("layer workspace reserved for {} samples, step has "
+                                         "rows [{}, {})", max_batch_, first, first + count));
+    return {values_.data() + per_sample_ * first, per_sample_ * count};
   }
 
 private:

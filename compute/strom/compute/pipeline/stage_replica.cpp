@@ -65,12 +65,23 @@ micro_batch_loss stage_replica::forward_backward(std::size_t first_row, std::siz
   return measured;
 }
 
-void stage_replica::step() {
+void stage_replica::take_summed_gradient() {
   auto gradients = core_->net().gradients();
   std::copy(summed_.begin(), summed_.end(), gradients.begin());
-  core_->regularize();
-  core_->apply_gradients();
   std::fill(summed_.begin(), summed_.end(), 0.0f);
+  core_->regularize();
+}
+
+void stage_replica::step() {
+  take_summed_gradient();
+  core_->apply_gradients();
+}
+
+std::optional<encoded_update> stage_replica::step_shared(threshold_encoder& encoder) {
+  take_summed_gradient();
+  return encoder.encode_with(
+    [this](const threshold_scan_args& scan) { return core_->scan_update(scan); }, -1.0f,
+    core_->net().parameters());
 }
 
 void stage_replica::discard_gradient() {
@@ -81,17 +92,14 @@ std::span<const float> stage_replica::predict(std::span<const float> input, std:
   return core_->net().predict(input, rows);
 }
 
-bool runs_in_pipeline(const layer& l, std::size_t max_batch) {
-  return l.workspace_bytes(max_batch) == 0;
-}
-
 result<std::unique_ptr<stage_replica>> make_stage_replica(schema::Job::Reader job,
-                                                          layer_range range) {
+                                                          layer_range range,
+                                                          std::uint32_t pipeline) {
   auto training = job.getTraining();
   if (auto ok = check_training(training); !ok)
     return ok.err();
-  // Dropout is refused below, so its seed does not matter.
-  auto built = make_layers(job.getNetwork(), training.getSeed());
+  // Copy r of a stage draws its dropout masks as data-parallel worker r would.
+  auto built = make_layers(job.getNetwork(), dropout_seed(training.getSeed(), pipeline));
   if (!built)
     return built.err();
   const auto count = built->layers.size();
@@ -99,11 +107,6 @@ result<std::unique_ptr<stage_replica>> make_stage_replica(schema::Job::Reader jo
     return error{fmt::format("pipeline stage: layers [{}, {}) are not a non-empty range of the "
                              "network's {} layers", range.first, range.end, count)};
   const std::size_t batch = training.getBatchSize();
-  for (std::size_t i = 0; i < count; ++i)
-    if (!runs_in_pipeline(*built->layers[i], batch))
-      return error{fmt::format("network layer {} ({}): pipeline mode runs only layers that keep "
-                               "nothing between forward and backward (dense, activations) so far",
-                               i, built->layers[i]->kind())};
   const shape input = range.first == 0 ? built->input
                                        : built->layers[range.first - 1]->output_shape();
   std::vector<std::unique_ptr<layer>> mine;

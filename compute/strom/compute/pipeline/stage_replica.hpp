@@ -10,9 +10,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
+#include "strom/compute/codecs/threshold_encoder.hpp"
 #include "strom/compute/replica.hpp"
 #include "strom/compute/result.hpp"
 #include "strom/schema/job.capnp.h"
@@ -72,6 +74,11 @@ public:
                                     std::span<float> input_gradient);
   /// The flush: L2 and one updater step on the summed gradient, which starts again at zero.
   void step();
+  /// The flush of a stage that has copies (--pipelines above 1): as step(), with the update
+  /// also threshold-encoded against `encoder`'s residual in the updater's pass, for the
+  /// copies to apply (the stage applies all of it at once, as a sharing worker does); nullopt
+  /// when too little reached the threshold.
+  std::optional<encoded_update> step_shared(threshold_encoder& encoder);
   /// Drops the gradient summed so far (a restore abandons the minibatch in flight).
   void discard_gradient();
   /// The summed gradient so far, laid out like the stage's parameters.
@@ -81,6 +88,8 @@ public:
 
 private:
   void add_gradient();
+  /// The summed gradient, with L2, into the model's gradients; the sum starts again at zero.
+  void take_summed_gradient();
 
   std::unique_ptr<replica> core_;
   layer_range range_;
@@ -92,16 +101,12 @@ private:
   std::vector<float> logit_gradient_;  // the last stage's dL/d(logits) of one micro-batch
 };
 
-/// Whether a layer can run in a pipeline: it keeps nothing of its own between forward and
-/// backward (no workspace), so several micro-batches may be in flight. Dropout masks,
-/// batch-norm statistics, pooling indices and convolution columns are kept per batch, so
-/// those layers are refused for now (a stage would have to recompute them).
-bool runs_in_pipeline(const layer& l, std::size_t max_batch);
-
-/// Stage `range` of `job`'s network: its layers built and checked (each must run in a
-/// pipeline), parameters initialised as the whole network's are, the job's updater, reserved
-/// for the job's batch size. Errors name the layer or the range.
+/// Stage `range` of `job`'s network in pipeline copy `pipeline` (--pipelines): its layers
+/// built, parameters initialised as the whole network's are, dropout masks drawn as
+/// data-parallel worker `pipeline`'s, the job's updater, reserved for the job's batch size.
+/// Errors name the layer or the range.
 result<std::unique_ptr<stage_replica>> make_stage_replica(schema::Job::Reader job,
-                                                          layer_range range);
+                                                          layer_range range,
+                                                          std::uint32_t pipeline = 0);
 
 } // namespace strom::compute
