@@ -1,6 +1,8 @@
 #define BOOST_TEST_MODULE actors_scheduler
 #include <boost/test/unit_test.hpp>
 
+#include <cmath>
+
 #include <chrono>
 #include <optional>
 #include <string>
@@ -377,6 +379,21 @@ BOOST_AUTO_TEST_CASE(refuses_a_join_without_the_admission_token_naming_the_node)
   own->receive([&](const join_reply& r) { admitted = r; }, caf::after(0s) >> [] {});
   BOOST_REQUIRE(admitted);
   BOOST_TEST(admitted->accepted);
+}
+
+BOOST_AUTO_TEST_CASE(refuses_a_join_announcing_a_compute_rate_that_is_no_number) {
+  cluster_fixture env;
+  caf::scoped_actor odd{env.sys};
+  join_request request{protocol_version, "odd", "10.0.0.3", 4, 1, {}};
+  request.compute_rate = std::nan("");
+  odd->send(env.master, request);
+  env.sched.run();
+  std::optional<join_reply> reply;
+  odd->receive([&](const join_reply& r) { reply = r; }, caf::after(0s) >> [] {});
+  BOOST_REQUIRE(reply);
+  BOOST_TEST(!reply->accepted);
+  BOOST_TEST(reply->reason.find("node odd announces a compute rate of nan") != std::string::npos,
+             reply->reason);
 }
 
 BOOST_AUTO_TEST_CASE(answers_a_members_keepalive_as_still_a_member) {

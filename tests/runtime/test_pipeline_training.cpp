@@ -219,6 +219,27 @@ BOOST_AUTO_TEST_CASE(copies_of_a_pipeline_run_on_nodes_of_their_own_split_alike)
                != std::string::npos, three.err().message);
 }
 
+BOOST_AUTO_TEST_CASE(speeds_measured_at_join_place_the_large_layer_on_the_faster_node) {
+  // Both announce factor 1; what they measured decides (the factor is inside the rate).
+  auto placed_on = [](double first, double second) {
+    auto nodes = nodes_of(2, 0);
+    nodes[0].compute_rate = first;
+    nodes[1].compute_rate = second;
+    auto placed = runtime::place_job(fashion_mlp(schema::TrainingMode::PIPELINE), nodes);
+    BOOST_REQUIRE_MESSAGE(placed, (placed ? "" : placed.err().message));
+    return *placed;
+  };
+  BOOST_TEST(placed_on(4e10, 1e10).stages.front().node == 0u);
+  BOOST_TEST(placed_on(1e10, 4e10).stages.front().node == 1u);
+  // Within a tenth of each other they count as equal: the split of unmeasured equal nodes.
+  const auto unmeasured = placed_on(0.0, 0.0);
+  for (const auto& near : {placed_on(4e10, 3.7e10), placed_on(3.7e10, 4e10)})
+    for (std::size_t s = 0; s < near.stages.size(); ++s) {
+      BOOST_TEST(near.stages[s].first_layer == unmeasured.stages[s].first_layer);
+      BOOST_TEST(near.stages[s].node == unmeasured.stages[s].node);
+    }
+}
+
 BOOST_AUTO_TEST_CASE(a_speed_blind_split_ignores_which_node_is_slow) {
   // The 784x512 dense layer is most of the work: split by speed it goes to the fast node,
   // whichever that is; split blind the stages are the same whichever node is slow.

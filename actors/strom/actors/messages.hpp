@@ -326,6 +326,9 @@ struct join_request {
   /// Its speed factor (--speed-factor, compute_slowdown.hpp): how a pipeline job's stages
   /// are placed on it (pipeline mode, issue #20).
   double speed_factor = 1.0;
+  /// Floating-point operations a second it measured before joining (compute/partition/
+  /// speed_probe.hpp), its speed factor applied; 0: not measured.
+  double compute_rate = 0.0;
 };
 
 /// scheduler -> node_agent: the answer to a join_request.
@@ -534,6 +537,7 @@ struct node_status {
   std::string role = node_role_worker;  ///< what the node joined as
   std::uint64_t memory_limit = 0;       ///< bytes strom may place there; 0: no limit set
   double speed_factor = 1.0;            ///< its announced speed factor (join_request)
+  double compute_rate = 0.0;            ///< its measured compute rate (join_request)
 };
 
 /// "node 3 (w2 at 10.0.0.2)": how logs and failures name a node.
@@ -737,7 +741,8 @@ typename F::result_type inspect(F& f, shard_stats& x) {
 template <class F>
 typename F::result_type inspect(F& f, join_request& x) {
   return f(caf::meta::type_name("join_request"), x.version, x.name, x.address, x.cores,
-           x.workers, x.admission_token, x.role, x.memory_limit, x.speed_factor);
+           x.workers, x.admission_token, x.role, x.memory_limit, x.speed_factor,
+           x.compute_rate);
 }
 
 template <class F>
@@ -845,7 +850,8 @@ typename F::result_type inspect(F& f, keepalive_reply& x) {
 template <class F>
 typename F::result_type inspect(F& f, node_status& x) {
   return f(caf::meta::type_name("node_status"), x.node_id, x.name, x.address, x.cores,
-           x.workers, x.incarnation, x.role, x.memory_limit, x.speed_factor);
+           x.workers, x.incarnation, x.role, x.memory_limit, x.speed_factor,
+           x.compute_rate);
 }
 
 template <class F>

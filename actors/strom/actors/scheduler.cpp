@@ -1,6 +1,7 @@
 #include "strom/actors/scheduler.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -232,9 +233,14 @@ join_reply join(self_ptr self, const scheduler_setup& setup, const join_request&
     return {false, 0,
             fmt::format("node {} asks for role '{}'; roles are {} and {}", request.name,
                         request.role, node_role_worker, node_role_server)};
+  if (!std::isfinite(request.compute_rate) || request.compute_rate < 0.0)
+    return {false, 0,
+            fmt::format("node {} announces a compute rate of {}; it must be a finite number of "
+                        "operations a second, or 0", request.name, request.compute_rate)};
   member.status = {st.next_node_id++, request.name,    request.address,
                    request.cores,     request.workers, ++st.incarnations[request.name],
-                   request.role,      request.memory_limit, request.speed_factor};
+                   request.role,      request.memory_limit, request.speed_factor,
+                   request.compute_rate};
   member.agent = agent;
   member.last_heard = self->clock().now();
   self->monitor(agent);
@@ -247,9 +253,12 @@ join_reply join(self_ptr self, const scheduler_setup& setup, const join_request&
                     setup.timeouts.heartbeat_timeout, member.status.name, setup.metrics});
   st.children.insert(member.heartbeat.address());
   ++st.membership_epoch;
-  log::info("scheduler: {} joined with {} workers (incarnation {}, membership epoch {})",
+  log::info("scheduler: {} joined with {} workers (incarnation {}, membership epoch {}{})",
             describe(member.status), request.workers, member.status.incarnation,
-            st.membership_epoch);
+            st.membership_epoch,
+            request.compute_rate > 0
+              ? fmt::format(", measured {:.1f} GFLOP/s", request.compute_rate / 1e9)
+              : "");
   const auto id = member.status.node_id;
   st.members.push_back(std::move(member));
   persist(self, setup);

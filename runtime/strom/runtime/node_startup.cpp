@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "strom/actors/node_agent.hpp"
+#include "strom/compute/partition/speed_probe.hpp"
 #include "strom/runtime/node_job.hpp"
 #include "strom/runtime/kvstore_setup.hpp"
 #include "strom/runtime/pipeline_setup.hpp"
@@ -37,6 +38,7 @@ caf::actor spawn_node(caf::actor_system& system, const caf::actor& scheduler,
   setup.identity.role = identity.role;
   setup.identity.memory_limit = identity.memory_limit;
   setup.identity.speed_factor = identity.speed_factor;
+  setup.identity.compute_rate = identity.compute_rate;
   setup.speed_factor = identity.speed_factor;
   if (identity.role == actors::node_role_server)
     setup.serve = prepare_shards;
@@ -58,6 +60,14 @@ caf::actor spawn_node(caf::actor_system& system, const caf::actor& scheduler,
     setup.connect_relay = identity.simulation.connect_relay;
   }
   return system.spawn(actors::node_agent, std::move(setup));
+}
+
+double measure_node_compute_rate(double speed_factor) {
+  const auto start = std::chrono::steady_clock::now();
+  const double rate = compute::measure_compute_rate([start] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  });
+  return rate * speed_factor;
 }
 
 std::string make_admission_token() {

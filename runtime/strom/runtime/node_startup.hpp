@@ -48,6 +48,8 @@ struct node_identity {
   double speed_factor = 1.0;
   /// Bytes strom may place on it (--memory-limit); 0: no limit set.
   std::uint64_t memory_limit = 0;
+  /// What it measured before joining (measure_node_compute_rate); 0: not measured.
+  double compute_rate = 0.0;
   /// Set in a live simulation: what stands in for the machine and the network.
   simulated_node simulation{};
 };
@@ -59,6 +61,11 @@ struct node_identity {
 caf::actor spawn_node(caf::actor_system& system, const caf::actor& scheduler,
                       const node_identity& identity, const caf::actor& observer,
                       const actors::timing& timeouts = {}, const observers& watch = {});
+
+/// The node's compute rate for the speed-aware partition: compute::measure_compute_rate on
+/// this machine's steady clock, times `speed_factor` (a slowed node waits after each
+/// computation, so it would measure that much less).
+double measure_node_compute_rate(double speed_factor);
 
 /// A fresh random admission token (std::random_device) for a scheduler that admits only the
 /// nodes it hands it to.

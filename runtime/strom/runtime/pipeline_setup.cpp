@@ -72,9 +72,30 @@ result<void> check_replicas_fit(const job_spec& job,
   return success();
 }
 
+/// Measured rates within this share of the fastest count as equal to it: the probe's spread on
+/// a shared machine, which would otherwise move layers between equal nodes from run to run.
+constexpr double equal_speed_share = 0.9;
+
+/// Each node's speed relative to the fastest: measured (compute_rate, which includes the
+/// announced factor) when every node measured one, else the announced factor.
+std::vector<double> relative_speeds(const std::vector<actors::node_status>& nodes) {
+  std::vector<double> speeds;
+  const bool measured = std::all_of(nodes.begin(), nodes.end(), [](const auto& node) {
+    return node.compute_rate > 0.0;
+  });
+  double fastest = 0.0;
+  for (const auto& node : nodes)
+    fastest = std::max(fastest, node.compute_rate);
+  for (const auto& node : nodes) {
+    const double share = node.compute_rate / fastest;
+    speeds.push_back(!measured ? node.speed_factor : share >= equal_speed_share ? 1.0 : share);
+  }
+  return speeds;
+}
+
 /// A pipeline job's stages on its first stages x pipelines nodes: copy r of stage s on node
 /// r * stages + s. One split serves every copy (their stages share parameters), chosen for
-/// each stage position's slowest node and smallest budget among its copies.
+/// each stage position's slowest node (relative_speeds) and smallest budget among its copies.
 result<actors::job_placement> place_stages(const job_spec& job,
                                            const std::vector<actors::node_status>& nodes) {
   const auto spec = job.reader();
@@ -110,15 +131,17 @@ result<actors::job_placement> place_stages(const job_spec& job,
   if (!costs)
     return error{fmt::format("{}: {}", job.source(), costs.err().message)};
   const bool by_speed = distributed.getPartition() == schema::StagePartition::SPEED_AWARE;
+  const auto speeds = relative_speeds({nodes.begin(), nodes.begin() + stages * copies});
   std::vector<compute::stage_node> offered;
   for (std::uint32_t s = 0; s < stages; ++s) {
     compute::stage_node position{nodes[s].name, 1.0, std::numeric_limits<std::uint64_t>::max()};
     for (std::uint32_t r = 0; r < copies; ++r) {
       const auto& node = nodes[r * stages + s];
+      const double speed = speeds[r * stages + s];
       if (r > 0)
         position.name += "+" + node.name;
       if (by_speed)
-        position.speed = r == 0 ? node.speed_factor : std::min(position.speed, node.speed_factor);
+        position.speed = r == 0 ? speed : std::min(position.speed, speed);
       if (node.memory_limit > 0)
         position.memory_budget = std::min(position.memory_budget, node.memory_limit);
     }

@@ -3,7 +3,8 @@
 // (issue #20). The scheduler's placer parses the job, checks each node's memory budget
 // (--memory-limit) against what the job puts there, and for a pipeline job profiles its layers
 // on synthetic batches (compute time does not depend on the values) and splits them into
-// stages by the nodes' speed factors and budgets (compute/partition). A worker node turns its
+// stages by the nodes' speeds (measured when they joined, speed factor included) and budgets
+// (compute/partition). A worker node turns its
 // stage assignment into a subnet: the stage's layers, initialised as the whole network's, and
 // on the first stage the data.
 
