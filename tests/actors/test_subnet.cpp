@@ -269,7 +269,8 @@ BOOST_FIXTURE_TEST_CASE(a_stage_restored_from_its_holder_trains_on_as_if_never_l
                   caf::after(std::chrono::seconds(0)) >> [] {});
     return steps;
   };
-  self->send(first, stage_rollback{1, point});
+  // The second stage held the first's copies: the first sends the new one a copy once linked.
+  self->send(first, stage_rollback{1, point, true});
   sched.run();
   const auto undone = answer();
   self->send(second, stage_restore{first, point});
@@ -281,6 +282,12 @@ BOOST_FIXTURE_TEST_CASE(a_stage_restored_from_its_holder_trains_on_as_if_never_l
   self->send(first, stage_links{{}, second, me(), 1});
   self->send(second, stage_links{first, {}, me(), 1});
   sched.run();
+  std::optional<stage_snapshot_note> copied;
+  self->receive([&](const stage_snapshot_note& note) { copied = note; },
+                caf::after(std::chrono::seconds(0)) >> [] {});
+  BOOST_REQUIRE_MESSAGE(copied, "the new second stage holds no copy of the first's");
+  BOOST_TEST(copied->stage == 0u);
+  BOOST_TEST((copied->at == mid));
   const auto again = run({0, false, 1, 3});
   BOOST_TEST(again.steps == trained.steps);
   BOOST_TEST(again.samples == trained.samples);

@@ -172,7 +172,8 @@ void restore_stage(self_ptr self, const job_master_setup& setup, const member_lo
     if (other != s)
       self
         ->request(run.subnets[other], setup.timeouts.prepare_timeout,
-                  stage_rollback{run.generation, *point})
+                  stage_rollback{run.generation, *point,
+                                 holder_of(other, static_cast<std::uint32_t>(stages.size())) == s})
         .then(answered, refused("rolled back", other));
   assign_stage(self, setup, s, *spare, [self, setup, s, holder, answered, refused, point = *point] {
     const auto stages = static_cast<std::uint32_t>(self->state.pipeline->subnets.size());

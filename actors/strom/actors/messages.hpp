@@ -1048,10 +1048,13 @@ struct stage_snapshot_note {
 
 /// job_master -> a surviving subnet after a stage's loss: go back to the snapshot taken at
 /// `to` (with the figures of `note`, the last stage's) and drop every stage message of an
-/// older generation; answered with the minibatches undone.
+/// older generation; answered with the minibatches undone. With `send_copy` its holder was
+/// lost with the node: once linked again, it sends the holder a copy of that snapshot, so a
+/// second loss finds one.
 struct stage_rollback {
   std::uint32_t generation = 0;
   stage_snapshot_note to;
+  bool send_copy = false;
 };
 
 /// job_master -> a re-spawned subnet: take stage `to.stage`'s snapshot at `to.at` from
@@ -1140,7 +1143,7 @@ typename F::result_type inspect(F& f, stage_snapshot_note& x) {
 
 template <class F>
 typename F::result_type inspect(F& f, stage_rollback& x) {
-  return f(caf::meta::type_name("stage_rollback"), x.generation, x.to);
+  return f(caf::meta::type_name("stage_rollback"), x.generation, x.to, x.send_copy);
 }
 
 template <class F>

@@ -95,6 +95,21 @@ result<std::uint32_t> send_chunks(self_ptr self, const caf::actor& receiver,
   return static_cast<std::uint32_t>(chunks->size());
 }
 
+/// A copy of the stage's snapshot `note` describes, `encoded`, to its holder: the chunks,
+/// then the note, which the holder passes to the job_master once it holds the copy whole.
+void send_copy(self_ptr self, const subnet_setup& setup, const stage_snapshot_note& note,
+               std::span<const capnp::word> encoded) {
+  auto& st = self->state;
+  const auto& holder = setup.stage + 1 < setup.stages ? st.links.downstream : st.links.upstream;
+  if (auto sent = send_chunks(self, holder, encoded, note.snapshot_id);
+      !sent) {  // the holder never confirms it: a restore goes back further
+    log::warning("pipeline stage {} of job {}: snapshot not sent: {}", setup.stage + 1,
+                 setup.job_id, sent.err().message);
+    return;
+  }
+  self->send(holder, note);
+}
+
 /// The stage's snapshot at `at`: kept for a rollback, and a copy sent (chunks, then the note)
 /// to the stage's holder, which tells the job_master once it holds it whole.
 void take_snapshot(self_ptr self, const subnet_setup& setup, const stage_point& at) {
@@ -109,14 +124,7 @@ void take_snapshot(self_ptr self, const subnet_setup& setup, const stage_point& 
   auto saved = compute::take_snapshot(core, nullptr, std::move(progress));
   const auto encoded = compute::encode_snapshot(saved);
   st.snapshots.keep_own({note, std::move(saved)});
-  const auto& holder = setup.stage + 1 < setup.stages ? st.links.downstream : st.links.upstream;
-  if (auto sent = send_chunks(self, holder, {encoded.begin(), encoded.size()}, note.snapshot_id);
-      !sent) {  // the holder never confirms it: a restore goes back further
-    log::warning("pipeline stage {} of job {}: snapshot not sent: {}", setup.stage + 1,
-                 setup.job_id, sent.err().message);
-    return;
-  }
-  self->send(holder, note);
+  send_copy(self, setup, note, {encoded.begin(), encoded.size()});
 }
 
 /// Sends `encoded` (a copy held for a neighbour) to `receiver` as chunks.
@@ -478,9 +486,17 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
   }
   const auto sender_of = [self] { return caf::actor_cast<caf::actor_addr>(self->current_sender()); };
   return {
-    [self](const stage_links& links) {
-      self->state.links = links;
-      self->state.generation = links.generation;
+    [self, setup](const stage_links& links) {
+      auto& st = self->state;
+      st.links = links;
+      st.generation = links.generation;
+      if (st.copy_to_send) {  // the holder that kept it was lost: the new one gets a copy
+        if (const auto* kept = st.snapshots.own(st.copy_to_send->at)) {
+          const auto encoded = compute::encode_snapshot(kept->saved);
+          send_copy(self, setup, kept->note, {encoded.begin(), encoded.size()});
+        }
+        st.copy_to_send.reset();
+      }
       return wired_atom_v;
     },
     [self, setup](const stage_run& run) {
@@ -572,6 +588,8 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
       if (auto err = go_back(self, setup, to, kept->saved))
         return err;
       st.generation = back.generation;
+      if (back.send_copy)
+        st.copy_to_send = kept->note;
       return undone;
     },
     [self, setup](const stage_restore& restore) -> caf::result<std::uint64_t> {

@@ -116,6 +116,8 @@ struct subnet_state {
   std::vector<float> input_gradient;  ///< dL/d(input) of a micro-batch
   stage_snapshots snapshots;          ///< its own and the neighbours' it holds
   std::uint64_t snapshots_taken = 0;  ///< for their ids
+  /// After a rollback whose holder was lost: the snapshot to copy to the new one once linked.
+  std::optional<stage_snapshot_note> copy_to_send;
   // -- with copies (--pipelines above 1) --
   std::optional<compute::threshold_encoder> encoder;  ///< the stage's updates, its residual
   std::vector<float> incoming;        ///< the copies' updates since the last step boundary
