@@ -2,6 +2,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
+#include <string>
 
 #include <csignal>
 
@@ -18,6 +19,32 @@ namespace {
 /// A pipeline job through stage processes, up to 10 epochs; room for a loaded machine.
 constexpr auto pipeline_job_limit = 300'000ms;
 
+/// Where a stage is published: the worker (of the first `workers`) whose log says it runs the
+/// stage `runs` names (e.g. "runs stage 1 of 2") at an address, and that log line.
+struct published_stage {
+  std::size_t worker = 0;
+  std::string line;
+};
+
+/// Waits for the stage `runs` names to be published; empty when it never is.
+published_stage wait_published(local_cluster& cluster, std::size_t workers,
+                               const std::string& runs) {
+  published_stage found;
+  eventually([&] {
+    for (found.worker = 0; found.worker < workers; ++found.worker) {
+      const auto log = cluster.worker(found.worker).err();
+      const auto at = log.find(runs);
+      const auto line = at == std::string::npos ? "" : log.substr(at, log.find('\n', at) - at);
+      if (line.find(" at ") != std::string::npos) {
+        found.line = line;
+        return true;
+      }
+    }
+    return false;
+  }, pipeline_job_limit);
+  return found;
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_CASE(two_worker_processes_train_the_mlp_as_a_two_stage_pipeline) {
@@ -29,24 +56,11 @@ BOOST_AUTO_TEST_CASE(two_worker_processes_train_the_mlp_as_a_two_stage_pipeline)
   // While it trains, the second stage's node holds a connection to where the first stage's
   // node publishes its stage: the activations (hundreds of MB an epoch) go between the two,
   // not through the scheduler.
-  std::string published;
-  std::size_t first = 0;
+  const auto first = wait_published(cluster, 2, "runs stage 1 of 2");
+  BOOST_REQUIRE_MESSAGE(!first.line.empty(), cluster.worker(0).err() << cluster.worker(1).err());
   BOOST_TEST(eventually([&] {
-    for (first = 0; first < 2; ++first) {
-      const auto log = cluster.worker(first).err();
-      const auto at = log.find("runs stage 1 of 2");
-      const auto line = at == std::string::npos ? "" : log.substr(at, log.find('\n', at) - at);
-      if (line.find(" at ") != std::string::npos) {
-        published = line;
-        return true;
-      }
-    }
-    return false;
-  }, pipeline_job_limit));
-  BOOST_REQUIRE_MESSAGE(!published.empty(), cluster.worker(0).err() << cluster.worker(1).err());
-  BOOST_TEST(eventually([&] {
-    return connected_to_port(cluster.worker(1 - first).pid(), port_of(published));
-  }, 30'000ms), published);
+    return connected_to_port(cluster.worker(1 - first.worker).pid(), port_of(first.line));
+  }, 30'000ms), first.line);
   const auto status = submit->wait(pipeline_job_limit);
   BOOST_REQUIRE_MESSAGE(status.has_value() && *status == 0, submit->transcript());
   const auto json = read_text(metrics);
@@ -70,27 +84,15 @@ BOOST_AUTO_TEST_CASE(four_worker_processes_train_two_copies_of_a_two_stage_pipel
                                metrics.string()},
                               "submit");
   // The first stage of copy 2 connects to where copy 1's first stage is published.
-  std::string published;
-  std::size_t copy_1 = 0;
-  BOOST_TEST(eventually([&] {
-    for (copy_1 = 0; copy_1 < 4; ++copy_1) {
-      const auto log = cluster.worker(copy_1).err();
-      const auto at = log.find("runs stage 1 of 2 in copy 1 of 2");
-      const auto line = at == std::string::npos ? "" : log.substr(at, log.find('\n', at) - at);
-      if (line.find(" at ") != std::string::npos) {
-        published = line;
-        return true;
-      }
-    }
-    return false;
-  }, pipeline_job_limit));
-  BOOST_REQUIRE_MESSAGE(!published.empty(), submit->transcript());
+  const auto copy_1 = wait_published(cluster, 4, "runs stage 1 of 2 in copy 1 of 2");
+  BOOST_REQUIRE_MESSAGE(!copy_1.line.empty(), submit->transcript());
   BOOST_TEST(eventually([&] {
     for (std::size_t w = 0; w < 4; ++w)
-      if (w != copy_1 && contains(cluster.worker(w).err(), "runs stage 1 of 2 in copy 2 of 2"))
-        return connected_to_port(cluster.worker(w).pid(), port_of(published));
+      if (w != copy_1.worker
+          && contains(cluster.worker(w).err(), "runs stage 1 of 2 in copy 2 of 2"))
+        return connected_to_port(cluster.worker(w).pid(), port_of(copy_1.line));
     return false;
-  }, 30'000ms), published);
+  }, 30'000ms), copy_1.line);
   const auto status = submit->wait(pipeline_job_limit);
   BOOST_REQUIRE_MESSAGE(status.has_value() && *status == 0, submit->transcript());
   const auto json = read_text(metrics);

@@ -49,7 +49,6 @@ actors::job_submission fashion_mlp(
 /// A small convolutional network on Fashion-MNIST: convolution, max pooling, batch
 /// normalisation and dropout, each keeping something per sample between forward and backward.
 runtime::job_spec small_cnn_job() {
-  const std::string dir = STROM_FASHION_MNIST_DIR;
   auto job = runtime::parse_job_text(R"((
   name = "fashion_small_cnn",
   network = (
@@ -62,13 +61,7 @@ runtime::job_spec small_cnn_job() {
               (dense = (units = 32, activation = relu)),
               (output = (units = 10, weightInit = xavier))]
   ),
-  data = (
-    train = (idx = (images = ")" + dir + R"(/train-images-idx3-ubyte.gz",
-                    labels = ")" + dir + R"(/train-labels-idx1-ubyte.gz")),
-    test = (idx = (images = ")" + dir + R"(/t10k-images-idx3-ubyte.gz",
-                   labels = ")" + dir + R"(/t10k-labels-idx1-ubyte.gz")),
-    preprocessing = (scale = 0.00392156862745098)
-  ),
+  )" + testing::fashion_mnist_data_text() + R"(,
   training = (epochs = 1, batchSize = 64, seed = 42, updater = (learningRate = 0.001, adam = ()))
 ))", "fashion_small_cnn.job", ".");
   BOOST_REQUIRE_MESSAGE(job, (job ? "" : job.err().message));

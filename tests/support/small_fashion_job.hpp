@@ -10,12 +10,25 @@
 
 namespace strom::testing {
 
+/// A job file's data section: Debian's Fashion-MNIST, `train_images` for the training
+/// images, pixels scaled to [0, 1].
+inline std::string fashion_mnist_data_text(
+  const std::string& train_images = STROM_FASHION_MNIST_DIR "/train-images-idx3-ubyte.gz") {
+  const std::string dir = STROM_FASHION_MNIST_DIR;
+  return R"(data = (
+    train = (idx = (images = ")" + train_images + R"(",
+                    labels = ")" + dir + R"(/train-labels-idx1-ubyte.gz")),
+    test = (idx = (images = ")" + dir + R"(/t10k-images-idx3-ubyte.gz",
+                   labels = ")" + dir + R"(/t10k-labels-idx1-ubyte.gz")),
+    preprocessing = (scale = 0.00392156862745098)
+  ))";
+}
+
 /// The job's text; `train_images` replaces the training images path (to test a missing
 /// file), `hidden_units` the hidden layer's width.
 inline std::string small_fashion_job_text(
   const std::string& train_images = STROM_FASHION_MNIST_DIR "/train-images-idx3-ubyte.gz",
   unsigned hidden_units = 64) {
-  const std::string dir = STROM_FASHION_MNIST_DIR;
   return R"((
   name = "fashion_small",
   network = (
@@ -24,13 +37,7 @@ inline std::string small_fashion_job_text(
     layers = [(dense = (units = )" + std::to_string(hidden_units) + R"(, activation = relu)),
               (output = (units = 10, weightInit = xavier))]
   ),
-  data = (
-    train = (idx = (images = ")" + train_images + R"(",
-                    labels = ")" + dir + R"(/train-labels-idx1-ubyte.gz")),
-    test = (idx = (images = ")" + dir + R"(/t10k-images-idx3-ubyte.gz",
-                   labels = ")" + dir + R"(/t10k-labels-idx1-ubyte.gz")),
-    preprocessing = (scale = 0.00392156862745098)
-  ),
+  )" + fashion_mnist_data_text(train_images) + R"(,
   training = (epochs = 2, batchSize = 64, seed = 42, updater = (learningRate = 0.05, sgd = void))
 ))";
 }
