@@ -77,6 +77,26 @@ BOOST_AUTO_TEST_CASE(the_profile_divides_each_layers_time_by_the_timed_samples) 
     BOOST_TEST(l.seconds_per_sample == 2.0 * 2.0 / (2.0 * 64.0));  // 2 s a batch, 2 batches
 }
 
+BOOST_AUTO_TEST_CASE(a_profile_at_a_micro_batchs_size_divides_by_its_samples) {
+  // A pipeline's placer profiles at the micro-batch size: 8 samples a batch, not the job's 64.
+  fashion_mlp mlp;
+  double now = 0;
+  auto ticking = [&] { return now += 1.0; };
+  layer_profile_options options{2, ticking};
+  options.batch_size = 8;
+  auto costs = profile_layers(mlp.job.reader(), mlp.samples, options);
+  BOOST_REQUIRE(costs.ok());
+  for (const auto& l : costs->layers)
+    BOOST_TEST(l.seconds_per_sample == 2.0 * 2.0 / (2.0 * 8.0));
+  dataset few = mlp.samples;
+  few.features.resize(5 * 784);
+  few.labels.resize(5);
+  const auto refused = profile_layers(mlp.job.reader(), few, options);
+  BOOST_REQUIRE(!refused.ok());
+  BOOST_TEST(refused.err().message.find("5 samples, fewer than a batch of 8") != std::string::npos,
+             refused.err().message);
+}
+
 BOOST_AUTO_TEST_CASE(the_mlp_with_adam_does_not_fit_two_nodes_of_4_mb_but_fits_two_of_7_mb) {
   // The numbers: with Adam the MLP needs about 8.2 MiB, its first layer 6.1 MiB.
   fashion_mlp mlp;

@@ -121,12 +121,17 @@ result<actors::job_placement> place_stages(const job_spec& job,
   const std::uint32_t micro = std::min(
     batch, distributed.getMicroBatches() > 0 ? distributed.getMicroBatches()
                                              : micro_batches_per_stage * stages);
+  const std::uint32_t micro_size = (batch + micro - 1) / micro;
   const auto samples = synthetic_batch(*layers, batch);
   const auto start = std::chrono::steady_clock::now();
   compute::layer_profile_options profiling;
   profiling.seconds_now = [start] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
+  // A stage computes micro-batches: time the layers at that size, on as many samples as
+  // whole batches would be (small batches time less steadily).
+  profiling.batch_size = micro_size;
+  profiling.batches = compute::default_profiled_batches * micro;
   auto costs = compute::profile_layers(spec, samples, profiling);
   if (!costs)
     return error{fmt::format("{}: {}", job.source(), costs.err().message)};
@@ -148,7 +153,7 @@ result<actors::job_placement> place_stages(const job_spec& job,
     offered.push_back(std::move(position));
   }
   compute::stage_partition_options options;
-  options.micro_batch_size = (batch + micro - 1) / micro;
+  options.micro_batch_size = micro_size;
   options.micro_batches_in_flight = micro;  // GPipe: a minibatch's all, on the first stage
   options.try_node_orders = true;
   auto split = compute::partition_stages(*costs, offered, options);

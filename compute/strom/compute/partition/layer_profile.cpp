@@ -46,13 +46,13 @@ result<layer_costs> profile_layers(schema::Job::Reader job, const dataset& sampl
   if (!made)
     return made.err();
   model& net = **made;
-  const std::size_t batch = training.getBatchSize();
+  const std::size_t batch = options.batch_size > 0 ? options.batch_size : training.getBatchSize();
   const std::size_t sample_floats = net.input_shape().size();
   if (samples.sample_shape.size() != sample_floats)
     return error{fmt::format("layer profile: samples have {} floats each, network.input {}",
                              samples.sample_shape.size(), sample_floats)};
   if (samples.size() < batch)
-    return error{fmt::format("layer profile: {} samples, fewer than training.batchSize {}",
+    return error{fmt::format("layer profile: {} samples, fewer than a batch of {}",
                              samples.size(), batch)};
   net.initialize(profiling_seed);
   net.reserve(batch);
