@@ -32,7 +32,7 @@ public:
   /// Training: out = in * mask with a fresh mask of 0 and 1 / (1 - rate); inference: a copy.
   void forward(std::span<const float> input, std::span<float> output, batch_rows rows,
                pass mode) override;
-  /// din = dout * mask of the last training forward.
+  /// din = dout * mask of the last training forward of `rows`.
   void backward(std::span<const float> input, std::span<const float> output,
                 std::span<const float> output_gradient, std::span<float> input_gradient,
                 batch_rows rows) override;
