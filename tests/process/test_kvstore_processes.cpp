@@ -87,3 +87,37 @@ BOOST_AUTO_TEST_CASE(with_two_replicas_a_server_killed_mid_job_fails_over_and_th
   BOOST_TEST(json_number(json, "server_updates") == 6.0 * 469 * 2, json);
   BOOST_TEST(json_number(json, "test_accuracy") >= 0.85, json);
 }
+
+BOOST_AUTO_TEST_CASE(workers_connect_to_a_joined_server_once_it_heads_the_key_ranges) {
+  // s1 is killed once epoch 1 ended and s3 joins: it takes a replica of every range. s2 is
+  // killed once epoch 2 ended: s3 heads every range, and the workers connect to it directly
+  // instead of reaching it through the scheduler.
+  local_cluster cluster{2};
+  auto& s1 = cluster.add_server("s1");
+  auto& s2 = cluster.add_server("s2");
+  const auto metrics = cluster.dir().path() / "metrics.json";
+  auto submit = cluster.start({"submit", fashion_mlp_job, "--mode", "kvstore", "--replicas",
+                               "2", "--epochs", "3", "--metrics-out", metrics.string()},
+                              "submit");
+  BOOST_REQUIRE_MESSAGE(submit->wait_for_log("epoch 1/3", kvstore_job_limit),
+                        submit->transcript());
+  s1.signal(SIGKILL);
+  auto& s3 = cluster.add_server("s3");
+  BOOST_REQUIRE_MESSAGE(s3.wait_for_log("key ranges of job", kvstore_job_limit), s3.transcript());
+  const auto log = s3.err();
+  const auto at = log.find("key ranges of job");
+  const auto line = log.substr(at, log.find('\n', at) - at);
+  BOOST_REQUIRE_MESSAGE(line.find(" at ") != std::string::npos, line);
+  BOOST_REQUIRE_MESSAGE(submit->wait_for_log("epoch 2/3", kvstore_job_limit),
+                        submit->transcript());
+  s2.signal(SIGKILL);
+  for (std::size_t w = 0; w < 2; ++w)
+    BOOST_TEST(eventually([&] {
+      return connected_to_port(cluster.worker(w).pid(), port_of(line));
+    }, 30'000ms), "w" << w << " to " << line << "\n" << cluster.worker(w).err());
+  const auto status = submit->wait(kvstore_job_limit);
+  BOOST_REQUIRE_MESSAGE(status.has_value() && *status == 0, submit->transcript());
+  const auto json = read_text(metrics);
+  BOOST_TEST(json_number(json, "server_failovers") == 2.0, json);
+  BOOST_TEST(json_number(json, "train_samples") == 180000.0, json);
+}

@@ -125,6 +125,8 @@ bool fill_chains(self_ptr self, const job_master_setup& setup, std::uint64_t nod
           st.shard_replicas.insert(last.base(), entry);
         }
         st.server_endpoint_of[ready.node_id] = ready.endpoint;
+        if (!ready.endpoint.empty())  // workers that join later connect to it too
+          st.server_endpoints.push_back(ready.endpoint);
         ++st.chain_version;
         link_chains(self);
         log::info("job_master: job {}: server node {} holds replicas of {} key ranges ({:.3f} s)",
@@ -251,8 +253,14 @@ void lose_server(self_ptr self, const job_master_setup& setup, const member_lost
   auto heads = heads_of(all);
   kv_reroute moved{st.status.job_id, {}};
   for (std::size_t i = 0; i < heads.size(); ++i)
-    if (heads[i].shard != st.shards[i].shard)
+    if (heads[i].shard != st.shards[i].shard) {
       moved.heads.push_back(heads[i]);
+      const auto endpoint = st.server_endpoint_of.find(heads[i].holder);
+      if (endpoint != st.server_endpoint_of.end() && !endpoint->second.empty()
+          && std::find(moved.endpoints.begin(), moved.endpoints.end(), endpoint->second)
+               == moved.endpoints.end())
+        moved.endpoints.push_back(endpoint->second);
+    }
   st.shards = std::move(heads);
   ++st.report.server_failovers;
   ++st.chain_version;

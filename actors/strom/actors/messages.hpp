@@ -272,10 +272,13 @@ struct kv_shard_state {
 };
 
 /// job_master -> node_agent -> trainers: key ranges whose head changed (its server was lost);
-/// later pushes, an unanswered one and a finished round's kv_done go to the new head.
+/// later pushes, an unanswered one and a finished round's kv_done go to the new head. The
+/// node connects to the new heads' server nodes at `endpoints` that it does not reach yet (a
+/// server that joined after the job started), so pushes skip the hop through the scheduler.
 struct kv_reroute {
   std::uint64_t job_id = 0;
   std::vector<kv_shard_entry> heads;
+  std::vector<std::string> endpoints{};
 };
 
 /// node_agent -> job_master: the parameter_shards a server node spawned for a job.
@@ -913,7 +916,7 @@ typename F::result_type inspect(F& f, kv_shard_state& x) {
 
 template <class F>
 typename F::result_type inspect(F& f, kv_reroute& x) {
-  return f(caf::meta::type_name("kv_reroute"), x.job_id, x.heads);
+  return f(caf::meta::type_name("kv_reroute"), x.job_id, x.heads, x.endpoints);
 }
 
 template <class F>

@@ -161,6 +161,28 @@ void chains_wired(self_ptr self, std::uint64_t job_id, std::uint64_t version) {
   st.served->wiring.erase(found);
 }
 
+/// After a failover, connects aside to the new heads' server nodes it does not reach yet (a
+/// server that joined during the job); until then their messages pass through the scheduler.
+void reach_new_heads(self_ptr self, const node_agent_setup& setup, const kv_reroute& reroute) {
+  auto& st = self->state;
+  if (!st.run || st.run->job_id != reroute.job_id || !setup.connect_relay)
+    return;
+  std::vector<std::string> fresh;
+  for (const auto& endpoint : reroute.endpoints)
+    if (st.run->servers_reached.insert(endpoint).second)
+      fresh.push_back(endpoint);
+  if (fresh.empty())
+    return;
+  auto links = std::make_shared<std::vector<std::shared_ptr<void>>>();
+  st.run->later_server_links.push_back(links);
+  run_aside(self, [links, fresh, connect = setup.connect_relay,
+                   node = st.node_id](caf::blocking_actor*, const caf::actor&) {
+    *links = connect_servers(node, fresh, connect);
+    log::info("node {}: reaches {} of {} new head server{} directly", node, links->size(),
+              fresh.size(), fresh.size() == 1 ? "" : "s");
+  });
+}
+
 /// A worker node spawns its stage of a pipeline job.
 caf::result<stage_ready> run_stage(self_ptr self, const node_agent_setup& setup,
                                    const stage_assignment& work) {
@@ -566,6 +588,7 @@ void prepared(self_ptr self, const node_agent_setup& setup, const job_assignment
   run.job_id = assignment.job_id;
   run.rank = assignment.rank;
   run.job = job;
+  run.servers_reached = {assignment.server_endpoints.begin(), assignment.server_endpoints.end()};
   run.actors = spawn_local_node(self->system(), job->node);
   for (const auto& member : run.actors.all())
     self->monitor(member);
@@ -725,7 +748,10 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
     [self](wired_atom, std::uint64_t job_id, std::uint64_t version) {
       chains_wired(self, job_id, version);
     },
-    [self](const kv_reroute& reroute) { tell_trainers(self, reroute.job_id, reroute); },
+    [self, setup](const kv_reroute& reroute) {
+      tell_trainers(self, reroute.job_id, reroute);
+      reach_new_heads(self, setup, reroute);
+    },
     [self, setup](round_plan& plan) { start_round(self, setup, plan); },
     [self](forget_atom, std::uint64_t job_id, std::uint64_t origin) {
       tell_trainers(self, job_id, forget_atom_v, origin);

@@ -14,6 +14,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -141,6 +142,10 @@ struct node_job_run {
   std::shared_ptr<void> relay_port;  ///< keeps the relay published for mesh neighbours
   std::vector<std::shared_ptr<void>> relay_links;  ///< connections to mesh neighbours
   std::uint64_t topology_version = 0;  ///< of the newest topology_update wired
+  /// The kvstore servers' endpoints it connected to (at the start, then new heads'), and the
+  /// connections made after the start, each filled by a helper thread and only read when let go.
+  std::set<std::string> servers_reached;
+  std::vector<std::shared_ptr<std::vector<std::shared_ptr<void>>>> later_server_links;
 };
 
 /// A topology_update that came while another was wired, with the promise that answers it.
