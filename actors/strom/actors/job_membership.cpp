@@ -18,12 +18,13 @@
 namespace strom::actors::job_steps {
 
 /// The samples of `node`'s workers in this round that the hub did not pass on a frame for
-/// go to the makeup round; those it did count as trained.
+/// go to the makeup round; those it did count as trained. A node lost after its frames all
+/// passed (drained) but before its report came trained its whole share: all of it counts.
 void take_over_share(self_ptr self, std::uint64_t node, const origin_frames& passed) {
   auto& st = self->state;
   const auto work = st.work.find(node);
-  if (work == st.work.end() || (passed.round == st.round && passed.drained))
-    return;  // its round is complete
+  if (work == st.work.end())
+    return;
   const auto left = remainder_of(work->second,
                                  passed.round == st.round ? passed.frames
                                                           : std::vector<std::uint64_t>{},
