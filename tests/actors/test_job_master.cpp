@@ -285,6 +285,51 @@ BOOST_AUTO_TEST_CASE(a_lost_node_leaves_the_samples_it_framed_no_update_for_to_t
   BOOST_TEST(env.ended());
 }
 
+BOOST_AUTO_TEST_CASE(a_node_lost_after_its_frames_all_passed_but_before_its_report_counts_its_share) {
+  // Node 2 framed all 10 batches of its 100 samples and its drain marker passed the hub, but
+  // it was lost before its epoch report came (a loaded machine delays the report): its share
+  // was trained, so it counts, and nothing is made up or trained twice.
+  job_fixture env;
+  const auto assigned = env.prepare(env.a, 1, env.relay_a);
+  env.prepare(env.b, 2, env.relay_b);
+  env.sched.run();
+  BOOST_REQUIRE(env.started(env.a, 0));
+  BOOST_REQUIRE(env.started(env.b, 0));
+  strom::compute::frame_options options;
+  node_framer framer{2, 1, 4, options};
+  for (int i = 0; i < 10; ++i) {
+    auto framed =
+      framer.frame(0, 0, strom::compute::encoded_update{strom::compute::encoding::threshold,
+                                                         0.1f, 4, 0, {}});
+    BOOST_REQUIRE(framed);
+    env.b->send(assigned.hub, shared_frame{framed->frame});
+  }
+  env.b->send(assigned.hub, drain_marker{2, 0});
+  env.sched.run();
+  env.self->send(env.master, member_lost{2, 5, make_error(strom_error::node_lost, "gone"), 0.4});
+  env.sched.run();
+  env.a->send(env.master, env.round_done(1, 0, 200));
+  env.sched.run();
+  // No makeup round: epoch 0 is evaluated at once, and epoch 1 is the next round.
+  BOOST_TEST(env.evaluate(env.a, 0));
+  env.sched.run();
+  const auto next = env.plan(env.a);
+  BOOST_REQUIRE(next);
+  BOOST_TEST(next->round == 1u);
+  BOOST_TEST(next->workers[1].ranks == 2u);
+  env.a->send(env.master, env.round_done(1, 1, 300));
+  env.sched.run();
+  BOOST_TEST(env.evaluate(env.a, 1));
+  env.sched.run();
+  BOOST_TEST(env.stop(env.a, 1));
+  env.sched.run();
+  const auto end = env.outcome();
+  BOOST_REQUIRE(end);
+  BOOST_TEST(end->succeeded, end->failure);
+  BOOST_TEST(end->report.train_samples == 600u);  // b's 100 samples of epoch 0 counted
+  BOOST_TEST(end->report.samples_redone == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(a_node_lost_while_the_epoch_is_evaluated_does_not_end_the_round_again) {
   job_fixture env;
   env.prepare_both();
