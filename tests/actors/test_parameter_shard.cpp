@@ -107,6 +107,37 @@ BOOST_AUTO_TEST_CASE(dist_sync_answers_a_step_once_every_worker_pushed_it_with_t
   BOOST_TEST(stats(shard).updates == 1u);
 }
 
+BOOST_AUTO_TEST_CASE(a_node_s_push_of_its_workers_mean_weighs_as_many_workers) {
+  // Node a pushes the mean of its 3 workers' gradients (local aggregation), node b one
+  // worker's: the step's mean is (3 x 4 + 1 x 0) / 4 = 3, not the mean of the pushes (2).
+  auto shard = sys.spawn(parameter_shard, shard_setup(kv_sync::dist_sync));
+  self->send(shard, kv_round{0, 0, {worker_a, worker_b}});
+  auto three = push_of(worker_a, 1, {4, 4, 4, 4});
+  three.weight = 3;
+  self->send(shard, std::move(three));
+  self->send(shard, push_of(worker_b, 1, {0, 0, 0, 0}));
+  const auto got = answers();
+  BOOST_REQUIRE_EQUAL(got.size(), 2u);
+  check_values(got[0], {-0.5f, -0.5f, -0.5f, -0.5f});  // 1 - 0.5 * 3
+}
+
+BOOST_AUTO_TEST_CASE(a_push_of_weight_zero_or_above_a_node_s_slots_is_refused_naming_it) {
+  auto shard = sys.spawn(parameter_shard, shard_setup(kv_sync::dist_sync));
+  self->send(shard, kv_round{0, 0, {worker_a}});
+  for (const std::uint32_t weight : {0u, max_kv_push_weight + 1}) {
+    auto push = push_of(worker_a, 1, {1, 1, 1, 1});
+    push.weight = weight;
+    self->send(shard, std::move(push));
+    sched.run();
+    std::string refusal;
+    self->receive([](const kv_values&) {}, [&](caf::error& err) { refusal = sys.render(err); },
+                  caf::after(std::chrono::seconds(0)) >> [] {});
+    BOOST_TEST(refusal.find("weight " + std::to_string(weight)) != std::string::npos, refusal);
+  }
+  BOOST_TEST(stats(shard).rejected == 2u);
+  BOOST_TEST(stats(shard).updates == 0u);
+}
+
 BOOST_AUTO_TEST_CASE(a_step_waits_for_the_round_plan_before_it_merges) {
   auto shard = sys.spawn(parameter_shard, shard_setup(kv_sync::dist_sync));
   self->send(shard, push_of(worker_a, 1, {2, 2, 2, 2}));

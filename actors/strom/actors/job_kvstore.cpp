@@ -209,9 +209,10 @@ void plan_shards_round(self_ptr self) {
   if (st.shards.empty())
     return;
   kv_round plan{st.round, st.status.epoch, {}};
+  // A node pushes once a step, as its first worker, for all its workers (local aggregation).
   for (const auto& [node_id, work] : st.work)
-    for (std::uint32_t slot = 0; slot < work.size(); ++slot)
-      plan.workers.push_back(kv_worker_id(node_id, slot));
+    if (!work.empty())
+      plan.workers.push_back(kv_worker_id(node_id, 0));
   // Every replica: the one that becomes head after a loss knows the round already.
   for (const auto& entry : st.shard_replicas)
     self->send(entry.shard, plan);

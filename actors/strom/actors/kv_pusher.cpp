@@ -48,7 +48,8 @@ kv_pusher::kv_pusher(const kv_options& options) {
 }
 
 result<kv_push> kv_pusher::push(std::size_t index, kv_worker worker, std::uint32_t round,
-                                std::uint64_t step, std::span<const float> gradients) {
+                                std::uint64_t step, std::span<const float> gradients,
+                                std::uint32_t weight) {
   const auto& range = ranges_.at(index);
   if (auto fits = fits_model(range, gradients.size()); !fits)
     return fits.err();
@@ -75,26 +76,33 @@ result<kv_push> kv_pusher::push(std::size_t index, kv_worker worker, std::uint32
                              frame.err().message)};
   traffic_.push_bytes += frame->size();
   traffic_.push_dense_bytes += range.count * sizeof(float);
-  return kv_push{worker, round, step, std::move(*frame)};
+  return kv_push{worker, round, step, std::move(*frame), weight};
 }
 
 result<void> kv_pusher::take(std::size_t index, const kv_values& answer,
                              std::span<float> target) {
-  const auto& range = ranges_.at(index);
+  auto taken = take_kv_values(ranges_.at(index), answer.values, target, workspace_, scratch_);
+  if (taken)
+    count_answer(answer);
+  return taken;
+}
+
+result<void> take_kv_values(const compute::key_range& range, const compute::frame& values,
+                            std::span<float> target, compute::frame_workspace& workspace,
+                            std::vector<float>& scratch) {
   if (auto fits = fits_model(range, target.size()); !fits)
     return fits.err();
-  auto view = compute::read_update_frame(answer.values, workspace_);
+  auto view = compute::read_update_frame(values, workspace);
   if (!view)
     return view.err();
   if (view->header.offset != 0 || view->elements != range.count)
     return error{fmt::format("the answer for key {} part {} covers {} elements, not {}",
                              range.key, range.part, view->elements, range.count)};
   // Decoded aside first: a payload that fails to decode leaves the target as it was.
-  scratch_.assign(range.count, 0.0f);
-  if (auto added = compute::apply_update_frame(*view, scratch_); !added)
+  scratch.assign(range.count, 0.0f);
+  if (auto added = compute::apply_update_frame(*view, scratch); !added)
     return added.err();
-  std::copy(scratch_.begin(), scratch_.end(), target.begin() + range.offset);
-  traffic_.pull_bytes += answer.values.size();
+  std::copy(scratch.begin(), scratch.end(), target.begin() + range.offset);
   return success();
 }
 

@@ -68,13 +68,19 @@ public:
   explicit kv_pusher(const kv_options& options);
 
   /// The push of range `index` for step `step` of `round`: its slice of `gradients` (the
-  /// whole model's, flat), encoded.
+  /// whole model's, flat; the mean of `weight` workers' gradients), encoded.
   result<kv_push> push(std::size_t index, kv_worker worker, std::uint32_t round,
-                       std::uint64_t step, std::span<const float> gradients);
+                       std::uint64_t step, std::span<const float> gradients,
+                       std::uint32_t weight = 1);
 
   /// Takes range `index`'s answer: its values replace that slice of `target` (the
   /// parameters, or the gradients when the worker runs its own updater).
   result<void> take(std::size_t index, const kv_values& answer, std::span<float> target);
+
+  /// Counts an answer taken elsewhere (take_kv_values) as pulled.
+  void count_answer(const kv_values& answer) noexcept {
+    traffic_.pull_bytes += answer.values.size();
+  }
 
   const kv_traffic& traffic() const noexcept { return traffic_; }
   /// The traffic since the last call, which starts counting anew.
@@ -89,5 +95,12 @@ private:
   std::vector<float> scratch_;  ///< an answer being decoded
   kv_traffic traffic_;
 };
+
+/// Takes the answer `values` of `range`: its values replace that slice of `target` (a model's
+/// flat parameters or gradients); nothing changes when it does not fit. `workspace` and
+/// `scratch` are the caller's reused buffers.
+result<void> take_kv_values(const compute::key_range& range, const compute::frame& values,
+                            std::span<float> target, compute::frame_workspace& workspace,
+                            std::vector<float>& scratch);
 
 } // namespace strom::actors

@@ -35,6 +35,10 @@ local_node spawn_local_node(caf::actor_system& system, const local_node_setup& s
                                               contributions);
   const auto node_sums =
     contributions == 0 ? nullptr : std::make_shared<node_average>(workers, contributions);
+  // A kvstore node pushes once a step for all its workers (trainer_kv.cpp).
+  const auto kv_sums = setup.kv.shards.empty() || workers < 2
+                         ? nullptr
+                         : std::make_shared<kv_node_sum>(first.net().parameters().size());
   for (std::uint32_t w = 0; w < workers; ++w) {
     trainer_setup one{w,
                       setup.replicas[w],
@@ -55,7 +59,8 @@ local_node spawn_local_node(caf::actor_system& system, const local_node_setup& s
                       setup.park_spin,
                       setup.averaging,
                       node_sums,
-                      setup.kv};
+                      setup.kv,
+                      kv_sums};
     one.speed_factor = setup.speed_factor;
     if (setup.timeline)
       one.track = setup.timeline->track(setup.node_id, w, "worker " + std::to_string(w));

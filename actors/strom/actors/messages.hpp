@@ -156,14 +156,20 @@ constexpr std::uint32_t kv_slot_of(kv_worker worker) noexcept {
   return static_cast<std::uint32_t>(worker & 0xffffu);
 }
 
+/// Most worker gradients one push may stand for: the worker slots of a node.
+inline constexpr std::uint32_t max_kv_push_weight = 0x10000;
+
 /// worker -> parameter_shard: the worker's gradient of one step over the shard's range, an
 /// update frame (dense fp32, 2-bit or threshold) at offset 0 of the range; answered with
 /// kv_values once the shard merged the step (dist_sync) or applied the push (dist_async).
+/// A node's workers push once, as its first worker: the mean of `weight` gradients (MXNet's
+/// local aggregation), which a dist_sync step weighs by `weight`.
 struct kv_push {
   kv_worker worker = 0;
   std::uint32_t round = 0;
   std::uint64_t step = 0;  ///< 1-based within the round
   compute::frame gradient;
+  std::uint32_t weight = 1;  ///< gradients averaged in `gradient`, 1..max_kv_push_weight
 };
 
 /// parameter_shard -> worker: the range's parameters after the step (a dense fp32 frame), or
@@ -180,11 +186,29 @@ struct kv_round {
   std::vector<kv_worker> workers;
 };
 
-/// worker -> parameter_shard: the worker trained its part of `round` in `steps` steps.
+/// worker -> parameter_shard: the worker trained its part of `round` in `steps` steps. Also
+/// from a trainer to its node's first trainer, which pushes for the node (kv_local_step).
 struct kv_done {
   kv_worker worker = 0;
   std::uint32_t round = 0;
   std::uint64_t steps = 0;
+};
+
+/// trainer -> its node's first trainer, which pushes for the node (local aggregation): slot
+/// `slot` added its gradient of step `step` of `round` to the node's sum (kv_node_sum).
+struct kv_local_step {
+  std::uint32_t round = 0;
+  std::uint32_t slot = 0;
+  std::uint64_t step = 0;
+};
+
+/// The node's first trainer -> each trainer whose gradient a node push carried: range
+/// `range`'s answer to that push (kv_values), step `step` of `round`.
+struct kv_local_answer {
+  std::uint32_t round = 0;
+  std::uint64_t step = 0;
+  std::uint32_t range = 0;
+  compute::frame values;
 };
 
 /// A key range (compute::key_range) and the parameter_shard that holds it, as it travels.
@@ -306,7 +330,7 @@ struct shard_stats {
 
 /// Bumped whenever a message of this header changes: nodes of different versions refuse to
 /// join instead of misreading each other.
-inline constexpr std::uint32_t protocol_version = 16;
+inline constexpr std::uint32_t protocol_version = 17;
 
 /// A node that trains (the default).
 inline constexpr const char* node_role_worker = "worker";
@@ -695,9 +719,10 @@ typename F::result_type inspect(F& f, relay_stats& x) {
 template <class F>
 typename F::result_type inspect(F& f, kv_push& x) {
   if constexpr (!detail::is_binary_inspector<F>) {
-    return f(caf::meta::type_name("kv_push"), x.worker, x.round, x.step, x.gradient.size());
+    return f(caf::meta::type_name("kv_push"), x.worker, x.round, x.step, x.weight,
+             x.gradient.size());
   } else {
-    if (auto err = f(x.worker, x.round, x.step))
+    if (auto err = f(x.worker, x.round, x.step, x.weight))
       return err;
     return detail::inspect_frame(f, "gradient", x.gradient, compute::max_frame_bytes);
   }
@@ -706,6 +731,22 @@ typename F::result_type inspect(F& f, kv_push& x) {
 template <class F>
 typename F::result_type inspect(F& f, kv_values& x) {
   return detail::inspect_frame(f, "kv_values", x.values, compute::max_frame_bytes);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, kv_local_step& x) {
+  return f(caf::meta::type_name("kv_local_step"), x.round, x.slot, x.step);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, kv_local_answer& x) {
+  if constexpr (!detail::is_binary_inspector<F>) {
+    return f(caf::meta::type_name("kv_local_answer"), x.round, x.step, x.range, x.values.size());
+  } else {
+    if (auto err = f(x.round, x.step, x.range))
+      return err;
+    return detail::inspect_frame(f, "values", x.values, compute::max_frame_bytes);
+  }
 }
 
 template <class F>
@@ -1293,5 +1334,9 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   CAF_ADD_TYPE_ID(strom, (strom::actors::stage_restore))
   CAF_ADD_TYPE_ID(strom, (strom::actors::stage_snapshot_fetch))
   CAF_ADD_TYPE_ID(strom, (strom::actors::stage_update))
+
+  // kvstore local aggregation (issue #19): a node's trainers push once, through its first
+  CAF_ADD_TYPE_ID(strom, (strom::actors::kv_local_step))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::kv_local_answer))
 
 CAF_END_TYPE_ID_BLOCK(strom)

@@ -263,9 +263,9 @@ void take_link(shard_ptr self, const parameter_shard_setup& setup, const kv_chai
 
 // -- pushes -------------------------------------------------------------------------------------
 
-/// Reads a push's gradient and adds it into `target` (range.count floats).
+/// Reads a push's gradient and adds it into `target` (range.count floats), `weight` times.
 result<void> add_push(parameter_shard_state& st, const parameter_shard_setup& setup,
-                      const kv_push& push, std::span<float> target) {
+                      const kv_push& push, std::span<float> target, std::uint32_t weight = 1) {
   auto view = compute::read_update_frame(push.gradient, st.workspace);
   if (!view)
     return view.err();
@@ -274,7 +274,17 @@ result<void> add_push(parameter_shard_state& st, const parameter_shard_setup& se
                              "({} elements)",
                              view->header.offset, view->header.offset + view->elements,
                              setup.range.key, setup.range.part, setup.range.count)};
-  return compute::apply_update_frame(*view, target);
+  if (weight == 1)
+    return compute::apply_update_frame(*view, target);
+  // A node's mean of several workers' gradients (local aggregation): decoded aside, then
+  // weighed, so that the step's mean counts every worker's gradient alike.
+  std::fill(st.scratch.begin(), st.scratch.end(), 0.0f);
+  if (auto decoded = compute::apply_update_frame(*view, st.scratch); !decoded)
+    return decoded;
+  const auto factor = static_cast<float>(weight);
+  for (std::size_t i = 0; i < target.size(); ++i)
+    target[i] += factor * st.scratch[i];
+  return success();
 }
 
 /// Whether `worker` still holds up step `step` of `round`: it neither pushed it, nor
@@ -299,7 +309,7 @@ void merge_ready(shard_ptr self, const parameter_shard_setup& setup, std::uint32
     if (std::any_of(round.workers.begin(), round.workers.end(),
                     [&](kv_worker w) { return holds_up(st, round, at, step, w); }))
       break;
-    const float mean = 1.0f / static_cast<float>(at.pushed.size());
+    const float mean = 1.0f / static_cast<float>(at.weight);
     for (auto& value : at.sum)
       value *= mean;
     st.epoch = round.epoch;
@@ -340,6 +350,12 @@ bool seen_before(parameter_shard_state& st, const kv_push& push) {
 caf::result<kv_values> take_push(shard_ptr self, const parameter_shard_setup& setup,
                                  const kv_push& push) {
   auto& st = self->state;
+  if (push.weight == 0 || push.weight > max_kv_push_weight) {
+    ++st.stats.rejected;
+    return caf::make_error(caf::sec::invalid_argument,
+                           fmt::format("parameter_shard: a push of weight {} (1 to {})",
+                                       push.weight, max_kv_push_weight));
+  }
   if (seen_before(st, push)) {
     ++st.stats.duplicates;
     return kv_values{st.latest};
@@ -370,13 +386,14 @@ caf::result<kv_values> take_push(shard_ptr self, const parameter_shard_setup& se
     at.sum = std::move(st.spare);
     at.sum.assign(setup.range.count, 0.0f);
   }
-  if (auto added = add_push(st, setup, push, at.sum); !added) {
+  if (auto added = add_push(st, setup, push, at.sum, push.weight); !added) {
     ++st.stats.rejected;
     return caf::make_error(caf::sec::invalid_argument, "parameter_shard: " + added.err().message);
   }
   ++st.stats.pushes;
   st.stats.push_bytes += push.gradient.size();
   at.pushed.insert(push.worker);
+  at.weight += push.weight;
   auto answer = self->make_response_promise<kv_values>();
   at.answers.push_back(answer);
   merge_ready(self, setup, push.round);

@@ -6,7 +6,8 @@
 //
 // dist_sync: the pushes of one step are summed until every worker of the round pushed that
 // step or said it trained fewer steps (kv_done: partitions differ by a batch), a lost worker
-// being forgotten; the mean of the pushes then takes one optimizer step, and every pusher of
+// being forgotten; the mean of the pushes (each weighed by the workers' gradients it stands
+// for: a node's pushes carry its workers' mean) then takes one optimizer step, and every pusher of
 // the step is answered with the new parameters (one frame, shared). A worker's next push
 // comes only after that answer, so the steps of a round merge in order. dist_async: every
 // push takes an optimizer step at once and is answered with the parameters it produced.
@@ -71,8 +72,9 @@ struct parameter_shard_setup {
 
 /// The pushes of one dist_sync step so far.
 struct pending_step {
-  std::vector<float> sum;  ///< of the gradients pushed
+  std::vector<float> sum;  ///< of the gradients pushed, each times its weight
   std::set<kv_worker> pushed;
+  std::uint64_t weight = 0;  ///< of the pushes: the workers' gradients they stand for
   std::vector<caf::response_promise> answers;
 };
 

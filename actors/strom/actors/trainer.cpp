@@ -1,5 +1,6 @@
 #include "strom/actors/trainer.hpp"
 #include "strom/actors/trainer_snapshot.hpp"
+#include "strom/actors/trainer_steps.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -7,12 +8,13 @@
 #include <stdexcept>
 #include <thread>
 
-#include "strom/actors/compute_slowdown.hpp"
 #include "strom/compute/codecs/dense_codec.hpp"
 #include "strom/compute/codecs/sent_elements.hpp"
 #include "strom/log.hpp"
 
 namespace strom::actors {
+
+using namespace trainer_steps;
 
 namespace {
 
@@ -39,27 +41,6 @@ private:
   caf::actor_clock& clock_;
   caf::actor_clock::time_point start_{};
 };
-
-/// Runs a step's computation (forward and backward, or a whole train_step) and returns its
-/// loss; on a node with a speed factor below 1 it then waits as the slower node would
-/// (compute_slowdown.hpp). The one place the testing aid touches the trainer.
-template <class Computation>
-float compute_step(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
-                   Computation&& computation) {
-  if (setup.meter) {
-    // A simulation charges the step to the node's virtual time, at the node's speed.
-    const float loss = computation();
-    setup.meter->step_computed();
-    return loss;
-  }
-  if (setup.speed_factor >= full_speed)
-    return computation();
-  const auto start = self->clock().now();
-  const float loss = computation();
-  // Blocking, as the slower machine's computation would: the trainer is a detached actor.
-  std::this_thread::sleep_for(slowdown_wait(setup.speed_factor, self->clock().now() - start));
-  return loss;
-}
 
 /// The update of a step that sends nothing: a header-only frame, which still moves the clock.
 compute::encoded_update empty_update(std::size_t elements, float threshold) {
@@ -128,7 +109,7 @@ origin_progress& origin_entry(trainer_state& st, std::uint64_t origin) {
 /// clock, and once all have, the origin drains), so the origin's frames include j of each:
 /// its clock reaches j >= j - staleness at every trainer and that trainer resumes.
 bool may_step(const trainer_state& st, std::uint32_t staleness) {
-  if (st.kv)  // paced by the shards' answers (dist_sync), never by frames
+  if (st.kvstore)  // paced by the shards' answers (dist_sync), never by frames
     return true;
   for (const auto& entry : st.origins) {
     if (!entry.member || entry.drained > st.epoch)
@@ -326,6 +307,8 @@ void start_round(caf::stateful_actor<trainer_state>* self, const trainer_setup& 
     st.loader =
       std::make_unique<compute::batch_loader>(*setup.train, std::move(order), setup.batch_size);
   st.epoch = round;
+  if (st.kv)
+    begin_kv_round(self);
   st.waiting = false;
   st.finished = false;
   st.parked_at.reset();
@@ -362,22 +345,6 @@ void report_steps(caf::stateful_actor<trainer_state>* self, const trainer_setup&
 /// It then trains as a worker alone does (train_step), with no frame and no residual; a
 /// round that has others (a node joined) frames every update again.
 bool alone(const trainer_state& st) { return st.siblings.empty() && !st.other_nodes; }
-
-/// Counts a step taken (its loss and samples), reports progress now and then, and queues the
-/// next step behind any frames that arrived meanwhile (they are applied first).
-void count_step(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup, float loss,
-                std::size_t samples) {
-  auto& st = self->state;
-  st.loss_sum += loss;
-  ++st.batches;
-  st.samples += samples;
-  ++st.unreported.batches;
-  st.unreported.loss_sum += loss;
-  st.unreported.samples += samples;
-  if (self->clock().now() - st.reported_at >= step_report_interval)
-    report_steps(self, setup);
-  self->send(self, step_atom_v);
-}
 
 /// Continues from the average the step waited for, if it came; a round cut short ends
 /// without it.
@@ -430,100 +397,21 @@ void averaging_step(caf::stateful_actor<trainer_state>* self, const trainer_setu
   count_step(self, setup, loss, batch.size);
 }
 
-/// Takes shard `index`'s answer to this step's push; once every shard answered, the replica
-/// holds the new parameters (or, without the server optimizer, runs its updater on the merged
-/// gradient) and the step is done.
-void take_kv_answer(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
-                    std::size_t index, const kv_values& answer) {
-  auto& st = self->state;
-  auto& replica = *setup.replica;
-  auto taken = st.kv->take(index, answer,
-                           setup.kv.server_optimizer ? replica.net().parameters()
-                                                     : replica.net().gradients());
-  if (!taken) {
-    self->quit(caf::make_error(caf::sec::runtime_error, "trainer: " + taken.err().message));
-    return;
-  }
-  if (--st.kv_sent.waiting > 0)
-    return;
-  if (setup.kv.server_optimizer)
-    replica.set_progress(replica.iteration() + 1, replica.epoch());
-  else
-    replica.apply_gradients();
-  count_step(self, setup, st.kv_sent.loss, st.kv_sent.samples);
-}
-
-/// Sends range `index`'s unanswered push to its head. A head that is gone (its server lost)
-/// is waited out: the job_master re-routes its range to the next replica (kv_reroute) or
-/// fails the job.
-void send_push(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
-               std::size_t index) {
-  auto& sent = self->state.kv_sent;
-  const auto send = ++sent.sends[index];
-  self->request(sent.heads[index], setup.kv.push_timeout, *sent.unanswered[index])
-    .then(
-      [self, setup, index, send](const kv_values& answer) {
-        auto& sent = self->state.kv_sent;
-        if (sent.sends[index] != send || !sent.unanswered[index])
-          return;
-        sent.unanswered[index].reset();
-        take_kv_answer(self, setup, index, answer);
-      },
-      [self, index, send](caf::error& err) {
-        if (self->state.kv_sent.sends[index] == send && err != caf::sec::request_receiver_down)
-          self->quit(std::move(err));
-      });
-}
-
-/// A step of a kvstore worker: its gradient goes to every shard, each its range; the next
-/// step is queued once all answered.
-void kv_step(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
-             const compute::batch& batch) {
-  auto& st = self->state;
-  auto& replica = *setup.replica;
-  st.kv_sent.loss = compute_step(self, setup, [&] {
-    return replica.compute_gradients(batch.features, batch.labels, batch.size);
-  });
-  st.kv_sent.samples = batch.size;
-  const auto worker = kv_worker_id(setup.framer->node_id(), setup.worker);
-  st.kv_sent.waiting = setup.kv.shards.size();
-  for (std::size_t i = 0; i < setup.kv.shards.size(); ++i) {
-    auto push = st.kv->push(i, worker, st.epoch, st.batches + 1, replica.net().gradients());
-    if (!push)
-      throw std::runtime_error(push.err().message);
-    st.kv_sent.unanswered[i] = std::move(*push);
-    send_push(self, setup, i);
-  }
-}
-
-/// The worker's kv_done of the round it finished, to `head`.
-void send_kv_done(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
-                  const caf::actor& head) {
-  const auto& st = self->state;
-  self->send(head, kv_done{kv_worker_id(setup.framer->node_id(), setup.worker), st.epoch,
-                           st.batches});
-}
-
-/// New heads for key ranges whose server was lost: what they did not answer goes to them.
-void reroute_pushes(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
-                    const kv_reroute& reroute) {
-  auto& st = self->state;
-  if (!st.kv)
-    return;
-  for (const auto& head : reroute.heads)
-    for (std::size_t i = 0; i < setup.kv.shards.size(); ++i) {
-      const auto& range = setup.kv.shards[i].range;
-      if (range.key != head.key || range.part != head.part)
-        continue;
-      st.kv_sent.heads[i] = head.shard;
-      if (st.kv_sent.unanswered[i])
-        send_push(self, setup, i);
-      else if (st.finished)
-        send_kv_done(self, setup, head.shard);
-    }
-}
-
 } // namespace
+
+void trainer_steps::count_step(self_ptr self, const trainer_setup& setup, float loss,
+                               std::size_t samples) {
+  auto& st = self->state;
+  st.loss_sum += loss;
+  ++st.batches;
+  st.samples += samples;
+  ++st.unreported.batches;
+  st.unreported.loss_sum += loss;
+  st.unreported.samples += samples;
+  if (self->clock().now() - st.reported_at >= step_report_interval)
+    report_steps(self, setup);
+  self->send(self, step_atom_v);
+}
 
 caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup setup) {
   self->set_exception_handler(
@@ -539,14 +427,8 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
     self->state.other_nodes |= origin != setup.framer->node_id();
   }
   self->state.encoder.emplace(setup.replica->net().parameters().size(), setup.encoding);
-  if (!setup.kv.shards.empty()) {
-    auto& sent = self->state.kv_sent;
-    self->state.kv.emplace(setup.kv);
-    for (const auto& ref : setup.kv.shards)
-      sent.heads.push_back(ref.shard);
-    sent.unanswered.resize(sent.heads.size());
-    sent.sends.resize(sent.heads.size());
-  }
+  if (!setup.kv.shards.empty())
+    start_kv(self, setup);
   if (setup.averaging.frequency > 0)
     self->state.averages.emplace(contribution_elements(setup.replica->net().parameters().size(),
                                                        setup.replica->updater_state().size(),
@@ -621,13 +503,8 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
       spans.mark(timeline_kind::batch);
       if (!batch) {
         replica.finish_epoch();
-        if (st.kv) {  // the shards stop waiting for this worker's pushes of the round
-          for (const auto& head : st.kv_sent.heads)
-            send_kv_done(self, setup, head);
-          const auto traffic = st.kv->take_traffic();
-          setup.framer->count_kv(traffic.push_bytes, traffic.push_dense_bytes,
-                                 traffic.pull_bytes);
-        }
+        if (st.kvstore)  // the node's pushes stop waiting for this worker
+          finish_kv_round(self, setup);
         st.finished = true;
         report_steps(self, setup);
         self->send(setup.supervisor, epoch_report{setup.worker, st.epoch, st.loss_sum,
@@ -639,7 +516,7 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
         }
         return;
       }
-      if (st.kv)
+      if (st.kvstore)
         return kv_step(self, setup, *batch);
       if (alone(st)) {  // nobody to share with: the step a worker alone takes, no frame
         const float loss = compute_step(self, setup, [&] {
@@ -683,6 +560,9 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
       linger_if_parked(self, setup);
     },
     [self, setup](const kv_reroute& reroute) { reroute_pushes(self, setup, reroute); },
+    [self, setup](const kv_local_step& step) { take_local_step(self, setup, step); },
+    [self, setup](const kv_done& done) { take_local_done(self, setup, done); },
+    [self, setup](const kv_local_answer& answer) { take_local_answer(self, setup, answer); },
     [self, setup](stall_atom) {
       auto activity = activity_of(self->state, setup);
       linger_if_parked(self, setup);

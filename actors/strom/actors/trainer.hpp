@@ -19,20 +19,24 @@
 // applied. With parameter averaging (trainer_setup::averaging) it trains alone instead, frames
 // an empty update each step (its clock), every K-th adds its contribution to the node's sum,
 // and waits before its next step for the average (parameter_averaging.hpp). With parameter
-// servers (trainer_setup::kv) it pushes each step's gradient to the shards and takes the
-// next step once every shard answered with its range's parameters (kv_pusher.hpp); at the
-// end of a round it tells the shards how many steps it took.
+// servers (trainer_setup::kv) each step's gradient goes to the shards and the next step
+// follows once every shard answered with its range's parameters (kv_pusher.hpp). A node
+// pushes once a step (MXNet's local aggregation): its workers add their gradients to the
+// node's sum (kv_node_sum.hpp), and its first trainer pushes their mean, hands the answers on
+// and, once every worker of the node is through a round, tells the shards its steps.
 // Spawn it detached: a step is long and must not block CAF's scheduler threads.
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
 
 #include <caf/all.hpp>
 
+#include "strom/actors/kv_node_sum.hpp"
 #include "strom/actors/kv_pusher.hpp"
 #include "strom/actors/messages.hpp"
 #include "strom/actors/node_average.hpp"
@@ -86,6 +90,9 @@ struct trainer_setup {
   /// With shards, the worker pushes gradients to parameter servers and takes their answers
   /// instead of sharing updates (kv_pusher.hpp).
   kv_options kv;
+  /// The node's sum of its workers' gradients (kvstore with several workers a node), shared by
+  /// its trainers; null: the worker is alone on its node.
+  std::shared_ptr<kv_node_sum> kv_sums;
   std::shared_ptr<timeline_track> track{};  ///< its timeline (--timeline); null: none kept
   /// The node's speed factor (compute_slowdown.hpp, a testing aid); 1: not slowed.
   double speed_factor = 1.0;
@@ -105,14 +112,32 @@ struct origin_progress {
   bool member = true;
 };
 
-/// A kvstore worker's pushes: where each key range's push goes (its head, re-routed after a
-/// server loss), the pushes of the step not yet answered (kept to be sent again to a new
-/// head) and the step's figures, counted once every range answered.
+/// The push of a kvstore node, kept by its first trainer (the only one that pushes): where
+/// each key range's push goes (its head, re-routed after a server loss), the pushes of the
+/// node step not yet answered (kept to be sent again to a new head), and whose gradients the
+/// step carries.
 struct kv_flight {
   std::vector<caf::actor> heads;                   ///< by range
   std::vector<std::optional<kv_push>> unanswered;  ///< by range
   std::vector<std::uint64_t> sends;  ///< by range: an answer to an earlier send is dropped
-  std::size_t waiting = 0;           ///< ranges whose answer the step waits for
+  std::size_t waiting = 0;           ///< ranges whose answer the node step waits for
+  std::uint32_t round = 0;
+  std::uint64_t step = 0;              ///< the node step in flight; 0: none
+  std::vector<std::uint32_t> carried;  ///< the slots whose gradients it carries
+};
+
+/// How far a kvstore node's workers got in one round, as its first trainer counts them.
+struct kv_node_round {
+  std::vector<std::uint64_t> added;  ///< by slot: the latest step added to the node's sum
+  std::vector<std::optional<std::uint64_t>> finished;  ///< by slot: its steps, once done
+  std::uint64_t pushed = 0;  ///< node steps pushed (the latest may be in flight)
+  bool done_sent = false;    ///< the shards were told the node's steps (kv_done)
+};
+
+/// A kvstore trainer's own step: the answers it waits for and its figures, counted once
+/// every range's answer is in its replica.
+struct kv_own_step {
+  std::size_t waiting = 0;
   float loss = 0.0f;
   std::size_t samples = 0;
 };
@@ -146,14 +171,18 @@ struct trainer_state {
   std::optional<averaging_sums> averages;  ///< parameter averaging's sums of contributions
   std::optional<std::uint64_t> awaiting;   ///< the average of this round the next step waits for
   std::uint64_t common_steps = 0;          ///< of the round (round_work)
-  std::optional<kv_pusher> kv;             ///< kvstore mode's pushes
-  kv_flight kv_sent;                       ///< kvstore mode's step in flight
+  bool kvstore = false;                    ///< paced by the shards' answers, not by frames
+  std::optional<kv_pusher> kv;             ///< the node's pushes (its first trainer's)
+  kv_flight kv_sent;                       ///< the node step in flight (its first trainer's)
+  std::map<std::uint32_t, kv_node_round> kv_rounds;  ///< by round (its first trainer's)
+  kv_own_step kv_own;                      ///< its own step waiting for the answers
+  std::vector<float> kv_scratch;           ///< an answer being decoded
 
   static inline const char* name = "strom.trainer";
 };
 
 /// Handles: (siblings_atom, actor) adds a sibling trainer, which gets this worker's frames
-/// and drain markers; (start_atom, epoch) starts an epoch over the share (round = epoch);
+/// and drain markers (siblings come in slot order: a kvstore node's first trainer is slot 0); (start_atom, epoch) starts an epoch over the share (round = epoch);
 /// round_work starts a round a job_master planned: its samples and the origins it waits for;
 /// (forget_atom, origin) stops waiting for a lost origin's frames and drains (its frames
 /// still in flight are applied); (cut_atom, round) ends the round after the step under way
@@ -167,7 +196,9 @@ struct trainer_state {
 /// shared_frame is applied to the replica; drain_marker counts the origin as drained and,
 /// once every member origin drained the round, answers the supervisor with a drain_report;
 /// kv_reroute sends the unanswered pushes (or a finished round's kv_done) of the key ranges
-/// it names to their new heads;
+/// it names to their new heads; kv_local_step and kv_done (a worker of the node added its
+/// gradient, or finished the round) come to the node's first trainer, kv_local_answer (one
+/// range's answer to a node push) to the workers whose gradients the push carried;
 /// (snapshot_atom, receiver) sends the replica's snapshot to `receiver` as snapshot_chunk
 /// messages and answers snapshot_sent (trainer_snapshot.hpp); stall_atom -> worker_activity
 /// (whom it waits for, for the stall watch). A parked

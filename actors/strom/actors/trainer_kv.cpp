@@ -1,0 +1,289 @@
+// The trainer in kvstore mode (trainer.hpp): a node pushes once a step for all its workers
+// (MXNet's local aggregation). Its first trainer keeps the node's pushes: each worker adds its
+// gradient to the node's sum and says so (kv_local_step); once every worker still in the round
+// added the step, the first trainer pushes their mean, weighed by their number, and hands each
+// range's answer to the workers it carried (kv_local_answer). A worker that finished the round
+// says so (kv_done to the first trainer), so that the node's later steps no longer wait for it;
+// once all did and the last push is answered, the shards hear the node's steps (kv_done).
+// A node of one worker pushes its gradient itself, with no sum and no message between.
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "strom/actors/trainer_steps.hpp"
+
+namespace strom::actors::trainer_steps {
+
+namespace {
+
+/// Whether this trainer pushes for its node: slot 0.
+bool pushes_for_node(const trainer_setup& setup) { return setup.worker == 0; }
+
+/// The node's first trainer, for the others: siblings arrive in slot order.
+const caf::actor& first_trainer(const trainer_state& st) { return st.siblings.front(); }
+
+/// The trainer of slot `slot`, for the node's first trainer (slot 0).
+const caf::actor& trainer_of(const trainer_state& st, std::uint32_t slot) {
+  return st.siblings.at(slot - 1);
+}
+
+/// Round `round` as the node's first trainer counts it; a new one for a round first heard of.
+kv_node_round& node_round(trainer_state& st, std::uint32_t round) {
+  auto& entry = st.kv_rounds[round];
+  if (entry.added.empty()) {
+    const auto workers = st.siblings.size() + 1;
+    entry.added.assign(workers, 0);
+    entry.finished.assign(workers, std::nullopt);
+  }
+  return entry;
+}
+
+/// The step's figures once every range's answer is in the replica: the new parameters are
+/// (a step of the server's optimizer), or the merged gradient for its own updater.
+void finish_own_step(self_ptr self, const trainer_setup& setup) {
+  auto& replica = *setup.replica;
+  if (setup.kv.server_optimizer)
+    replica.set_progress(replica.iteration() + 1, replica.epoch());
+  else
+    replica.apply_gradients();
+  count_step(self, setup, self->state.kv_own.loss, self->state.kv_own.samples);
+}
+
+/// Where an answer goes in the replica: the parameters, or the gradients when the worker
+/// runs its own updater.
+std::span<float> answer_target(const trainer_setup& setup) {
+  auto& net = setup.replica->net();
+  return setup.kv.server_optimizer ? net.parameters() : net.gradients();
+}
+
+/// One range's answer taken into this worker's replica; the step ends with the last.
+void take_own(self_ptr self, const trainer_setup& setup, std::size_t index,
+              const compute::frame& values) {
+  auto& st = self->state;
+  auto taken = take_kv_values(setup.kv.shards.at(index).range, values, answer_target(setup),
+                              st.workspace, st.kv_scratch);
+  if (!taken) {
+    self->quit(caf::make_error(caf::sec::runtime_error, "trainer: " + taken.err().message));
+    return;
+  }
+  if (--st.kv_own.waiting == 0)
+    finish_own_step(self, setup);
+}
+
+/// Sends the node's kv_done of the round it finished to `head`.
+void send_kv_done(self_ptr self, const trainer_setup& setup, const caf::actor& head,
+                  std::uint32_t round, std::uint64_t steps) {
+  self->send(head, kv_done{kv_worker_id(setup.framer->node_id(), 0), round, steps});
+}
+
+/// Once every worker of the node finished `round` and its last push was answered, the shards
+/// stop waiting for the node's pushes of the round, and its traffic is counted.
+void tell_done_when_through(self_ptr self, const trainer_setup& setup, std::uint32_t round) {
+  auto& st = self->state;
+  auto& node = node_round(st, round);
+  const bool all_finished = std::all_of(node.finished.begin(), node.finished.end(),
+                                        [](const auto& steps) { return steps.has_value(); });
+  if (node.done_sent || !all_finished || st.kv_sent.step != 0)
+    return;
+  node.done_sent = true;
+  for (const auto& head : st.kv_sent.heads)
+    send_kv_done(self, setup, head, round, node.pushed);
+  const auto traffic = st.kv->take_traffic();
+  setup.framer->count_kv(traffic.push_bytes, traffic.push_dense_bytes, traffic.pull_bytes);
+}
+
+/// Sends range `index`'s unanswered push to its head. A head that is gone (its server lost)
+/// is waited out: the job_master re-routes its range to the next replica (kv_reroute) or
+/// fails the job.
+void send_push(self_ptr self, const trainer_setup& setup, std::size_t index);
+
+/// Pushes the node's next step of `round` once every worker still in the round added its
+/// gradient of it, unless a push is in flight.
+void push_when_complete(self_ptr self, const trainer_setup& setup, std::uint32_t round);
+
+/// Range `index`'s answer to the node's push: to every worker the push carried. Once every
+/// range answered, the node's next step may go.
+void take_answer(self_ptr self, const trainer_setup& setup, std::size_t index,
+                 const kv_values& answer) {
+  auto& st = self->state;
+  auto& sent = st.kv_sent;
+  st.kv->count_answer(answer);
+  const auto round = sent.round;
+  for (const auto slot : sent.carried) {
+    if (slot != 0)
+      self->send(trainer_of(st, slot),
+                 kv_local_answer{round, sent.step, static_cast<std::uint32_t>(index),
+                                 answer.values});
+  }
+  const bool own = sent.carried.front() == 0;  // slots in order: slot 0 first when carried
+  if (--sent.waiting == 0) {
+    sent.step = 0;
+    sent.carried.clear();
+  }
+  if (own)
+    take_own(self, setup, index, answer.values);
+  if (sent.step != 0)
+    return;
+  // Workers that finished the round no longer hold up its next step: it may be complete.
+  push_when_complete(self, setup, round);
+  tell_done_when_through(self, setup, round);
+}
+
+void send_push(self_ptr self, const trainer_setup& setup, std::size_t index) {
+  auto& sent = self->state.kv_sent;
+  const auto send = ++sent.sends[index];
+  self->request(sent.heads[index], setup.kv.push_timeout, *sent.unanswered[index])
+    .then(
+      [self, setup, index, send](const kv_values& answer) {
+        auto& sent = self->state.kv_sent;
+        if (sent.sends[index] != send || !sent.unanswered[index])
+          return;
+        sent.unanswered[index].reset();
+        take_answer(self, setup, index, answer);
+      },
+      [self, index, send](caf::error& err) {
+        if (self->state.kv_sent.sends[index] == send && err != caf::sec::request_receiver_down)
+          self->quit(std::move(err));
+      });
+}
+
+void push_when_complete(self_ptr self, const trainer_setup& setup, std::uint32_t round) {
+  auto& st = self->state;
+  auto& sent = st.kv_sent;
+  if (sent.step != 0 || round != st.epoch)
+    return;
+  auto& node = node_round(st, round);
+  const auto next = node.pushed + 1;
+  std::vector<std::uint32_t> carried;
+  for (std::uint32_t slot = 0; slot < node.added.size(); ++slot) {
+    if (node.finished[slot] && *node.finished[slot] < next)
+      continue;
+    if (node.added[slot] < next)
+      return;  // still computing its gradient of the step
+    carried.push_back(slot);
+  }
+  if (carried.empty())
+    return;
+  node.pushed = next;
+  sent.round = round;
+  sent.step = next;
+  sent.waiting = setup.kv.shards.size();
+  const auto weight = static_cast<std::uint32_t>(carried.size());
+  sent.carried = std::move(carried);
+  const auto worker = kv_worker_id(setup.framer->node_id(), 0);
+  auto frame_pushes = [&](std::span<const float> gradients) {
+    for (std::size_t i = 0; i < setup.kv.shards.size(); ++i) {
+      auto push = st.kv->push(i, worker, round, next, gradients, weight);
+      if (!push)
+        throw std::runtime_error(push.err().message);
+      sent.unanswered[i] = std::move(*push);
+    }
+  };
+  if (setup.kv_sums)
+    setup.kv_sums->take_mean(weight, frame_pushes);
+  else
+    frame_pushes(setup.replica->net().gradients());
+  for (std::size_t i = 0; i < setup.kv.shards.size(); ++i)
+    send_push(self, setup, i);
+}
+
+} // namespace
+
+void start_kv(self_ptr self, const trainer_setup& setup) {
+  auto& st = self->state;
+  st.kvstore = true;
+  if (!pushes_for_node(setup))
+    return;
+  st.kv.emplace(setup.kv);
+  for (const auto& ref : setup.kv.shards)
+    st.kv_sent.heads.push_back(ref.shard);
+  st.kv_sent.unanswered.resize(st.kv_sent.heads.size());
+  st.kv_sent.sends.resize(st.kv_sent.heads.size());
+}
+
+void kv_step(self_ptr self, const trainer_setup& setup, const compute::batch& batch) {
+  auto& st = self->state;
+  auto& replica = *setup.replica;
+  st.kv_own.loss = compute_step(self, setup, [&] {
+    return replica.compute_gradients(batch.features, batch.labels, batch.size);
+  });
+  st.kv_own.samples = batch.size;
+  st.kv_own.waiting = setup.kv.shards.size();
+  const auto step = st.batches + 1;
+  if (setup.kv_sums)
+    setup.kv_sums->add(replica.net().gradients());
+  if (!pushes_for_node(setup)) {
+    self->send(first_trainer(st), kv_local_step{st.epoch, setup.worker, step});
+    return;
+  }
+  node_round(st, st.epoch).added[0] = step;
+  push_when_complete(self, setup, st.epoch);
+}
+
+void finish_kv_round(self_ptr self, const trainer_setup& setup) {
+  auto& st = self->state;
+  if (!pushes_for_node(setup)) {
+    self->send(first_trainer(st),
+               kv_done{kv_worker_id(setup.framer->node_id(), setup.worker), st.epoch,
+                       st.batches});
+    return;
+  }
+  node_round(st, st.epoch).finished[0] = st.batches;
+  push_when_complete(self, setup, st.epoch);
+  tell_done_when_through(self, setup, st.epoch);
+}
+
+void begin_kv_round(self_ptr self) {
+  auto& st = self->state;
+  st.kv_rounds.erase(st.kv_rounds.begin(), st.kv_rounds.lower_bound(st.epoch));
+}
+
+void take_local_step(self_ptr self, const trainer_setup& setup, const kv_local_step& step) {
+  auto& st = self->state;
+  if (!st.kv || step.slot == 0 || step.slot > st.siblings.size())
+    return;  // not the node's first trainer, or no slot of the node: nothing to count
+  auto& added = node_round(st, step.round).added[step.slot];
+  added = std::max(added, step.step);
+  push_when_complete(self, setup, step.round);
+}
+
+void take_local_done(self_ptr self, const trainer_setup& setup, const kv_done& done) {
+  auto& st = self->state;
+  const auto slot = kv_slot_of(done.worker);
+  if (!st.kv || slot == 0 || slot > st.siblings.size())
+    return;
+  node_round(st, done.round).finished[slot] = done.steps;
+  push_when_complete(self, setup, done.round);
+  if (done.round == st.epoch)
+    tell_done_when_through(self, setup, done.round);
+}
+
+void take_local_answer(self_ptr self, const trainer_setup& setup,
+                       const kv_local_answer& answer) {
+  auto& st = self->state;
+  if (answer.round != st.epoch || answer.step != st.batches + 1 || st.kv_own.waiting == 0
+      || answer.range >= setup.kv.shards.size())
+    return;  // not for the step it waits for
+  take_own(self, setup, answer.range, answer.values);
+}
+
+void reroute_pushes(self_ptr self, const trainer_setup& setup, const kv_reroute& reroute) {
+  auto& st = self->state;
+  if (!st.kv)
+    return;
+  const auto found = st.kv_rounds.find(st.epoch);
+  const bool done_sent = found != st.kv_rounds.end() && found->second.done_sent;
+  for (const auto& head : reroute.heads)
+    for (std::size_t i = 0; i < setup.kv.shards.size(); ++i) {
+      const auto& range = setup.kv.shards[i].range;
+      if (range.key != head.key || range.part != head.part)
+        continue;
+      st.kv_sent.heads[i] = head.shard;
+      if (st.kv_sent.unanswered[i])
+        send_push(self, setup, i);
+      else if (done_sent)
+        send_kv_done(self, setup, head.shard, st.epoch, found->second.pushed);
+    }
+}
+
+} // namespace strom::actors::trainer_steps
