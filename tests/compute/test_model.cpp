@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "strom/compute/model_from_spec.hpp"
+#include "strom/compute/replica_from_spec.hpp"
+#include "strom/runtime/job_spec.hpp"
 #include "support/spec_from_text.hpp"
 
 using namespace strom;
@@ -102,6 +104,64 @@ BOOST_AUTO_TEST_CASE(whole_model_gradient_matches_finite_differences) {
     ++checked;
   }
   BOOST_TEST(checked > 25u);
+}
+
+BOOST_AUTO_TEST_CASE(backward_hands_on_each_layer_s_final_gradients_from_the_last_layer_down) {
+  network_spec spec{small_cnn};
+  auto built = make_model(spec.reader, 1);
+  BOOST_REQUIRE(built.ok());
+  auto& net = **built;
+  net.initialize(3);
+  net.reserve(4);
+  rng gen{11};
+  std::vector<float> features(4 * net.input_shape().size());
+  for (auto& f : features)
+    f = gen.uniform(-1.0f, 1.0f);
+  const std::vector<std::int32_t> labels{0, 3, 1, 2};
+  const float loss = net.compute_gradients(features, labels, 4);
+  const std::vector<float> whole(net.gradients().begin(), net.gradients().end());
+  std::vector<std::size_t> offsets;
+  const float hooked = net.compute_gradients(features, labels, 4, [&](std::size_t from) {
+    offsets.push_back(from);
+    // What is handed on is final: it equals the whole pass's gradients already.
+    for (std::size_t i = from; i < whole.size(); ++i)
+      BOOST_REQUIRE_EQUAL(net.gradients()[i], whole[i]);
+  });
+  BOOST_TEST(hooked == loss);
+  std::vector<std::size_t> expected;  // one call a layer, the last layer's first
+  for (std::size_t i = net.slices().size(); i-- > 0;)
+    expected.push_back(net.slices()[i].parameter_offset);
+  BOOST_TEST(offsets == expected, boost::test_tools::per_element());
+  BOOST_TEST(offsets.back() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_replica_hands_on_gradients_with_their_l2_term_already_added) {
+  auto job = runtime::parse_job_text(
+    R"((network = (input = (width = 12), layers = [(dense = (units = 8, activation = relu)),
+         (dense = (units = 6, activation = tanh)), (output = (units = 3))]),
+        training = (batchSize = 4, updater = (learningRate = 0.1, sgd = void), l2 = 0.05)))",
+    "test.job", ".");
+  BOOST_REQUIRE_MESSAGE(job.ok(), (job.ok() ? "" : job.err().message));
+  auto built = make_replica(job->reader(), 0);
+  BOOST_REQUIRE(built.ok());
+  auto& trainer = **built;
+  rng gen{5};
+  std::vector<float> features(4 * 12);
+  for (auto& f : features)
+    f = gen.uniform(-1.0f, 1.0f);
+  const std::vector<std::int32_t> labels{0, 2, 1, 2};
+  trainer.compute_gradients(features, labels, 4);
+  const std::vector<float> whole(trainer.net().gradients().begin(),
+                                 trainer.net().gradients().end());
+  std::size_t calls = 0;
+  trainer.compute_gradients(features, labels, 4, [&](std::size_t from) {
+    ++calls;
+    for (std::size_t i = from; i < whole.size(); ++i)
+      BOOST_REQUIRE_EQUAL(trainer.net().gradients()[i], whole[i]);
+  });
+  BOOST_TEST(calls == trainer.net().layers().size());  // one a layer
+  for (std::size_t i = 0; i < whole.size(); ++i)
+    BOOST_REQUIRE_EQUAL(trainer.net().gradients()[i], whole[i]);
 }
 
 BOOST_AUTO_TEST_CASE(last_layer_must_be_output) {

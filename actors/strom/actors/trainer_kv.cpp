@@ -5,7 +5,9 @@
 // range's answer to the workers it carried (kv_local_answer). A worker that finished the round
 // says so (kv_done to the first trainer), so that the node's later steps no longer wait for it;
 // once all did and the last push is answered, the shards hear the node's steps (kv_done).
-// A node of one worker pushes its gradient itself, with no sum and no message between.
+// A node of one worker pushes its gradient itself, with no sum and no message between, each
+// key range as soon as backward computed it (the later layers' first), so that the transfer
+// and the shards' merge overlap the backward of the earlier layers.
 
 #include <algorithm>
 #include <stdexcept>
@@ -147,10 +149,32 @@ void send_push(self_ptr self, const trainer_setup& setup, std::size_t index) {
       });
 }
 
+/// Node step `step` of `round` goes out, carrying the gradients of the slots `carried`.
+void begin_node_step(trainer_state& st, const trainer_setup& setup, std::uint32_t round,
+                     std::uint64_t step, std::vector<std::uint32_t> carried) {
+  node_round(st, round).pushed = step;
+  auto& sent = st.kv_sent;
+  sent.round = round;
+  sent.step = step;
+  sent.waiting = setup.kv.shards.size();
+  sent.carried = std::move(carried);
+}
+
+/// Frames range `index`'s push of the node step in flight from `gradients` (the whole
+/// model's, the mean of the carried slots').
+void frame_push(trainer_state& st, const trainer_setup& setup, std::size_t index,
+                std::span<const float> gradients) {
+  auto& sent = st.kv_sent;
+  auto push = st.kv->push(index, kv_worker_id(setup.framer->node_id(), 0), sent.round,
+                          sent.step, gradients, static_cast<std::uint32_t>(sent.carried.size()));
+  if (!push)
+    throw std::runtime_error(push.err().message);
+  sent.unanswered[index] = std::move(*push);
+}
+
 void push_when_complete(self_ptr self, const trainer_setup& setup, std::uint32_t round) {
   auto& st = self->state;
-  auto& sent = st.kv_sent;
-  if (sent.step != 0 || round != st.epoch)
+  if (st.kv_sent.step != 0 || round != st.epoch)
     return;
   auto& node = node_round(st, round);
   const auto next = node.pushed + 1;
@@ -164,27 +188,43 @@ void push_when_complete(self_ptr self, const trainer_setup& setup, std::uint32_t
   }
   if (carried.empty())
     return;
-  node.pushed = next;
-  sent.round = round;
-  sent.step = next;
-  sent.waiting = setup.kv.shards.size();
-  const auto weight = static_cast<std::uint32_t>(carried.size());
-  sent.carried = std::move(carried);
-  const auto worker = kv_worker_id(setup.framer->node_id(), 0);
-  auto frame_pushes = [&](std::span<const float> gradients) {
-    for (std::size_t i = 0; i < setup.kv.shards.size(); ++i) {
-      auto push = st.kv->push(i, worker, round, next, gradients, weight);
-      if (!push)
-        throw std::runtime_error(push.err().message);
-      sent.unanswered[i] = std::move(*push);
-    }
+  const auto weight = carried.size();
+  begin_node_step(st, setup, round, next, std::move(carried));
+  auto frame_all = [&](std::span<const float> gradients) {
+    for (std::size_t i = 0; i < setup.kv.shards.size(); ++i)
+      frame_push(st, setup, i, gradients);
   };
   if (setup.kv_sums)
-    setup.kv_sums->take_mean(weight, frame_pushes);
+    setup.kv_sums->take_mean(weight, frame_all);
   else
-    frame_pushes(setup.replica->net().gradients());
+    frame_all(setup.replica->net().gradients());
   for (std::size_t i = 0; i < setup.kv.shards.size(); ++i)
     send_push(self, setup, i);
+}
+
+/// The step of a worker alone on its node: each key range is pushed as soon as backward has
+/// computed its gradient, the later layers' while the earlier ones are still computed (the
+/// shards may merge them and the transfer runs meanwhile).
+void push_during_backward(self_ptr self, const trainer_setup& setup,
+                          const compute::batch& batch) {
+  auto& st = self->state;
+  auto& replica = *setup.replica;
+  const auto step = st.batches + 1;
+  node_round(st, st.epoch).added[0] = step;
+  begin_node_step(st, setup, st.epoch, step, {0});
+  const auto& shards = setup.kv.shards;
+  auto unpushed = shards.size();  // ranges [0, unpushed), in buffer order, wait for backward
+  const auto gradients = replica.net().gradients();
+  auto push_from = [&](std::size_t from) {
+    for (; unpushed > 0 && shards[unpushed - 1].range.offset >= from; --unpushed) {
+      frame_push(st, setup, unpushed - 1, gradients);
+      send_push(self, setup, unpushed - 1);
+    }
+  };
+  st.kv_own.loss = compute_step(self, setup, [&] {
+    return replica.compute_gradients(batch.features, batch.labels, batch.size, push_from);
+  });
+  push_from(0);
 }
 
 } // namespace
@@ -204,11 +244,13 @@ void start_kv(self_ptr self, const trainer_setup& setup) {
 void kv_step(self_ptr self, const trainer_setup& setup, const compute::batch& batch) {
   auto& st = self->state;
   auto& replica = *setup.replica;
+  st.kv_own.samples = batch.size;
+  st.kv_own.waiting = setup.kv.shards.size();
+  if (!setup.kv_sums)
+    return push_during_backward(self, setup, batch);
   st.kv_own.loss = compute_step(self, setup, [&] {
     return replica.compute_gradients(batch.features, batch.labels, batch.size);
   });
-  st.kv_own.samples = batch.size;
-  st.kv_own.waiting = setup.kv.shards.size();
   const auto step = st.batches + 1;
   if (setup.kv_sums)
     setup.kv_sums->add(replica.net().gradients());

@@ -96,11 +96,12 @@ std::span<const float> model::forward(std::span<const float> features, std::size
 }
 
 float model::compute_gradients(std::span<const float> features,
-                               std::span<const std::int32_t> labels, std::size_t batch) {
+                               std::span<const std::int32_t> labels, std::size_t batch,
+                               const gradients_ready& ready) {
   auto logits = forward(features, 0, batch, pass::training);
   auto delta = std::span{delta_a_}.first(batch * classes_);
   const float loss = softmax_cross_entropy(logits, labels.first(batch), batch, classes_, delta);
-  backward_rows(features, 0, batch, delta, {});
+  backward_rows(features, 0, batch, delta, {}, ready);
   return loss;
 }
 
@@ -111,7 +112,7 @@ std::span<const float> model::forward_rows(std::span<const float> input, std::si
 
 void model::backward_rows(std::span<const float> input, std::size_t first_row,
                           std::size_t batch, std::span<const float> output_gradient,
-                          std::span<float> input_gradient) {
+                          std::span<float> input_gradient, const gradients_ready& ready) {
   // Each layer's input gradient is the next one down's output gradient; two buffers take
   // turns, the first being delta_b_ because compute_gradients passes delta_a_ in.
   std::span<const float> delta = output_gradient;
@@ -126,6 +127,8 @@ void model::backward_rows(std::span<const float> input, std::size_t first_row,
                  batch * layers_[i - 1]->output_shape().size());
     layers_[i]->backward(layer_input, activation_rows(i, first_row, batch), delta,
                          layer_input_gradient, {first_row, batch});
+    if (ready)
+      ready(slices_[i].parameter_offset);
     delta = layer_input_gradient;
     into_b = !into_b;
   }

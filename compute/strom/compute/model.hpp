@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -69,10 +70,16 @@ public:
 
   // -- computation (no allocation once reserved) -------------------------------------------
 
+  /// Called during backward, after each layer, with the offset from which gradients() holds
+  /// this batch's final values (its end is the buffer's): a parameter server's push of the
+  /// later layers may leave while the earlier ones are computed.
+  using gradients_ready = std::function<void(std::size_t from)>;
+
   /// Forward, softmax cross-entropy and backward on one batch; the gradients land in
-  /// gradients(). Returns the batch's mean loss.
+  /// gradients(), and `ready` (when set) hears of them layer by layer. Returns the batch's
+  /// mean loss.
   float compute_gradients(std::span<const float> features, std::span<const std::int32_t> labels,
-                          std::size_t batch);
+                          std::size_t batch, const gradients_ready& ready = {});
   /// Inference forward pass; returns the logits [batch][classes], valid until the next call.
   std::span<const float> predict(std::span<const float> features, std::size_t batch);
 
@@ -86,7 +93,8 @@ public:
   /// overwrite gradients(), and dL/d(input) is written into `input_gradient` unless empty.
   /// `input` is what forward_rows was given for those rows.
   void backward_rows(std::span<const float> input, std::size_t first_row, std::size_t batch,
-                     std::span<const float> output_gradient, std::span<float> input_gradient);
+                     std::span<const float> output_gradient, std::span<float> input_gradient,
+                     const gradients_ready& ready = {});
 
 private:
   std::span<const float> forward(std::span<const float> features, std::size_t first_row,

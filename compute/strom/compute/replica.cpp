@@ -1,5 +1,6 @@
 #include "strom/compute/replica.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "strom/compute/updaters/l2_regularization.hpp"
@@ -13,15 +14,35 @@ replica::replica(std::unique_ptr<compute::model> net, replica_options options)
 }
 
 float replica::compute_gradients(std::span<const float> features,
-                                 std::span<const std::int32_t> labels, std::size_t batch) {
-  const float loss = model_->compute_gradients(features, labels, batch);
-  regularize();
-  return loss;
+                                 std::span<const std::int32_t> labels, std::size_t batch,
+                                 const model::gradients_ready& ready) {
+  if (!ready) {
+    const float loss = model_->compute_gradients(features, labels, batch);
+    regularize();
+    return loss;
+  }
+  // Each layer's gradients get their L2 term before they are handed on.
+  std::size_t done = model_->parameters().size();
+  return model_->compute_gradients(features, labels, batch, [&](std::size_t from) {
+    regularize(from, done);
+    done = from;
+    ready(from);
+  });
 }
 
 void replica::regularize() {
   if (options_.l2 != 0.0f)
     add_l2(model_->parameters(), model_->gradients(), model_->regularized_ranges(), options_.l2);
+}
+
+void replica::regularize(std::size_t from, std::size_t to) {
+  if (options_.l2 == 0.0f || from >= to)
+    return;
+  for (const auto& range : model_->regularized_ranges()) {
+    const float_range part{std::max(range.begin, from), std::min(range.end, to)};
+    if (part.begin < part.end)
+      add_l2(model_->parameters(), model_->gradients(), {&part, 1}, options_.l2);
+  }
 }
 
 step_context replica::next_step() noexcept {

@@ -60,9 +60,10 @@ public:
   float train_step(std::span<const float> features, std::span<const std::int32_t> labels,
                    std::size_t batch);
   /// The first half of a step: forward, backward and L2 on one batch; returns the loss.
-  /// scan_update finishes the step.
+  /// scan_update finishes the step. `ready` (when set) hears layer by layer from which offset
+  /// on the gradients, L2 included, are final (model::gradients_ready).
   float compute_gradients(std::span<const float> features, std::span<const std::int32_t> labels,
-                          std::size_t batch);
+                          std::size_t batch, const model::gradients_ready& ready = {});
   /// The second half of a step under gradient sharing: the updater on the gradients of the
   /// last compute_gradients, each update handed to threshold_scan's pass over `scan` (the
   /// same pass where the updater can: updater::scan_step); returns the scan's count. The
@@ -81,6 +82,8 @@ public:
   void set_progress(std::uint64_t iteration, std::uint32_t epoch) noexcept;
 
 private:
+  /// Adds the L2 term to gradients() in [from, to) only.
+  void regularize(std::size_t from, std::size_t to);
   /// The context of the updater step about to run; counts it.
   step_context next_step() noexcept;
 
