@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 
 #include <caf/actor_addr.hpp>
@@ -25,10 +26,10 @@ namespace strom::actors {
 /// before it.
 std::uint32_t holder_of(std::uint32_t stage, std::uint32_t stages);
 
-/// A stage's own snapshot and where it was taken.
+/// A stage's own snapshot and where it was taken (shared with the copy sent in the background).
 struct own_stage_snapshot {
   stage_snapshot_note note;
-  compute::replica_snapshot saved;
+  std::shared_ptr<const compute::replica_snapshot> saved;
 };
 
 /// One subnet's own snapshots and the copies it holds.

@@ -85,7 +85,7 @@ bool decode_into(self_ptr self, const subnet_setup& setup, const compute::frame&
 }
 
 /// Sends encoded snapshot `encoded` to `receiver` as the chunks of snapshot `id`; how many.
-result<std::uint32_t> send_chunks(self_ptr self, const caf::actor& receiver,
+result<std::uint32_t> send_chunks(caf::event_based_actor* self, const caf::actor& receiver,
                                   std::span<const capnp::word> encoded, std::uint64_t id) {
   auto chunks = compute::chunk_snapshot(encoded, id);
   if (!chunks)
@@ -95,23 +95,34 @@ result<std::uint32_t> send_chunks(self_ptr self, const caf::actor& receiver,
   return static_cast<std::uint32_t>(chunks->size());
 }
 
-/// A copy of the stage's snapshot `note` describes, `encoded`, to its holder: the chunks,
-/// then the note, which the holder passes to the job_master once it holds the copy whole.
-void send_copy(self_ptr self, const subnet_setup& setup, const stage_snapshot_note& note,
-               std::span<const capnp::word> encoded) {
-  auto& st = self->state;
-  const auto& holder = setup.stage + 1 < setup.stages ? st.links.downstream : st.links.upstream;
-  if (auto sent = send_chunks(self, holder, encoded, note.snapshot_id);
-      !sent) {  // the holder never confirms it: a restore goes back further
-    log::warning("pipeline stage {} of job {}: snapshot not sent: {}", setup.stage + 1,
-                 setup.job_id, sent.err().message);
-    return;
-  }
-  self->send(holder, note);
+/// A copy of a stage's snapshot `note` describes, `saved`, encoded and sent to its holder in
+/// the background while the stage trains on: the chunks, then the note, which the holder
+/// passes to the job_master once it holds the copy whole. One actor a copy; it ends once the
+/// copy is out.
+caf::behavior copy_sender(caf::event_based_actor* self,
+                          std::shared_ptr<const compute::replica_snapshot> saved,
+                          stage_snapshot_note note, caf::actor holder, std::uint64_t job_id) {
+  const auto encoded = compute::encode_snapshot(*saved);
+  if (auto sent = send_chunks(self, holder, {encoded.begin(), encoded.size()}, note.snapshot_id);
+      sent)
+    self->send(holder, note);
+  else  // the holder never confirms it: a restore goes back further
+    log::warning("pipeline stage {} of job {}: snapshot not sent: {}", note.stage + 1, job_id,
+                 sent.err().message);
+  self->quit();
+  return {};
+}
+
+/// Sends a copy of the stage's own snapshot `kept` to its holder, in the background.
+void send_copy(self_ptr self, const subnet_setup& setup, const own_stage_snapshot& kept) {
+  const auto& links = self->state.links;
+  const auto& holder = setup.stage + 1 < setup.stages ? links.downstream : links.upstream;
+  self->spawn(copy_sender, kept.saved, kept.note, holder, setup.job_id);
 }
 
 /// The stage's snapshot at `at`: kept for a rollback, and a copy sent (chunks, then the note)
-/// to the stage's holder, which tells the job_master once it holds it whole.
+/// to the stage's holder, which tells the job_master once it holds it whole. Only the copy of
+/// the parameters and updater state is taken here; encoding and sending it is not.
 void take_snapshot(self_ptr self, const subnet_setup& setup, const stage_point& at) {
   auto& st = self->state;
   auto& core = setup.replica->core();
@@ -121,10 +132,10 @@ void take_snapshot(self_ptr self, const subnet_setup& setup, const stage_point& 
   progress.epoch = core.epoch();
   progress.iteration = core.iteration();
   progress.batches_in_epoch = at.epoch_step;
-  auto saved = compute::take_snapshot(core, nullptr, std::move(progress));
-  const auto encoded = compute::encode_snapshot(saved);
-  st.snapshots.keep_own({note, std::move(saved)});
-  send_copy(self, setup, note, {encoded.begin(), encoded.size()});
+  own_stage_snapshot kept{note, std::make_shared<const compute::replica_snapshot>(
+                                  compute::take_snapshot(core, nullptr, std::move(progress)))};
+  send_copy(self, setup, kept);
+  st.snapshots.keep_own(std::move(kept));
 }
 
 /// Sends `encoded` (a copy held for a neighbour) to `receiver` as chunks.
@@ -491,10 +502,8 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
       st.links = links;
       st.generation = links.generation;
       if (st.copy_to_send) {  // the holder that kept it was lost: the new one gets a copy
-        if (const auto* kept = st.snapshots.own(st.copy_to_send->at)) {
-          const auto encoded = compute::encode_snapshot(kept->saved);
-          send_copy(self, setup, kept->note, {encoded.begin(), encoded.size()});
-        }
+        if (const auto* kept = st.snapshots.own(st.copy_to_send->at))
+          send_copy(self, setup, *kept);
         st.copy_to_send.reset();
       }
       return wired_atom_v;
@@ -585,7 +594,7 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
       const auto undone = st.step - std::min(st.step, kept->note.step);
       auto to = back.to;
       to.step = kept->note.step;
-      if (auto err = go_back(self, setup, to, kept->saved))
+      if (auto err = go_back(self, setup, to, *kept->saved))
         return err;
       st.generation = back.generation;
       if (back.send_copy)
@@ -614,7 +623,9 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
               promise.deliver(std::move(err));
               return;
             }
-            self->state.snapshots.keep_own({to, std::move(*saved)});  // for a later rollback
+            // For a later rollback.
+            self->state.snapshots.keep_own(
+              {to, std::make_shared<const compute::replica_snapshot>(std::move(*saved))});
             promise.deliver(std::uint64_t{0});
           },
           [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
