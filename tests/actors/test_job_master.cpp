@@ -110,6 +110,41 @@ struct job_fixture : strom::testing::deterministic_system {
     return strom::testing::round_done(job_id, node_id, round, samples, std::move(steps));
   }
 
+  /// Node 2's one worker sends `count` (empty) update frames of round 0 through `hub`.
+  void frames_of_b(const caf::actor& hub, int count) {
+    strom::compute::frame_options options;
+    node_framer framer{2, 1, 4, options};
+    for (int i = 0; i < count; ++i) {
+      auto framed =
+        framer.frame(0, 0, strom::compute::encoded_update{strom::compute::encoding::threshold,
+                                                           0.1f, 4, 0, {}});
+      BOOST_REQUIRE(framed);
+      b->send(hub, shared_frame{framed->frame});
+    }
+  }
+
+  /// Node 1 alone trains the last epoch (round `round`, all 300 samples), evaluates it and
+  /// is stopped; the job's outcome.
+  std::optional<job_finished> last_epoch_on_a(std::uint32_t round) {
+    a->send(master, round_done(1, round, 300));
+    sched.run();
+    BOOST_TEST(evaluate(a, epochs - 1));
+    sched.run();
+    BOOST_TEST(stop(a, 1));
+    sched.run();
+    return outcome();
+  }
+
+  /// Both nodes prepared the job and started round 0; node 1's assignment.
+  job_assignment start_both() {
+    auto assigned = prepare(a, 1, relay_a);
+    prepare(b, 2, relay_b);
+    sched.run();
+    BOOST_REQUIRE(started(a, 0));
+    BOOST_REQUIRE(started(b, 0));
+    return assigned;
+  }
+
   /// Both nodes prepared the job: it trains.
   void prepare_both() {
     prepare(a, 1, relay_a);
@@ -223,21 +258,9 @@ BOOST_AUTO_TEST_CASE(plans_each_worker_a_partition_of_the_epoch_and_every_node_a
 
 BOOST_AUTO_TEST_CASE(a_lost_node_leaves_the_samples_it_framed_no_update_for_to_the_survivors) {
   job_fixture env;
-  const auto assigned = env.prepare(env.a, 1, env.relay_a);
-  env.prepare(env.b, 2, env.relay_b);
-  env.sched.run();
-  BOOST_REQUIRE(env.started(env.a, 0));
-  BOOST_REQUIRE(env.started(env.b, 0));
+  const auto assigned = env.start_both();
   // Node 2's one worker got three frames through the hub (batches 0-2 of samples 200-299).
-  strom::compute::frame_options options;
-  node_framer framer{2, 1, 4, options};
-  for (int i = 0; i < 3; ++i) {
-    auto framed =
-      framer.frame(0, 0, strom::compute::encoded_update{strom::compute::encoding::threshold,
-                                                         0.1f, 4, 0, {}});
-    BOOST_REQUIRE(framed);
-    env.b->send(assigned.hub, shared_frame{framed->frame});
-  }
+  env.frames_of_b(assigned.hub, 3);
   env.sched.run();
   env.self->send(env.master, member_lost{2, 5, make_error(strom_error::node_lost, "gone"), 0.4});
   env.sched.run();
@@ -269,13 +292,7 @@ BOOST_AUTO_TEST_CASE(a_lost_node_leaves_the_samples_it_framed_no_update_for_to_t
   BOOST_TEST(next->round == 2u);
   BOOST_TEST(next->workers[1].rank == 1u);
   BOOST_TEST(next->workers[1].ranks == 2u);
-  env.a->send(env.master, env.round_done(1, 2, 300));
-  env.sched.run();
-  BOOST_TEST(env.evaluate(env.a, 1));
-  env.sched.run();
-  BOOST_TEST(env.stop(env.a, 1));
-  env.sched.run();
-  const auto end = env.outcome();
+  const auto end = env.last_epoch_on_a(2);
   BOOST_REQUIRE(end);
   BOOST_TEST(end->succeeded, end->failure);
   BOOST_TEST(end->report.nodes_lost == 1u);
@@ -290,20 +307,8 @@ BOOST_AUTO_TEST_CASE(a_node_lost_after_its_frames_all_passed_but_before_its_repo
   // it was lost before its epoch report came (a loaded machine delays the report): its share
   // was trained, so it counts, and nothing is made up or trained twice.
   job_fixture env;
-  const auto assigned = env.prepare(env.a, 1, env.relay_a);
-  env.prepare(env.b, 2, env.relay_b);
-  env.sched.run();
-  BOOST_REQUIRE(env.started(env.a, 0));
-  BOOST_REQUIRE(env.started(env.b, 0));
-  strom::compute::frame_options options;
-  node_framer framer{2, 1, 4, options};
-  for (int i = 0; i < 10; ++i) {
-    auto framed =
-      framer.frame(0, 0, strom::compute::encoded_update{strom::compute::encoding::threshold,
-                                                         0.1f, 4, 0, {}});
-    BOOST_REQUIRE(framed);
-    env.b->send(assigned.hub, shared_frame{framed->frame});
-  }
+  const auto assigned = env.start_both();
+  env.frames_of_b(assigned.hub, 10);
   env.b->send(assigned.hub, drain_marker{2, 0});
   env.sched.run();
   env.self->send(env.master, member_lost{2, 5, make_error(strom_error::node_lost, "gone"), 0.4});
@@ -317,13 +322,7 @@ BOOST_AUTO_TEST_CASE(a_node_lost_after_its_frames_all_passed_but_before_its_repo
   BOOST_REQUIRE(next);
   BOOST_TEST(next->round == 1u);
   BOOST_TEST(next->workers[1].ranks == 2u);
-  env.a->send(env.master, env.round_done(1, 1, 300));
-  env.sched.run();
-  BOOST_TEST(env.evaluate(env.a, 1));
-  env.sched.run();
-  BOOST_TEST(env.stop(env.a, 1));
-  env.sched.run();
-  const auto end = env.outcome();
+  const auto end = env.last_epoch_on_a(1);
   BOOST_REQUIRE(end);
   BOOST_TEST(end->succeeded, end->failure);
   BOOST_TEST(end->report.train_samples == 600u);  // b's 100 samples of epoch 0 counted

@@ -36,6 +36,26 @@ constexpr const char* small_cnn = R"((
     (output = (units = 4))
   ]))";
 
+/// small_cnn, initialised from seed 3, for batches of `batch`.
+std::unique_ptr<model> small_cnn_model(std::size_t batch) {
+  network_spec spec{small_cnn};
+  auto built = make_model(spec.reader, 1);
+  BOOST_REQUIRE(built.ok());
+  auto net = std::move(built).value();
+  net->initialize(3);
+  net->reserve(batch);
+  return net;
+}
+
+/// `count` features drawn uniformly from [-1, 1) with `seed`.
+std::vector<float> random_features(std::size_t count, std::uint64_t seed) {
+  rng gen{seed};
+  std::vector<float> features(count);
+  for (auto& f : features)
+    f = gen.uniform(-1.0f, 1.0f);
+  return features;
+}
+
 } // namespace
 
 BOOST_AUTO_TEST_CASE(layers_get_consecutive_slices_of_one_flat_buffer) {
@@ -71,17 +91,10 @@ BOOST_AUTO_TEST_CASE(equal_seeds_give_equal_initial_parameters) {
 }
 
 BOOST_AUTO_TEST_CASE(whole_model_gradient_matches_finite_differences) {
-  network_spec spec{small_cnn};
-  auto built = make_model(spec.reader, 1);
-  BOOST_REQUIRE(built.ok());
-  auto& net = **built;
-  net.initialize(3);
   constexpr std::size_t batch = 4;
-  net.reserve(batch);
-  rng gen{11};
-  std::vector<float> features(batch * net.input_shape().size());
-  for (auto& f : features)
-    f = gen.uniform(-1.0f, 1.0f);
+  const auto built = small_cnn_model(batch);
+  auto& net = *built;
+  const auto features = random_features(batch * net.input_shape().size(), 11);
   const std::vector<std::int32_t> labels{0, 3, 1, 2};
   net.compute_gradients(features, labels, batch);
   const std::vector<float> analytic(net.gradients().begin(), net.gradients().end());
@@ -107,16 +120,9 @@ BOOST_AUTO_TEST_CASE(whole_model_gradient_matches_finite_differences) {
 }
 
 BOOST_AUTO_TEST_CASE(backward_hands_on_each_layer_s_final_gradients_from_the_last_layer_down) {
-  network_spec spec{small_cnn};
-  auto built = make_model(spec.reader, 1);
-  BOOST_REQUIRE(built.ok());
-  auto& net = **built;
-  net.initialize(3);
-  net.reserve(4);
-  rng gen{11};
-  std::vector<float> features(4 * net.input_shape().size());
-  for (auto& f : features)
-    f = gen.uniform(-1.0f, 1.0f);
+  const auto built = small_cnn_model(4);
+  auto& net = *built;
+  const auto features = random_features(4 * net.input_shape().size(), 11);
   const std::vector<std::int32_t> labels{0, 3, 1, 2};
   const float loss = net.compute_gradients(features, labels, 4);
   const std::vector<float> whole(net.gradients().begin(), net.gradients().end());
@@ -145,10 +151,7 @@ BOOST_AUTO_TEST_CASE(a_replica_hands_on_gradients_with_their_l2_term_already_add
   auto built = make_replica(job->reader(), 0);
   BOOST_REQUIRE(built.ok());
   auto& trainer = **built;
-  rng gen{5};
-  std::vector<float> features(4 * 12);
-  for (auto& f : features)
-    f = gen.uniform(-1.0f, 1.0f);
+  const auto features = random_features(4 * 12, 5);
   const std::vector<std::int32_t> labels{0, 2, 1, 2};
   trainer.compute_gradients(features, labels, 4);
   const std::vector<float> whole(trainer.net().gradients().begin(),
