@@ -170,6 +170,35 @@ BOOST_AUTO_TEST_CASE(a_worker_node_lost_mid_epoch_holds_up_no_step_of_dist_sync)
   BOOST_TEST(run->test_accuracy >= 0.78);
 }
 
+BOOST_AUTO_TEST_CASE(nodes_of_two_workers_push_through_a_loss_a_makeup_round_and_a_join) {
+  // Local aggregation under the elastic paths: three nodes of two workers; at 40% of the
+  // first epoch node 1 is lost and a node of two workers joins. The round is cut where the
+  // join comes in (a node's workers may stop a step apart), the lost share is trained in a
+  // makeup round split over four or six workers (parts a batch apart), and every node pushes
+  // once a step for whichever of its workers still train.
+  auto job = testing::small_fashion_job();
+  runtime::local_training_options options;
+  options.epochs = 2;
+  options.mode = schema::TrainingMode::KVSTORE;
+  auto submission = runtime::make_submission(job, options, 3, 1);
+  BOOST_REQUIRE_MESSAGE(submission, (submission ? "" : submission.err().message));
+  submission->max_nodes = 3;
+  auto cluster = runtime::in_process_cluster::start({3, 2, 1});
+  BOOST_REQUIRE_MESSAGE(cluster, (cluster ? "" : cluster.err().message));
+  bool joined = false;
+  testing::act_mid_epoch replace{1, 0.4, [&] {
+                                   (*cluster)->lose(1);
+                                   joined = (*cluster)->add_node(2).ok();
+                                 }};
+  auto run = runtime::run_job((*cluster)->home(), (*cluster)->scheduler(), *submission, &replace);
+  BOOST_REQUIRE_MESSAGE(run, (run ? "" : run.err().message));
+  BOOST_TEST(joined);
+  BOOST_TEST(run->nodes_lost == 1u);
+  BOOST_TEST(run->train_samples >= 0.99 * 2 * 60000);
+  BOOST_TEST(run->duplicate_updates_applied == 0u);
+  BOOST_TEST(run->test_accuracy >= 0.78);
+}
+
 BOOST_AUTO_TEST_CASE(more_replicas_than_server_nodes_are_refused_naming_both_counts) {
   auto job = testing::small_fashion_job();
   runtime::local_training_options options;
