@@ -174,7 +174,8 @@ void frame_push(trainer_state& st, const trainer_setup& setup, std::size_t index
 
 void push_when_complete(self_ptr self, const trainer_setup& setup, std::uint32_t round) {
   auto& st = self->state;
-  if (st.kv_sent.step != 0 || round != st.epoch)
+  // A worker alone on its node pushes during backward (push_during_backward).
+  if (!setup.kv_sums || st.kv_sent.step != 0 || round != st.epoch)
     return;
   auto& node = node_round(st, round);
   const auto next = node.pushed + 1;
@@ -190,14 +191,10 @@ void push_when_complete(self_ptr self, const trainer_setup& setup, std::uint32_t
     return;
   const auto weight = carried.size();
   begin_node_step(st, setup, round, next, std::move(carried));
-  auto frame_all = [&](std::span<const float> gradients) {
+  setup.kv_sums->take_mean(weight, [&](std::span<const float> mean) {
     for (std::size_t i = 0; i < setup.kv.shards.size(); ++i)
-      frame_push(st, setup, i, gradients);
-  };
-  if (setup.kv_sums)
-    setup.kv_sums->take_mean(weight, frame_all);
-  else
-    frame_all(setup.replica->net().gradients());
+      frame_push(st, setup, i, mean);
+  });
   for (std::size_t i = 0; i < setup.kv.shards.size(); ++i)
     send_push(self, setup, i);
 }
@@ -252,8 +249,7 @@ void kv_step(self_ptr self, const trainer_setup& setup, const compute::batch& ba
     return replica.compute_gradients(batch.features, batch.labels, batch.size);
   });
   const auto step = st.batches + 1;
-  if (setup.kv_sums)
-    setup.kv_sums->add(replica.net().gradients());
+  setup.kv_sums->add(replica.net().gradients());
   if (!pushes_for_node(setup)) {
     self->send(first_trainer(st), kv_local_step{st.epoch, setup.worker, step});
     return;
