@@ -268,11 +268,21 @@ struct Distributed {
   # partitioning), or as if every node were as fast as the others (what GPipe does; for
   # comparing the two, bench/bench_pipeline_speeds.cpp).
   partition @20 :StagePartition = speedAware;
+  # How a pipeline's first stage lets a minibatch's micro-batches go: one forward, one
+  # backward (PipeDream-Flush's 1F1B: at most 2 a stage in flight, one filling the pipeline
+  # and one hiding a message's round trip, so a stage keeps the activations of that many), or
+  # GPipe's all at once (all M kept on the first stage; fastest where memory allows).
+  schedule @21 :PipelineSchedule = oneForwardOneBackward;
 }
 
 enum StagePartition {
   speedAware @0;
   speedBlind @1;
+}
+
+enum PipelineSchedule {
+  oneForwardOneBackward @0;
+  gpipe @1;
 }
 
 enum PullPrecision {

@@ -43,6 +43,9 @@ command_spec with_distribution_options(command_spec spec) {
   spec.options.push_back({"snapshot-every", "STEPS",
                           "override distributed.snapshotEvery: minibatches between a pipeline's "
                           "stage snapshots, which a lost stage is restored from (default 100)"});
+  spec.options.push_back({"schedule", "S",
+                          "override distributed.schedule: how a pipeline lets micro-batches "
+                          "go: 1f1b (default; two a stage in flight) or gpipe (all at once)"});
   spec.options.push_back({"spares", "N",
                           "override distributed.spares: worker nodes a pipeline job keeps idle "
                           "to restore a lost stage on (default 0)"});
@@ -122,6 +125,14 @@ result<void> read_distribution_flags(const arguments& args,
     return spares.err();
   if (auto n = spares.value())
     overrides.spares = static_cast<std::uint32_t>(*n);
+  if (auto text = args.get("schedule")) {
+    if (*text == "1f1b")
+      overrides.schedule = schema::PipelineSchedule::ONE_FORWARD_ONE_BACKWARD;
+    else if (*text == "gpipe")
+      overrides.schedule = schema::PipelineSchedule::GPIPE;
+    else
+      return error{fmt::format("--schedule: '{}' is not 1f1b or gpipe", *text)};
+  }
   auto pipelines = args.get_uint("pipelines", 1, runtime::max_pipeline_stages);
   if (!pipelines)
     return pipelines.err();

@@ -81,8 +81,9 @@ struct fixture : testing::deterministic_system {
   /// Stages [0, split) and [split, 5) training on `train` in `micro` micro-batches.
   void start(std::shared_ptr<const compute::dataset> train, std::uint32_t micro,
              std::size_t split = 2, std::shared_ptr<const compute::dataset> test = nullptr) {
-    auto a = compute::make_stage_replica(job.reader(), {0, split});
-    auto b = compute::make_stage_replica(job.reader(), {split, 5});
+    const auto rows = compute::slots_for(batch, micro, 2).rows();
+    auto a = compute::make_stage_replica(job.reader(), {0, split}, 0, rows);
+    auto b = compute::make_stage_replica(job.reader(), {split, 5}, 0, rows);
     BOOST_REQUIRE(a.ok() && b.ok());
     front = std::move(*a);
     back = std::move(*b);
@@ -153,6 +154,46 @@ BOOST_FIXTURE_TEST_CASE(stages_start_from_the_whole_networks_parameters, fixture
   BOOST_REQUIRE(whole.ok());
   auto p = (*whole)->net().parameters();
   check_close(split_parameters(), {p.begin(), p.end()});
+}
+
+BOOST_FIXTURE_TEST_CASE(the_first_stage_keeps_one_micro_batch_a_stage_in_flight, fixture) {
+  // One forward, one backward: of 8 micro-batches of 1 row the first stage of 2 sends four
+  // (two a stage), each into a slot of rows, and the next only once a backward came back,
+  // into the slot that micro-batch left. The test's actor plays the second stage.
+  const auto slots = compute::slots_for(batch, 8, 2);
+  auto a = compute::make_stage_replica(job.reader(), {0, 2}, 0, slots.rows());
+  BOOST_REQUIRE(a.ok());
+  front = std::move(*a);
+  BOOST_TEST(front->rows() == 4u);  // four slots of 1 row, not the minibatch's 8
+  subnet_setup one{1, 0, 2, 8, front, samples_of(batch, 3), nullptr, 7, false};
+  one.snapshot_bytes = snapshot_bytes;
+  first = sys.spawn(subnet, std::move(one));
+  self->send(first, stage_links{{}, me(), me()});
+  sched.run();
+  self->receive([](wired_atom) {}, caf::after(std::chrono::seconds(0)) >> [] {});
+  const auto forwards = [&] {
+    sched.run();
+    std::vector<stage_forward> got;
+    bool more = true;
+    while (more)
+      self->receive([&](stage_forward& f) { got.push_back(std::move(f)); },
+                    [](const stage_snapshot_note&) {}, [](const snapshot_chunk&) {},
+                    caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
+    return got;
+  };
+  self->send(first, stage_run{0, false, 0, 0});
+  auto sent = forwards();
+  BOOST_REQUIRE_EQUAL(sent.size(), 4u);
+  for (std::uint32_t m = 0; m < 4; ++m)
+    BOOST_TEST(sent[m].first_row == m);
+  const std::vector<float> zeros(front->output_width(), 0.0f);
+  auto gradient = compute::build_update_frame({}, compute::dense_fp32_update(zeros));
+  BOOST_REQUIRE(gradient.ok());
+  self->send(first, stage_backward{0, sent[0].step, sent[0].first_row, 1, *gradient});
+  sent = forwards();
+  BOOST_REQUIRE_EQUAL(sent.size(), 1u);  // micro-batch 4, in micro-batch 0's slot
+  BOOST_TEST(sent[0].first_row == 0u);
+  BOOST_TEST(sent[0].labels.size() == 1u);
 }
 
 BOOST_FIXTURE_TEST_CASE(a_split_step_over_micro_batches_equals_the_whole_networks_step,

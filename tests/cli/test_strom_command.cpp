@@ -147,9 +147,13 @@ BOOST_AUTO_TEST_CASE(mode_and_averaging_frequency_are_checked_naming_the_flag_or
   BOOST_TEST(precision.status == 2);
   BOOST_TEST(contains(precision.output, "--pull-precision: 'fp8' is not fp32 or fp16"),
              precision.output);
+  auto schedule = run("train " + job + " --mode pipeline --schedule interleaved");
+  BOOST_TEST(schedule.status == 2);
+  BOOST_TEST(contains(schedule.output, "--schedule: 'interleaved' is not 1f1b or gpipe"),
+             schedule.output);
   auto help = run("submit --help");
   for (const char* word : {"--mode", "--averaging-frequency", "--topology", "--fanout",
-                           "--replicas", "--pull-precision"})
+                           "--replicas", "--pull-precision", "--schedule"})
     BOOST_TEST(contains(help.output, word), word);
 }
 

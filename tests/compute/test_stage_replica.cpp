@@ -75,11 +75,18 @@ struct two_stages {
   std::vector<float> returned;  // dL/d(that output), one micro-batch's
   std::vector<float> none;
 
-  two_stages(const runtime::job_spec& job, std::size_t split) {
+  micro_batch_slots slots;  // where the micro-batches in flight live
+
+  /// By default each micro-batch has its place in the minibatch's rows.
+  two_stages(const runtime::job_spec& job, std::size_t split)
+      : two_stages(job, split, {micro, batch / micro}) {}
+
+  two_stages(const runtime::job_spec& job, std::size_t split, micro_batch_slots in)
+      : slots(in) {
     auto built = make_layers(job.reader().getNetwork(), 0);
     BOOST_REQUIRE(built.ok());
-    auto a = make_stage_replica(job.reader(), {0, split});
-    auto b = make_stage_replica(job.reader(), {split, built->layers.size()});
+    auto a = make_stage_replica(job.reader(), {0, split}, 0, slots.rows());
+    auto b = make_stage_replica(job.reader(), {split, built->layers.size()}, 0, slots.rows());
     BOOST_REQUIRE_MESSAGE(a.ok(), (a.ok() ? "" : a.err().message));
     BOOST_REQUIRE_MESSAGE(b.ok(), (b.ok() ? "" : b.err().message));
     front = std::move(*a);
@@ -89,10 +96,11 @@ struct two_stages {
   }
 
   void forward(const minibatch& m, std::size_t m_index) {
-    const std::size_t first = m_index * (batch / micro);
+    const std::size_t place = m_index * (batch / micro);
+    const std::size_t first = slots.first_row(static_cast<std::uint32_t>(m_index));
     const std::size_t rows = batch / micro;
     auto in = front->input_rows(first, rows);
-    std::copy_n(m.features.begin() + static_cast<std::ptrdiff_t>(first * width), rows * width,
+    std::copy_n(m.features.begin() + static_cast<std::ptrdiff_t>(place * width), rows * width,
                 in.begin());
     auto out = front->forward(first, rows);
     auto into = back->input_rows(first, rows);
@@ -100,10 +108,11 @@ struct two_stages {
   }
 
   void backward(const minibatch& m, std::size_t m_index) {
-    const std::size_t first = m_index * (batch / micro);
+    const std::size_t place = m_index * (batch / micro);
+    const std::size_t first = slots.first_row(static_cast<std::uint32_t>(m_index));
     const std::size_t rows = batch / micro;
     auto gradient = std::span{returned}.first(rows * back->input_width());
-    back->forward_backward(first, rows, std::span{m.labels}.subspan(first, rows), batch,
+    back->forward_backward(first, rows, std::span{m.labels}.subspan(place, rows), batch,
                            gradient);
     front->backward(first, rows, gradient, none);
   }
@@ -149,6 +158,43 @@ BOOST_AUTO_TEST_CASE(convolution_pooling_and_dropout_stages_sum_the_minibatch_gr
   BOOST_REQUIRE(whole.ok());
   (*whole)->compute_gradients(m.features, m.labels, batch);
   check_close(stages.summed(), (*whole)->net().gradients());
+}
+
+// The one-forward-one-backward schedule keeps at most one micro-batch a stage in flight, each
+// in a slot of rows the micro-batch two before it has left: four micro-batches through two
+// slots of 3 rows (half the rows) sum to the whole minibatch's gradient.
+BOOST_AUTO_TEST_CASE(one_forward_one_backward_through_two_slots_sums_the_minibatch_gradient) {
+  const auto job = job_with(R"(
+    (convolution = (filters = 3, kernel = 3, padding = 1, activation = relu)),
+    (maxPooling = (kernel = 2)),
+    (dense = (units = 5, activation = relu)),
+    (output = (units = 3)))");
+  const micro_batch_slots slots{2, batch / micro};
+  const auto m = seeded_minibatch();
+  two_stages stages{job, split_after(job, "max_pooling"), slots};
+  BOOST_TEST(stages.front->rows() == batch / 2);
+  stages.forward(m, 0);
+  stages.forward(m, 1);
+  for (std::size_t i = 0; i < micro; ++i) {
+    stages.backward(m, i);
+    if (i + 2 < micro)
+      stages.forward(m, i + 2);  // into the slot micro-batch i has just left
+  }
+  auto whole = make_replica(job.reader(), 0);
+  BOOST_REQUIRE(whole.ok());
+  (*whole)->compute_gradients(m.features, m.labels, batch);
+  check_close(stages.summed(), (*whole)->net().gradients());
+}
+
+BOOST_AUTO_TEST_CASE(the_schedule_sets_how_many_micro_batches_a_stage_keeps) {
+  using schema::PipelineSchedule;
+  // 1F1B: two a stage (here 4 of 8 micro-batches of 8 rows), GPipe: all of them.
+  const auto one_f_one_b = slots_for(64, 8, 2);
+  BOOST_TEST(one_f_one_b.slots == 4u);
+  BOOST_TEST(one_f_one_b.rows() == 32u);
+  BOOST_TEST(slots_for(64, 8, 2, PipelineSchedule::GPIPE).rows() == 64u);
+  BOOST_TEST(slots_for(64, 2, 2).slots == 2u);  // never more than the minibatch has
+  BOOST_TEST(slots_for(10, 3, 2).slot_rows == 4u);  // the largest micro-batch: 4, 3, 3
 }
 
 // Batch normalisation in a pipeline normalises each micro-batch over its own samples (as

@@ -84,6 +84,12 @@ bool decode_into(self_ptr self, const subnet_setup& setup, const compute::frame&
   return true;
 }
 
+/// Where the stage keeps the micro-batches in flight (its replica reserved their rows).
+compute::micro_batch_slots slots_of(const subnet_setup& setup) {
+  return compute::slots_for(setup.replica->max_batch(), setup.micro_batches, setup.stages,
+                            setup.schedule);
+}
+
 /// Sends encoded snapshot `encoded` to `receiver` as the chunks of snapshot `id`; how many.
 result<std::uint32_t> send_chunks(caf::event_based_actor* self, const caf::actor& receiver,
                                   std::span<const capnp::word> encoded, std::uint64_t id) {
@@ -160,7 +166,8 @@ caf::error go_back(self_ptr self, const subnet_setup& setup, const stage_snapsho
   st.step = to.step;
   st.epoch = to.at.epoch;
   st.epoch_step = st.next_epoch_step = to.at.epoch_step;
-  st.step_micro = st.step_done = 0;
+  st.step_micro = st.step_done = st.forwarded = 0;
+  st.minibatch = nullptr;
   st.step_loss = 0.0;
   st.totals = {};
   st.totals.steps = to.steps;
@@ -247,6 +254,36 @@ void end_epoch(self_ptr self, const subnet_setup& setup, stage_epoch_end marker)
     take_snapshot(self, setup, next);
 }
 
+/// The first stage: the minibatch's next micro-batch goes through its layers into its slot's
+/// rows and downstream.
+void forward_next(self_ptr self, const subnet_setup& setup) {
+  auto& st = self->state;
+  auto& stage = *setup.replica;
+  const auto& minibatch = *st.minibatch;
+  const auto samples = static_cast<std::uint32_t>(minibatch.size);
+  const auto m = st.forwarded++;
+  const auto part = micro_batch_of(samples, st.step_micro, m);
+  const auto first_row = slots_of(setup).first_row(m);
+  const auto width = stage.input_width();
+  std::copy_n(minibatch.features.begin() + static_cast<std::ptrdiff_t>(part.first * width),
+              part.rows * width, stage.input_rows(first_row, part.rows).begin());
+  stage_forward out;
+  timed(self, setup, [&] {
+    out.activations = frame_of(self, setup, stage.forward(first_row, part.rows));
+  });
+  out.generation = st.generation;
+  out.epoch = st.epoch;
+  out.epoch_step = st.epoch_step;
+  out.step = st.step;
+  out.first_row = static_cast<std::uint32_t>(first_row);
+  out.rows = part.rows;
+  out.minibatch_samples = samples;
+  out.micro_batches = st.step_micro;
+  out.labels.assign(minibatch.labels.begin() + part.first,
+                    minibatch.labels.begin() + part.first + part.rows);
+  self->send(st.links.downstream, std::move(out));
+}
+
 /// The first stage: the next minibatch's micro-batches go downstream, or the epoch ends.
 void start_step(self_ptr self, const subnet_setup& setup) {
   auto& st = self->state;
@@ -261,31 +298,15 @@ void start_step(self_ptr self, const subnet_setup& setup) {
     marker.epoch = st.epoch;
     return end_epoch(self, setup, std::move(marker));
   }
-  auto& stage = *setup.replica;
   const auto samples = static_cast<std::uint32_t>(next->size);
-  const auto micro = std::min(setup.micro_batches, samples);
-  st.step_micro = micro;
-  st.step_done = 0;
+  st.minibatch = next;
+  st.step_micro = std::min(setup.micro_batches, samples);
+  st.step_done = st.forwarded = 0;
   st.epoch_step = st.next_epoch_step++;
-  std::copy(next->features.begin(), next->features.end(), stage.input_rows(0, samples).begin());
-  for (std::uint32_t m = 0; m < micro; ++m) {
-    const auto part = micro_batch_of(samples, micro, m);
-    stage_forward out;
-    timed(self, setup, [&] {
-      out.activations = frame_of(self, setup, stage.forward(part.first, part.rows));
-    });
-    out.generation = st.generation;
-    out.epoch = st.epoch;
-    out.epoch_step = st.epoch_step;
-    out.step = st.step;
-    out.first_row = part.first;
-    out.rows = part.rows;
-    out.minibatch_samples = samples;
-    out.micro_batches = micro;
-    out.labels.assign(next->labels.begin() + part.first,
-                      next->labels.begin() + part.first + part.rows);
-    self->send(st.links.downstream, std::move(out));
-  }
+  // As many forwards as the schedule keeps in flight; each backward back lets one more go.
+  const auto in_flight = std::min(st.step_micro, slots_of(setup).slots);
+  while (st.forwarded < in_flight)
+    forward_next(self, setup);
 }
 
 /// The first stage: the test set goes downstream batch by batch, then the marker.
@@ -293,8 +314,9 @@ void run_evaluation(self_ptr self, const subnet_setup& setup, std::uint32_t epoc
   auto& st = self->state;
   if (setup.test) {
     const auto& test = *setup.test;
+    // In batches of the rows the stages compute at once (their micro-batch slots).
     compute::batch_loader loader{test, compute::epoch_order({0, test.size()}, 0, 0, false),
-                                 setup.replica->max_batch()};
+                                 setup.replica->rows()};
     while (const auto* b = loader.next()) {
       stage_forward out;
       timed(self, setup, [&] {
@@ -319,7 +341,7 @@ void evaluate_forward(self_ptr self, const subnet_setup& setup, stage_forward& i
   auto& st = self->state;
   auto& stage = *setup.replica;
   if (!decode_into(self, setup, in.activations, in.rows, stage.input_width(),
-                   stage.input_rows(0, stage.max_batch()), "an evaluation batch"))
+                   stage.input_rows(0, stage.rows()), "an evaluation batch"))
     return;
   if (stage.last()) {
     if (in.labels.size() != in.rows) {
@@ -349,8 +371,11 @@ void evaluate_forward(self_ptr self, const subnet_setup& setup, stage_forward& i
 /// A micro-batch's backward is done on this stage: after the minibatch's last, the flush.
 void micro_batch_done(self_ptr self, const subnet_setup& setup) {
   auto& st = self->state;
-  if (++st.step_done < st.step_micro)
+  if (++st.step_done < st.step_micro) {
+    if (setup.stage == 0 && st.forwarded < st.step_micro)
+      forward_next(self, setup);
     return;
+  }
   st.step_done = 0;
   timed(self, setup, [&] {
     if (st.encoder)
@@ -370,17 +395,17 @@ void micro_batch_done(self_ptr self, const subnet_setup& setup) {
 void train_forward(self_ptr self, const subnet_setup& setup, stage_forward& in) {
   auto& st = self->state;
   auto& stage = *setup.replica;
-  if (in.first_row > stage.max_batch() || in.minibatch_samples > stage.max_batch()
-      || in.rows > in.minibatch_samples - std::min(in.first_row, in.minibatch_samples)) {
+  if (in.first_row > stage.rows() || in.rows > stage.rows() - in.first_row
+      || in.minibatch_samples > stage.max_batch() || in.rows > in.minibatch_samples) {
     self->quit(make_error(strom_error::node_failed,
-                          fmt::format("pipeline stage {}: micro-batch rows [{}, +{}) do not fit "
-                                      "a minibatch of {} (at most {})", setup.stage + 1,
-                                      in.first_row, in.rows, in.minibatch_samples,
-                                      stage.max_batch())));
+                          fmt::format("pipeline stage {}: micro-batch rows [{}, +{}) of a "
+                                      "minibatch of {} do not fit its {} rows or a minibatch "
+                                      "of at most {}", setup.stage + 1, in.first_row, in.rows,
+                                      in.minibatch_samples, stage.rows(), stage.max_batch())));
     return;
   }
   if (!decode_into(self, setup, in.activations, in.rows, stage.input_width(),
-                   stage.input_rows(in.first_row, stage.max_batch() - in.first_row),
+                   stage.input_rows(in.first_row, stage.rows() - in.first_row),
                    "a micro-batch"))
     return;
   st.step_micro = in.micro_batches;
@@ -421,11 +446,11 @@ void train_forward(self_ptr self, const subnet_setup& setup, stage_forward& in) 
 void train_backward(self_ptr self, const subnet_setup& setup, const stage_backward& in) {
   auto& st = self->state;
   auto& stage = *setup.replica;
-  if (in.first_row > stage.max_batch() || in.rows > stage.max_batch() - in.first_row) {
+  if (in.first_row > stage.rows() || in.rows > stage.rows() - in.first_row) {
     self->quit(make_error(strom_error::node_failed,
-                          fmt::format("pipeline stage {}: gradient rows [{}, +{}) outside a "
-                                      "minibatch of at most {}", setup.stage + 1, in.first_row,
-                                      in.rows, stage.max_batch())));
+                          fmt::format("pipeline stage {}: gradient rows [{}, +{}) outside its "
+                                      "{} rows", setup.stage + 1, in.first_row, in.rows,
+                                      stage.rows())));
     return;
   }
   if (!decode_into(self, setup, in.gradient, in.rows, stage.output_width(), st.received,
@@ -485,8 +510,14 @@ void take_update(self_ptr self, const subnet_setup& setup, const stage_update& i
 caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup) {
   auto& st = self->state;
   const auto& stage = *setup.replica;
-  st.received.assign(stage.output_width() * stage.max_batch(), 0.0f);
-  st.input_gradient.assign(stage.input_width() * stage.max_batch(), 0.0f);
+  if (const auto needed = slots_of(setup).rows(); needed > stage.rows()) {
+    self->quit(make_error(strom_error::bad_job,
+                          fmt::format("pipeline stage {}: {} rows reserved, and its micro-batch "
+                                      "slots need {}", setup.stage + 1, stage.rows(), needed)));
+    return {};
+  }
+  st.received.assign(stage.output_width() * stage.rows(), 0.0f);
+  st.input_gradient.assign(stage.input_width() * stage.rows(), 0.0f);
   st.generation = setup.generation;
   st.snapshots = stage_snapshots{setup.snapshot_bytes};
   if (setup.pipelines > 1) {

@@ -4,14 +4,18 @@
 // gradients upstream, each micro-batch's as one dense fp32 update frame
 // (compute/frames/update_frame.hpp), so a remote send serialises the bytes once.
 //
-// Schedule (synchronous, GPipe's): the first stage reads the data (the whole training set in
-// the job's seeded per-epoch order), splits each minibatch into M micro-batches and sends all
-// M forwards at once; every stage forwards a micro-batch when it arrives, the last computes
-// the loss and runs its backward at once, and every stage runs a backward as soon as its
-// gradient arrives. Once a stage has run the backward of all M micro-batches it takes one
-// updater step on their summed gradient (the flush); the first stage starts the next
-// minibatch only then, so a step computes the whole network's gradient of the minibatch, up
-// to summation order. After the last minibatch the first stage sends an epoch-end marker
+// Schedule (synchronous: one forward, one backward, with a flush; PipeDream-Flush): the first
+// stage reads the data (the whole training set in the job's seeded per-epoch order), splits
+// each minibatch into M micro-batches and sends the forwards of the first 2K (two a stage:
+// one fills the pipeline, one hides a message's round trip);
+// every stage forwards a micro-batch when it arrives, the last computes the loss and runs its
+// backward at once, and every stage runs a backward as soon as its gradient arrives. Each
+// backward the first stage runs lets its next forward go, so no stage holds more than 2K
+// micro-batches' activations (GPipe's schedule, distributed.schedule gpipe, holds all M on
+// the first stage): a stage reserves that many slots of rows (compute::micro_batch_slots). Once a stage has run the backward of
+// all M micro-batches it takes one updater step on their summed gradient (the flush); the
+// first stage starts the next minibatch only then, so a step computes the whole network's
+// gradient of the minibatch, up to summation order. After the last minibatch the first stage sends an epoch-end marker
 // downstream behind it; each stage adds its figures and the last hands them to the job_master.
 // Evaluation runs the test set forward through the same stages.
 //
@@ -79,6 +83,8 @@ struct subnet_setup {
   /// larger than this is refused, and the stage cannot be restored from it).
   std::size_t snapshot_bytes = 0;
   caf::timespan snapshot_timeout = std::chrono::minutes(2);  ///< for a restore's fetch
+  /// How many micro-batches the first stage lets go at once (compute::slots_for).
+  schema::PipelineSchedule schedule = schema::PipelineSchedule::ONE_FORWARD_ONE_BACKWARD;
 };
 
 /// Micro-batch `index` of `count` over a minibatch of `samples`: rows [first, first + rows),
@@ -106,6 +112,8 @@ struct subnet_state {
   std::uint64_t next_epoch_step = 0;  ///< the first stage: the epoch's next minibatch
   std::uint32_t step_micro = 0;     ///< micro-batches of the minibatch in flight
   std::uint32_t step_done = 0;      ///< of those, backwards run
+  std::uint32_t forwarded = 0;      ///< the first stage: of those, forwards sent
+  const compute::batch* minibatch = nullptr;  ///< the first stage's, in its loader
   std::uint32_t step_samples = 0;
   double step_loss = 0.0;           ///< the last stage: the minibatch's mean loss so far
   stage_epoch_end totals;           ///< this epoch's (or evaluation's) figures so far

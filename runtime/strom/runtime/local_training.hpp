@@ -34,6 +34,7 @@ struct local_training_options {
   std::optional<std::uint32_t> pipelines;      ///< overrides distributed.pipelines
   std::optional<std::uint32_t> snapshot_every;  ///< overrides distributed.snapshotEvery
   std::optional<std::uint32_t> spares;          ///< overrides distributed.spares
+  std::optional<schema::PipelineSchedule> schedule;  ///< overrides distributed.schedule
   std::string checkpoint_dir;           ///< empty: no checkpoint
   training_observer* observer = nullptr;
   observers watch;  ///< metrics and timeline hooks for the run's actors (observation.hpp)

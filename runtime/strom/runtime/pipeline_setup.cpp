@@ -121,7 +121,8 @@ result<actors::job_placement> place_stages(const job_spec& job,
   const std::uint32_t micro = std::min(
     batch, distributed.getMicroBatches() > 0 ? distributed.getMicroBatches()
                                              : micro_batches_per_stage * stages);
-  const std::uint32_t micro_size = (batch + micro - 1) / micro;
+  const auto slots = compute::slots_for(batch, micro, stages, distributed.getSchedule());
+  const auto micro_size = static_cast<std::uint32_t>(slots.slot_rows);
   const auto samples = synthetic_batch(*layers, batch);
   const auto start = std::chrono::steady_clock::now();
   compute::layer_profile_options profiling;
@@ -154,7 +155,7 @@ result<actors::job_placement> place_stages(const job_spec& job,
   }
   compute::stage_partition_options options;
   options.micro_batch_size = micro_size;
-  options.micro_batches_in_flight = micro;  // GPipe: a minibatch's all, on the first stage
+  options.micro_batches_in_flight = slots.slots;  // what the schedule keeps on a stage
   options.try_node_orders = true;
   auto split = compute::partition_stages(*costs, offered, options);
   if (!split)
@@ -198,8 +199,11 @@ result<actors::subnet_setup> prepare_stage(const actors::stage_assignment& work)
     return error{fmt::format("{}: stage {} of {} with {} micro-batches in copy {} of {}",
                              job->source(), work.stage + 1, work.stages, work.micro_batches,
                              work.pipeline + 1, work.pipelines)};
-  auto stage =
-    compute::make_stage_replica(spec, {work.first_layer, work.end_layer}, work.pipeline);
+  const auto schedule = spec.getDistributed().getSchedule();
+  const auto slots = compute::slots_for(spec.getTraining().getBatchSize(), work.micro_batches,
+                                        work.stages, schedule);
+  auto stage = compute::make_stage_replica(spec, {work.first_layer, work.end_layer},
+                                           work.pipeline, slots.rows());
   if (!stage)
     return error{fmt::format("{}: {}", job->source(), stage.err().message)};
   actors::subnet_setup setup;
@@ -207,6 +211,7 @@ result<actors::subnet_setup> prepare_stage(const actors::stage_assignment& work)
   setup.stage = work.stage;
   setup.stages = work.stages;
   setup.micro_batches = work.micro_batches;
+  setup.schedule = schedule;
   setup.generation = work.generation;
   setup.pipeline = work.pipeline;
   setup.pipelines = work.pipelines;

@@ -11,20 +11,29 @@
 
 namespace strom::compute {
 
+micro_batch_slots slots_for(std::size_t batch, std::uint32_t micro_batches,
+                            std::uint32_t stages, schema::PipelineSchedule schedule) {
+  const auto micro = std::max<std::uint32_t>(micro_batches, 1);
+  const auto window = schedule == schema::PipelineSchedule::GPIPE
+                        ? micro
+                        : 2 * std::max<std::uint32_t>(stages, 1);
+  return {std::min(micro, window), std::max<std::size_t>((batch + micro - 1) / micro, 1)};
+}
+
 stage_replica::stage_replica(std::unique_ptr<replica> layers, layer_range range,
-                             std::size_t network_layers)
+                             std::size_t network_layers, std::size_t batch)
   : core_(std::move(layers)), range_(range), network_layers_(network_layers),
     input_width_(core_->net().input_shape().size()),
-    output_width_(core_->net().layers().back()->output_shape().size()) {
-  inputs_.assign(input_width_ * max_batch(), 0.0f);
+    output_width_(core_->net().layers().back()->output_shape().size()), batch_(batch) {
+  inputs_.assign(input_width_ * this->rows(), 0.0f);
   summed_.assign(core_->net().parameters().size(), 0.0f);
   if (last())
-    logit_gradient_.assign(output_width_ * max_batch(), 0.0f);
+    logit_gradient_.assign(output_width_ * this->rows(), 0.0f);
 }
 
 std::span<float> stage_replica::input_rows(std::size_t first_row, std::size_t rows) {
-  if (first_row > max_batch() || rows > max_batch() - first_row)
-    throw std::out_of_range("stage_replica: rows outside the minibatch");
+  if (first_row > this->rows() || rows > this->rows() - first_row)
+    throw std::out_of_range("stage_replica: rows outside the stage's reserved rows");
   return std::span{inputs_}.subspan(first_row * input_width_, rows * input_width_);
 }
 
@@ -94,7 +103,8 @@ std::span<const float> stage_replica::predict(std::span<const float> input, std:
 
 result<std::unique_ptr<stage_replica>> make_stage_replica(schema::Job::Reader job,
                                                           layer_range range,
-                                                          std::uint32_t pipeline) {
+                                                          std::uint32_t pipeline,
+                                                          std::size_t rows) {
   auto training = job.getTraining();
   if (auto ok = check_training(training); !ok)
     return ok.err();
@@ -115,12 +125,12 @@ result<std::unique_ptr<stage_replica>> make_stage_replica(schema::Job::Reader jo
   const auto width = mine.back()->output_shape().size();
   auto net = std::make_unique<model>(input, std::move(mine), width);
   net->initialize(training.getSeed(), range.first);
-  net->reserve(batch);
+  net->reserve(rows == 0 ? batch : rows);
   auto options = make_replica_options(job);
   if (!options)
     return options.err();
   return std::make_unique<stage_replica>(
-    std::make_unique<replica>(std::move(net), std::move(options).value()), range, count);
+    std::make_unique<replica>(std::move(net), std::move(options).value()), range, count, batch);
 }
 
 } // namespace strom::compute

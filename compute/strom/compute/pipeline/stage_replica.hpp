@@ -1,8 +1,8 @@
 #pragma once
 // One pipeline stage's share of a network (issue #20): a contiguous run of its layers with
 // their parameters, updater state and a gradient summed over a minibatch's micro-batches.
-// A minibatch's micro-batches are computed in the rows of one batch-sized set of activations
-// (model::forward_rows), so all of them can be in flight at once, and the summed gradient is
+// The micro-batches in flight are computed in rows of one set of activations
+// (model::forward_rows), a slot of rows each (micro_batch_slots), and the summed gradient is
 // applied in one updater step (the flush): a step computes the whole network's gradient of
 // the minibatch, up to summation order. The last stage's loss gradient is weighted by the
 // micro-batch's share of the minibatch, so every stage's sum needs no further scaling.
@@ -28,6 +28,32 @@ struct layer_range {
   std::size_t end = 0;
 };
 
+/// Where a stage keeps the micro-batches in flight. Under the one-forward-one-backward
+/// schedule (1F1B with a flush, PipeDream-Flush) the first stage keeps a bounded number in
+/// flight, so every stage needs rows for that many, a slot each, instead of for the whole
+/// minibatch. Micro-batch m takes slot m mod slots, which its predecessor there has left: the
+/// first stage starts m only after a backward came back, and backwards come back in order.
+struct micro_batch_slots {
+  std::uint32_t slots = 1;     ///< micro-batches in flight at most: min(micro-batches, stages)
+  std::size_t slot_rows = 1;   ///< rows of a slot: the largest micro-batch of a minibatch
+
+  /// Rows a stage reserves.
+  std::size_t rows() const noexcept { return slots * slot_rows; }
+  /// The first row of micro-batch `index` of a minibatch.
+  std::size_t first_row(std::uint32_t index) const noexcept {
+    return (index % slots) * slot_rows;
+  }
+};
+
+/// The slots of a pipeline of `stages` stages whose minibatches of up to `batch` samples are
+/// split into `micro_batches`, under `schedule`: 1F1B keeps at most two micro-batches a stage
+/// in flight (one fills the pipeline, one hides a message's round trip: with one, a 2-stage
+/// MLP ran at 0.84x GPipe's samples/s on loopback, with two at 0.94x); GPipe keeps all.
+micro_batch_slots slots_for(std::size_t batch, std::uint32_t micro_batches,
+                            std::uint32_t stages,
+                            schema::PipelineSchedule schedule =
+                              schema::PipelineSchedule::ONE_FORWARD_ONE_BACKWARD);
+
 /// What the last stage measured on one micro-batch.
 struct micro_batch_loss {
   float loss = 0.0f;          ///< mean over the micro-batch
@@ -38,7 +64,9 @@ struct micro_batch_loss {
 /// and the gradient summed over its micro-batches.
 class stage_replica {
 public:
-  stage_replica(std::unique_ptr<replica> layers, layer_range range, std::size_t network_layers);
+  /// `layers` reserved for the rows it computes at once; minibatches of up to `batch`.
+  stage_replica(std::unique_ptr<replica> layers, layer_range range, std::size_t network_layers,
+                std::size_t batch);
 
   // -- properties --------------------------------------------------------------------------
 
@@ -51,14 +79,16 @@ public:
   std::size_t input_width() const noexcept { return input_width_; }
   std::size_t output_width() const noexcept { return output_width_; }
   /// The largest minibatch (the job's batch size).
-  std::size_t max_batch() const noexcept { return core_->net().max_batch(); }
+  std::size_t max_batch() const noexcept { return batch_; }
+  /// Rows it computes at once: its micro-batch slots (micro_batch_slots::rows), or a batch.
+  std::size_t rows() const noexcept { return core_->net().max_batch(); }
   compute::replica& core() noexcept { return *core_; }
   const compute::replica& core() const noexcept { return *core_; }
 
   // -- one minibatch -----------------------------------------------------------------------
 
-  /// Rows [first_row, first_row + rows) of the stage's input for the minibatch in flight,
-  /// to be filled before forward() of those rows.
+  /// Rows [first_row, first_row + rows) of the stage's input (within rows()), to be filled
+  /// before forward() of those rows.
   std::span<float> input_rows(std::size_t first_row, std::size_t rows);
   /// Training forward of input rows [first_row, first_row + rows); returns their output.
   std::span<const float> forward(std::size_t first_row, std::size_t rows);
@@ -96,17 +126,19 @@ private:
   std::size_t network_layers_;
   std::size_t input_width_;
   std::size_t output_width_;
-  std::vector<float> inputs_;         // the minibatch's input rows
+  std::size_t batch_;
+  std::vector<float> inputs_;         // the input rows of the micro-batches in flight
   std::vector<float> summed_;         // gradient summed over the micro-batches
   std::vector<float> logit_gradient_;  // the last stage's dL/d(logits) of one micro-batch
 };
 
 /// Stage `range` of `job`'s network in pipeline copy `pipeline` (--pipelines): its layers
 /// built, parameters initialised as the whole network's are, dropout masks drawn as
-/// data-parallel worker `pipeline`'s, the job's updater, reserved for the job's batch size.
-/// Errors name the layer or the range.
+/// data-parallel worker `pipeline`'s, the job's updater, reserved for `rows` rows (0: the
+/// job's batch size). Errors name the layer or the range.
 result<std::unique_ptr<stage_replica>> make_stage_replica(schema::Job::Reader job,
                                                           layer_range range,
-                                                          std::uint32_t pipeline = 0);
+                                                          std::uint32_t pipeline = 0,
+                                                          std::size_t rows = 0);
 
 } // namespace strom::compute
