@@ -1,6 +1,8 @@
 #define BOOST_TEST_MODULE runtime_kvstore_training
 #include <boost/test/unit_test.hpp>
 
+#include <functional>
+
 #include "strom/runtime/cluster_training.hpp"
 #include "strom/runtime/in_process_cluster.hpp"
 #include "strom/runtime/job_client.hpp"
@@ -42,6 +44,31 @@ runtime::training_report train_kvstore(const kv_run& run) {
                      << ", pushed " << trained->push_bytes << " of " << trained->push_dense_bytes
                      << " dense bytes, " << trained->train_samples_per_second << " samples/s");
   return *trained;
+}
+
+/// Two epochs of the small job on 3 worker nodes of `workers` trainers and a server, with
+/// `act` (which loses node 1) at 40% of the first epoch; checks that the job lost one node,
+/// trained every sample, applied nothing twice and learnt.
+void lose_node_1_mid_epoch(std::uint32_t workers,
+                           const std::function<void(runtime::in_process_cluster&)>& act) {
+  auto job = testing::small_fashion_job();
+  runtime::local_training_options options;
+  options.epochs = 2;
+  options.mode = schema::TrainingMode::KVSTORE;
+  auto submission = runtime::make_submission(job, options, 3, 1);
+  BOOST_REQUIRE_MESSAGE(submission, (submission ? "" : submission.err().message));
+  submission->max_nodes = 3;
+  auto cluster = runtime::in_process_cluster::start({3, workers, 1});
+  BOOST_REQUIRE_MESSAGE(cluster, (cluster ? "" : cluster.err().message));
+  testing::act_mid_epoch at_40_percent{1, 0.4, [&] { act(**cluster); }};
+  auto run =
+    runtime::run_job((*cluster)->home(), (*cluster)->scheduler(), *submission, &at_40_percent);
+  BOOST_REQUIRE_MESSAGE(run, (run ? "" : run.err().message));
+  BOOST_TEST(at_40_percent.done());
+  BOOST_TEST(run->nodes_lost == 1u);
+  BOOST_TEST(run->train_samples >= 0.99 * 2 * 60000);
+  BOOST_TEST(run->duplicate_updates_applied == 0u);
+  BOOST_TEST(run->test_accuracy >= 0.78);
 }
 
 /// The small job's keys: the weights and biases of its two layers.
@@ -152,22 +179,7 @@ BOOST_AUTO_TEST_CASE(a_worker_node_lost_mid_epoch_holds_up_no_step_of_dist_sync)
   // Three worker nodes and a server; node 1 (a worker: node 0 hosts the scheduler) is lost
   // at 40% of the first epoch. The shards forget its worker, the survivors finish the round
   // and train its untrained samples in a makeup round: every sample of both epochs trained.
-  auto job = testing::small_fashion_job();
-  runtime::local_training_options options;
-  options.epochs = 2;
-  options.mode = schema::TrainingMode::KVSTORE;
-  auto submission = runtime::make_submission(job, options, 3, 1);
-  BOOST_REQUIRE_MESSAGE(submission, (submission ? "" : submission.err().message));
-  auto cluster = runtime::in_process_cluster::start({3, 1, 1});
-  BOOST_REQUIRE_MESSAGE(cluster, (cluster ? "" : cluster.err().message));
-  testing::act_mid_epoch lose_one{1, 0.4, [&] { (*cluster)->lose(1); }};
-  auto run = runtime::run_job((*cluster)->home(), (*cluster)->scheduler(), *submission, &lose_one);
-  BOOST_REQUIRE_MESSAGE(run, (run ? "" : run.err().message));
-  BOOST_TEST(lose_one.done());
-  BOOST_TEST(run->nodes_lost == 1u);
-  BOOST_TEST(run->train_samples >= 0.99 * 2 * 60000);
-  BOOST_TEST(run->duplicate_updates_applied == 0u);
-  BOOST_TEST(run->test_accuracy >= 0.78);
+  lose_node_1_mid_epoch(1, [](runtime::in_process_cluster& cluster) { cluster.lose(1); });
 }
 
 BOOST_AUTO_TEST_CASE(nodes_of_two_workers_push_through_a_loss_a_makeup_round_and_a_join) {
@@ -176,27 +188,12 @@ BOOST_AUTO_TEST_CASE(nodes_of_two_workers_push_through_a_loss_a_makeup_round_and
   // join comes in (a node's workers may stop a step apart), the lost share is trained in a
   // makeup round split over four or six workers (parts a batch apart), and every node pushes
   // once a step for whichever of its workers still train.
-  auto job = testing::small_fashion_job();
-  runtime::local_training_options options;
-  options.epochs = 2;
-  options.mode = schema::TrainingMode::KVSTORE;
-  auto submission = runtime::make_submission(job, options, 3, 1);
-  BOOST_REQUIRE_MESSAGE(submission, (submission ? "" : submission.err().message));
-  submission->max_nodes = 3;
-  auto cluster = runtime::in_process_cluster::start({3, 2, 1});
-  BOOST_REQUIRE_MESSAGE(cluster, (cluster ? "" : cluster.err().message));
   bool joined = false;
-  testing::act_mid_epoch replace{1, 0.4, [&] {
-                                   (*cluster)->lose(1);
-                                   joined = (*cluster)->add_node(2).ok();
-                                 }};
-  auto run = runtime::run_job((*cluster)->home(), (*cluster)->scheduler(), *submission, &replace);
-  BOOST_REQUIRE_MESSAGE(run, (run ? "" : run.err().message));
+  lose_node_1_mid_epoch(2, [&](runtime::in_process_cluster& cluster) {
+    cluster.lose(1);
+    joined = cluster.add_node(2).ok();
+  });
   BOOST_TEST(joined);
-  BOOST_TEST(run->nodes_lost == 1u);
-  BOOST_TEST(run->train_samples >= 0.99 * 2 * 60000);
-  BOOST_TEST(run->duplicate_updates_applied == 0u);
-  BOOST_TEST(run->test_accuracy >= 0.78);
 }
 
 BOOST_AUTO_TEST_CASE(more_replicas_than_server_nodes_are_refused_naming_both_counts) {
