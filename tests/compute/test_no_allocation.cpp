@@ -70,6 +70,23 @@ BOOST_AUTO_TEST_CASE(convolutional_network_step_allocates_nothing) {
   check_steps_allocate_nothing(*trainer);
 }
 
+BOOST_AUTO_TEST_CASE(gradients_handed_on_layer_by_layer_allocate_nothing) {
+  // A parameter server's worker pushes each layer's gradients as backward computes them
+  // (model::gradients_ready): the replica's L2 wrapper around the hook must not allocate.
+  auto trainer = replica_for(R"((input = (width = 20), layers = [
+      (dense = (units = 32, activation = relu)), (output = (units = 3))]))",
+                             "learningRate = 0.01, adam = ()");
+  std::vector<float> features(16 * 20, 0.5f);
+  std::vector<std::int32_t> labels(16, 1);
+  std::size_t calls = 0;
+  const compute::model::gradients_ready ready = [&calls](std::size_t) { ++calls; };
+  trainer->compute_gradients(features, labels, 16, ready);  // warm-up
+  const auto counted = test::allocations_during(
+    [&] { trainer->compute_gradients(features, labels, 16, ready); });
+  BOOST_TEST(counted.count == 0u);
+  BOOST_TEST(calls == 2 * trainer->net().layers().size());
+}
+
 BOOST_AUTO_TEST_CASE(batch_loader_reuses_its_buffers) {
   compute::dataset data;
   data.sample_shape = {1, 1, 10};

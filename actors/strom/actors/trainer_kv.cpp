@@ -209,17 +209,24 @@ void push_during_backward(self_ptr self, const trainer_setup& setup,
   const auto step = st.batches + 1;
   node_round(st, st.epoch).added[0] = step;
   begin_node_step(st, setup, st.epoch, step, {0});
-  const auto& shards = setup.kv.shards;
-  auto unpushed = shards.size();  // ranges [0, unpushed), in buffer order, wait for backward
-  const auto gradients = replica.net().gradients();
-  auto push_from = [&](std::size_t from) {
-    for (; unpushed > 0 && shards[unpushed - 1].range.offset >= from; --unpushed) {
-      frame_push(st, setup, unpushed - 1, gradients);
-      send_push(self, setup, unpushed - 1);
+  // Pushes the ranges whose gradients are final; captured by one pointer, so that handing
+  // it to backward allocates nothing.
+  struct pushing {
+    self_ptr self;
+    const trainer_setup& setup;
+    std::span<const float> gradients;
+    std::size_t unpushed;  // ranges [0, unpushed), in buffer order, wait for backward
+    void operator()(std::size_t from) {
+      const auto& shards = setup.kv.shards;
+      for (; unpushed > 0 && shards[unpushed - 1].range.offset >= from; --unpushed) {
+        frame_push(self->state, setup, unpushed - 1, gradients);
+        send_push(self, setup, unpushed - 1);
+      }
     }
-  };
+  } push_from{self, setup, replica.net().gradients(), setup.kv.shards.size()};
   st.kv_own.loss = compute_step(self, setup, [&] {
-    return replica.compute_gradients(batch.features, batch.labels, batch.size, push_from);
+    return replica.compute_gradients(batch.features, batch.labels, batch.size,
+                                     [&push_from](std::size_t from) { push_from(from); });
   });
   push_from(0);
 }

@@ -21,13 +21,20 @@ float replica::compute_gradients(std::span<const float> features,
     regularize();
     return loss;
   }
-  // Each layer's gradients get their L2 term before they are handed on.
-  std::size_t done = model_->parameters().size();
-  return model_->compute_gradients(features, labels, batch, [&](std::size_t from) {
-    regularize(from, done);
-    done = from;
-    ready(from);
-  });
+  // Each layer's gradients get their L2 term before they are handed on. One pointer
+  // captured: the wrapper fits std::function's own buffer, so a step allocates nothing.
+  struct handing_on {
+    replica& self;
+    const model::gradients_ready& ready;
+    std::size_t done;
+    void operator()(std::size_t from) {
+      self.regularize(from, done);
+      done = from;
+      ready(from);
+    }
+  } hand_on{*this, ready, model_->parameters().size()};
+  return model_->compute_gradients(features, labels, batch,
+                                   [&hand_on](std::size_t from) { hand_on(from); });
 }
 
 void replica::regularize() {
