@@ -1,6 +1,7 @@
 #include "strom/actors/node_agent.hpp"
 #include "strom/actors/node_agent_steps.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include <fmt/format.h>
@@ -40,6 +41,9 @@ void end_actor(self_ptr self, const caf::actor& member) {
 
 void stop_job(self_ptr self) {
   auto& st = self->state;
+  for (const auto& relay : st.reporting_relays)
+    end_actor(self, relay);
+  st.reporting_relays.clear();
   if (st.served) {
     for (const auto& shard : st.served->shards)
       end_actor(self, shard);
@@ -655,20 +659,29 @@ void stop(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id) {
     end_actor(self, member);
   self->demonitor(relay);
   st.run.reset();
+  st.reporting_relays.push_back(relay);
+  const auto reported = [self, relay] {
+    auto& relays = self->state.reporting_relays;
+    const auto found = std::find(relays.begin(), relays.end(), relay);
+    if (found == relays.end())
+      return;  // the agent ended it already
+    relays.erase(found);
+    end_actor(self, relay);
+  };
   self->request(relay, setup.timeouts.answer_timeout, stats_atom_v)
     .then(
-      [self, setup, answer, promise, relay, figures](const relay_stats& relayed) mutable {
+      [setup, answer, promise, figures, reported](const relay_stats& relayed) mutable {
         answer->relayed = relayed;
         if (setup.metrics) {  // the job's last figures of this node
           figures.relayed = relayed;
           setup.metrics->node(figures);
         }
         promise.deliver(*answer);
-        end_actor(self, relay);
+        reported();
       },
-      [self, promise, relay](caf::error& err) mutable {
+      [promise, reported](caf::error& err) mutable {
         promise.deliver(err);
-        end_actor(self, relay);
+        reported();
       });
 }
 

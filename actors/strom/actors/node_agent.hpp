@@ -159,6 +159,9 @@ struct node_agent_state {
   std::uint64_t node_id = 0;  ///< 0 until the scheduler accepted the join
   std::optional<node_job_run> run;
   std::optional<served_job> served;  ///< a server node's shards of the job it serves
+  /// Relays of stopped jobs still reporting their counts: ended once they answered, or when
+  /// the agent ends first (its actor system waits for every actor when destroyed).
+  std::vector<caf::actor> reporting_relays;
   std::optional<caf::response_promise> pending_ready;  ///< the assignment being prepared
   std::uint64_t pending_job_id = 0;                    ///< its job
   caf::actor_clock::time_point last_answer;  ///< the scheduler's latest keepalive answer
