@@ -391,9 +391,26 @@ void start_round(self_ptr self, const node_agent_setup& setup, round_plan& plan)
     self->send(run.actors.trainers[w], std::move(plan.workers[w]));
 }
 
-/// Evaluates (and checkpoints) the first replica on a thread aside; the answer goes out when
-/// its checked_atom arrives.
-void evaluate(self_ptr self, std::uint64_t job_id, std::uint32_t epoch) {
+/// Evaluates the first replica (evaluate) on a thread aside.
+void evaluate_aside(self_ptr self, std::uint64_t job_id, std::uint32_t epoch) {
+  auto& st = self->state;
+  if (!st.run || st.run->job_id != job_id || !st.pending_check)
+    return;  // the job stopped meanwhile
+  auto slot = std::make_shared<std::optional<result<epoch_check>>>();
+  st.checked = slot;
+  run_aside(self, [slot, job = st.run->job, job_id, epoch](caf::blocking_actor* helper,
+                                                           const caf::actor& agent) {
+    slot->emplace(guarded<epoch_check>(
+      [&] { return job->end_epoch(*job->node.replicas.front(), epoch); }));
+    helper->send(agent, checked_atom_v, job_id, epoch);
+  });
+}
+
+/// Evaluates (and checkpoints) the first replica on a thread aside, once its trainer took the
+/// model's latest parameters (kvstore: the shards hold them); the answer goes out when its
+/// checked_atom arrives.
+void evaluate(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id,
+              std::uint32_t epoch) {
   auto& st = self->state;
   auto promise = self->make_response_promise();
   if (!st.run || st.run->job_id != job_id || !st.run->job->end_epoch || st.pending_check) {
@@ -403,14 +420,20 @@ void evaluate(self_ptr self, std::uint64_t job_id, std::uint32_t epoch) {
     return;
   }
   st.pending_check = promise;
-  auto slot = std::make_shared<std::optional<result<epoch_check>>>();
-  st.checked = slot;
-  run_aside(self, [slot, job = st.run->job, job_id, epoch](caf::blocking_actor* helper,
-                                                           const caf::actor& agent) {
-    slot->emplace(guarded<epoch_check>(
-      [&] { return job->end_epoch(*job->node.replicas.front(), epoch); }));
-    helper->send(agent, checked_atom_v, job_id, epoch);
-  });
+  const auto& trainers = st.run->actors.trainers;
+  if (trainers.empty())
+    return evaluate_aside(self, job_id, epoch);  // pipeline stages: no trainer
+  self->request(trainers.front(), setup.timeouts.answer_timeout, kv_pull_atom_v)
+    .then([self, job_id, epoch](kv_pull_atom) { evaluate_aside(self, job_id, epoch); },
+          [self, job_id](const caf::error& err) {
+            auto& st = self->state;
+            if (!st.pending_check || !st.run || st.run->job_id != job_id)
+              return;
+            std::exchange(st.pending_check, std::nullopt)
+              ->deliver(make_error(strom_error::bad_job,
+                                   fmt::format("node {} could not take the shards' parameters: {}",
+                                               st.node_id, error_text(self->system(), err))));
+          });
 }
 
 /// Passes `args` to every trainer of job `job_id` when the node runs it.
@@ -783,8 +806,8 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
     [self](cut_atom, std::uint64_t job_id, std::uint32_t round) {
       tell_trainers(self, job_id, cut_atom_v, round);
     },
-    [self](evaluate_atom, std::uint64_t job_id, std::uint32_t epoch) {
-      evaluate(self, job_id, epoch);
+    [self, setup](evaluate_atom, std::uint64_t job_id, std::uint32_t epoch) {
+      evaluate(self, setup, job_id, epoch);
     },
     [self](checked_atom, std::uint64_t job_id, std::uint32_t) { checked(self, job_id); },
     [self, setup](const step_report& step) {

@@ -563,6 +563,7 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
     [self, setup](const kv_local_step& step) { take_local_step(self, setup, step); },
     [self, setup](const kv_done& done) { take_local_done(self, setup, done); },
     [self, setup](const kv_local_answer& answer) { take_local_answer(self, setup, answer); },
+    [self, setup](kv_pull_atom) { return pull_latest(self, setup); },
     [self, setup](stall_atom) {
       auto activity = activity_of(self->state, setup);
       linger_if_parked(self, setup);

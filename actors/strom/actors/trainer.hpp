@@ -142,6 +142,14 @@ struct kv_own_step {
   std::size_t samples = 0;
 };
 
+/// The shards' latest parameters on their way into the replica (the node's first trainer,
+/// before an evaluation): a range whose head was lost waits for its re-route (kv_reroute).
+struct kv_latest_pull {
+  caf::typed_response_promise<kv_pull_atom> promise;
+  std::vector<bool> waiting;  ///< by range: its values are not in the replica yet
+  std::uint64_t serial = 0;   ///< answers to an earlier pull are dropped
+};
+
 /// A trainer's state.
 struct trainer_state {
   std::unique_ptr<compute::batch_loader> loader;  ///< created by the first start
@@ -177,6 +185,8 @@ struct trainer_state {
   std::map<std::uint32_t, kv_node_round> kv_rounds;  ///< by round (its first trainer's)
   kv_own_step kv_own;                      ///< its own step waiting for the answers
   std::vector<float> kv_scratch;           ///< an answer being decoded
+  std::optional<kv_latest_pull> kv_pulling;  ///< the shards' latest being taken
+  std::uint64_t kv_pulls = 0;              ///< numbers the pulls
 
   static inline const char* name = "strom.trainer";
 };

@@ -312,6 +312,48 @@ void take_local_answer(self_ptr self, const trainer_setup& setup,
   take_own(self, setup, answer.range, answer.values);
 }
 
+/// Asks range `index`'s head for its latest values (pull_latest). A head that is gone is
+/// waited out like a push's: the range's re-route sends the pull again (reroute_pushes).
+void send_pull(self_ptr self, const trainer_setup& setup, std::size_t index) {
+  auto& st = self->state;
+  const auto serial = st.kv_pulling->serial;
+  const auto current = [self, index, serial] {
+    const auto& pulling = self->state.kv_pulling;
+    return pulling && pulling->serial == serial && pulling->waiting[index];
+  };
+  self->request(st.kv_sent.heads[index], setup.kv.push_timeout, kv_pull_atom_v)
+    .then(
+      [self, setup, index, current](const kv_values& answer) {
+        if (!current())
+          return;
+        auto& st = self->state;
+        auto& pulling = *st.kv_pulling;
+        auto taken = take_kv_values(setup.kv.shards[index].range, answer.values,
+                                    setup.replica->net().parameters(), st.workspace,
+                                    st.kv_scratch);
+        if (!taken) {
+          pulling.promise.deliver(
+            caf::make_error(caf::sec::runtime_error, "trainer: " + taken.err().message));
+          st.kv_pulling.reset();
+          return;
+        }
+        st.kv->count_answer(answer);
+        pulling.waiting[index] = false;
+        if (std::any_of(pulling.waiting.begin(), pulling.waiting.end(), [](bool w) { return w; }))
+          return;
+        const auto traffic = st.kv->take_traffic();
+        setup.framer->count_kv(traffic.push_bytes, traffic.push_dense_bytes, traffic.pull_bytes);
+        pulling.promise.deliver(kv_pull_atom_v);
+        st.kv_pulling.reset();
+      },
+      [self, current](caf::error& err) {
+        if (!current() || err == caf::sec::request_receiver_down)
+          return;
+        self->state.kv_pulling->promise.deliver(std::move(err));
+        self->state.kv_pulling.reset();
+      });
+}
+
 void reroute_pushes(self_ptr self, const trainer_setup& setup, const kv_reroute& reroute) {
   auto& st = self->state;
   if (!st.kv)
@@ -324,11 +366,29 @@ void reroute_pushes(self_ptr self, const trainer_setup& setup, const kv_reroute&
       if (range.key != head.key || range.part != head.part)
         continue;
       st.kv_sent.heads[i] = head.shard;
+      if (st.kv_pulling && st.kv_pulling->waiting[i])
+        send_pull(self, setup, i);
       if (st.kv_sent.unanswered[i])
         send_push(self, setup, i);
       else if (done_sent)
         send_kv_done(self, setup, head.shard, st.epoch, found->second.pushed);
     }
+}
+
+caf::result<kv_pull_atom> pull_latest(self_ptr self, const trainer_setup& setup) {
+  auto& st = self->state;
+  if (!st.kv || !setup.kv.server_optimizer)
+    return kv_pull_atom_v;
+  if (st.kv_pulling)
+    return caf::make_error(caf::sec::runtime_error, "trainer: a pull of the latest parameters "
+                                                    "is under way");
+  const auto ranges = setup.kv.shards.size();
+  st.kv_pulling.emplace(kv_latest_pull{self->make_response_promise<kv_pull_atom>(),
+                                       std::vector<bool>(ranges, true), ++st.kv_pulls});
+  auto promise = st.kv_pulling->promise;
+  for (std::size_t i = 0; i < ranges; ++i)
+    send_pull(self, setup, i);
+  return promise;
 }
 
 } // namespace strom::actors::trainer_steps
