@@ -418,6 +418,29 @@ BOOST_AUTO_TEST_CASE(a_dropped_node_stops_its_jobs_actors) {
   BOOST_TEST(relay_down);
 }
 
+BOOST_AUTO_TEST_CASE(a_relay_still_reporting_after_a_stop_ends_when_the_agent_ends_first) {
+  // A stop asks the job's relay for its counts and ends it once it answered; an agent that
+  // ends first (Ctrl-C: a cancel, then the shutdown) must end it too, or its actor system
+  // waits for the relay forever.
+  threaded_system env;
+  caf::scoped_actor scheduler{env.sys};
+  const auto agent = spawn_agent(env, caf::actor_cast<caf::actor>(scheduler), tiny_job);
+  answer_join(scheduler, {true, 4, {}}, real_wait);
+  caf::scoped_actor hub{env.sys};
+  scheduler->send(agent, one_worker_job(1, caf::actor_cast<caf::actor>(hub)));
+  const auto ready = await_ready(env, scheduler);
+  BOOST_REQUIRE(ready);
+  env.self->monitor(ready->relay);
+  scheduler->send(agent, stop_atom_v, std::uint64_t{1});
+  scheduler->send_exit(agent, caf::exit_reason::user_shutdown);
+  bool relay_down = false;
+  for (int i = 0; i < 2; ++i)  // the agent's down message and the relay's
+    env.self->receive(
+      [&](const caf::down_msg& down) { relay_down |= down.source == ready->relay.address(); },
+      caf::after(real_wait) >> [] {});
+  BOOST_TEST(relay_down);
+}
+
 BOOST_AUTO_TEST_CASE(a_job_stopped_while_it_is_prepared_never_starts) {
   threaded_system env;
   caf::scoped_actor scheduler{env.sys};
