@@ -202,8 +202,8 @@ struct kv_local_step {
   std::uint64_t step = 0;
 };
 
-/// The node's first trainer -> each trainer whose gradient a node push carried: range
-/// `range`'s answer to that push (kv_values), step `step` of `round`.
+/// The node's first trainer -> each other trainer of the node: range `range`'s answer to
+/// node push `step` of `round` (kv_values), whether the push carried its gradient or not.
 struct kv_local_answer {
   std::uint32_t round = 0;
   std::uint64_t step = 0;

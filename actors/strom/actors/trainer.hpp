@@ -140,6 +140,9 @@ struct kv_own_step {
   std::size_t waiting = 0;
   float loss = 0.0f;
   std::size_t samples = 0;
+  std::uint32_t other_round = 0;  ///< the node step it takes without having carried it
+  std::uint64_t other_step = 0;
+  std::size_t other_waiting = 0;  ///< that step's ranges not in its replica yet
 };
 
 /// The shards' latest parameters on their way into the replica (the node's first trainer,
@@ -208,7 +211,9 @@ struct trainer_state {
 /// kv_reroute sends the unanswered pushes (or a finished round's kv_done) of the key ranges
 /// it names to their new heads; kv_local_step and kv_done (a worker of the node added its
 /// gradient, or finished the round) come to the node's first trainer, kv_local_answer (one
-/// range's answer to a node push) to the workers whose gradients the push carried;
+/// range's answer to a node push) to the node's other workers, each taking it as its own
+/// step's or, once it finished the round, as a step it did not carry; (kv_pull_atom) takes
+/// the shards' latest parameters into the replica (the node's first trainer);
 /// (snapshot_atom, receiver) sends the replica's snapshot to `receiver` as snapshot_chunk
 /// messages and answers snapshot_sent (trainer_snapshot.hpp); stall_atom -> worker_activity
 /// (whom it waits for, for the stall watch). A parked

@@ -40,15 +40,14 @@ kv_node_round& node_round(trainer_state& st, std::uint32_t round) {
   return entry;
 }
 
-/// The step's figures once every range's answer is in the replica: the new parameters are
-/// (a step of the server's optimizer), or the merged gradient for its own updater.
-void finish_own_step(self_ptr self, const trainer_setup& setup) {
+/// The replica takes a node step whose every range's answer it holds: the server optimizer's
+/// new parameters count one step, or its own updater steps on the merged gradient.
+void step_replica(const trainer_setup& setup) {
   auto& replica = *setup.replica;
   if (setup.kv.server_optimizer)
     replica.set_progress(replica.iteration() + 1, replica.epoch());
   else
     replica.apply_gradients();
-  count_step(self, setup, self->state.kv_own.loss, self->state.kv_own.samples);
 }
 
 /// Where an answer goes in the replica: the parameters, or the gradients when the worker
@@ -58,18 +57,42 @@ std::span<float> answer_target(const trainer_setup& setup) {
   return setup.kv.server_optimizer ? net.parameters() : net.gradients();
 }
 
-/// One range's answer taken into this worker's replica; the step ends with the last.
-void take_own(self_ptr self, const trainer_setup& setup, std::size_t index,
-              const compute::frame& values) {
+/// Range `index`'s answer written into the replica; false once the trainer quit over it.
+bool take_values(self_ptr self, const trainer_setup& setup, std::size_t index,
+                 const compute::frame& values) {
   auto& st = self->state;
   auto taken = take_kv_values(setup.kv.shards.at(index).range, values, answer_target(setup),
                               st.workspace, st.kv_scratch);
-  if (!taken) {
+  if (!taken)
     self->quit(caf::make_error(caf::sec::runtime_error, "trainer: " + taken.err().message));
+  return taken.ok();
+}
+
+/// One range's answer to this worker's own step; the step ends with the last.
+void take_own(self_ptr self, const trainer_setup& setup, std::size_t index,
+              const compute::frame& values) {
+  auto& st = self->state;
+  if (!take_values(self, setup, index, values) || --st.kv_own.waiting != 0)
     return;
+  step_replica(setup);
+  count_step(self, setup, st.kv_own.loss, st.kv_own.samples);
+}
+
+/// One range's answer to node step `step` of `round`, which this worker did not carry (it finished its
+/// part of the round): taken all the same, so that every replica of the node stays at the
+/// node's latest step. With its own updater a replica that skipped a step would stay off the
+/// others for good; with the server's, its next round would start a step behind. A node step
+/// answers all its ranges before the next goes out.
+void take_other(self_ptr self, const trainer_setup& setup, std::uint32_t round,
+                std::uint64_t step, std::size_t index, const compute::frame& values) {
+  auto& own = self->state.kv_own;
+  if (own.other_round != round || own.other_step != step) {
+    own.other_round = round;
+    own.other_step = step;
+    own.other_waiting = setup.kv.shards.size();
   }
-  if (--st.kv_own.waiting == 0)
-    finish_own_step(self, setup);
+  if (take_values(self, setup, index, values) && --own.other_waiting == 0)
+    step_replica(setup);
 }
 
 /// Sends the node's kv_done of the round it finished to `head`.
@@ -103,20 +126,19 @@ void send_push(self_ptr self, const trainer_setup& setup, std::size_t index);
 /// gradient of it, unless a push is in flight.
 void push_when_complete(self_ptr self, const trainer_setup& setup, std::uint32_t round);
 
-/// Range `index`'s answer to the node's push: to every worker the push carried. Once every
-/// range answered, the node's next step may go.
+/// Range `index`'s answer to the node's push: to every worker of the node, those the push
+/// carried and those that finished the round (take_other). Once every range answered, the
+/// node's next step may go.
 void take_answer(self_ptr self, const trainer_setup& setup, std::size_t index,
                  const kv_values& answer) {
   auto& st = self->state;
   auto& sent = st.kv_sent;
   st.kv->count_answer(answer);
   const auto round = sent.round;
-  for (const auto slot : sent.carried) {
-    if (slot != 0)
-      self->send(trainer_of(st, slot),
-                 kv_local_answer{round, sent.step, static_cast<std::uint32_t>(index),
-                                 answer.values});
-  }
+  const auto step = sent.step;
+  for (std::uint32_t slot = 1; slot <= st.siblings.size(); ++slot)
+    self->send(trainer_of(st, slot),
+               kv_local_answer{round, step, static_cast<std::uint32_t>(index), answer.values});
   const bool own = sent.carried.front() == 0;  // slots in order: slot 0 first when carried
   if (--sent.waiting == 0) {
     sent.step = 0;
@@ -124,6 +146,8 @@ void take_answer(self_ptr self, const trainer_setup& setup, std::size_t index,
   }
   if (own)
     take_own(self, setup, index, answer.values);
+  else
+    take_other(self, setup, round, step, index, answer.values);
   if (sent.step != 0)
     return;
   // Workers that finished the round no longer hold up its next step: it may be complete.
@@ -306,10 +330,12 @@ void take_local_done(self_ptr self, const trainer_setup& setup, const kv_done& d
 void take_local_answer(self_ptr self, const trainer_setup& setup,
                        const kv_local_answer& answer) {
   auto& st = self->state;
-  if (answer.round != st.epoch || answer.step != st.batches + 1 || st.kv_own.waiting == 0
-      || answer.range >= setup.kv.shards.size())
-    return;  // not for the step it waits for
-  take_own(self, setup, answer.range, answer.values);
+  if (answer.round != st.epoch || answer.range >= setup.kv.shards.size())
+    return;  // a late one of an earlier round
+  if (st.finished)
+    take_other(self, setup, answer.round, answer.step, answer.range, answer.values);
+  else if (answer.step == st.batches + 1 && st.kv_own.waiting != 0)
+    take_own(self, setup, answer.range, answer.values);
 }
 
 /// Asks range `index`'s head for its latest values (pull_latest). A head that is gone is
