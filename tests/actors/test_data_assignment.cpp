@@ -82,15 +82,19 @@ BOOST_AUTO_TEST_CASE(steps_past_a_partial_last_batch_leave_nothing_and_count_the
   BOOST_TEST(left.trained_batches == 32u);  // 31 full batches and one of 8
 }
 
-BOOST_AUTO_TEST_CASE(every_worker_of_a_round_is_told_the_fewest_batches_any_worker_takes) {
+BOOST_AUTO_TEST_CASE(every_worker_of_a_round_is_told_the_fewest_and_most_batches_any_takes) {
   // 1000 samples over 6 workers: shares of 167 (4 ranks) and 166 (2); 32 a batch: 6 batches
   // each. 1000 over 3 workers of batch 333: 2 batches for the 334-sample rank, 1 for the others.
   for (const auto& work : plan_round(three_nodes, 0, 0, data, nullptr))
-    for (const auto& one : work.second)
+    for (const auto& one : work.second) {
       BOOST_TEST(one.common_steps == 6u);
+      BOOST_TEST(one.most_steps == 6u);
+    }
   const data_plan big_batches{1000, 333, 42, true};
   const auto plan = plan_round({{1, 3}}, 0, 0, big_batches, nullptr);
   BOOST_TEST(batches_of({plan.at(1)[0]}, big_batches) == 2u);
-  for (const auto& one : plan.at(1))
+  for (const auto& one : plan.at(1)) {
     BOOST_TEST(one.common_steps == 1u);
+    BOOST_TEST(one.most_steps == 2u);
+  }
 }

@@ -121,7 +121,7 @@ BOOST_AUTO_TEST_CASE(a_node_s_push_of_its_workers_mean_weighs_as_many_workers) {
   check_values(got[0], {-0.5f, -0.5f, -0.5f, -0.5f});  // 1 - 0.5 * 3
 }
 
-BOOST_AUTO_TEST_CASE(a_push_of_weight_zero_or_above_a_node_s_slots_is_refused_naming_it) {
+BOOST_AUTO_TEST_CASE(a_gradient_of_weight_zero_or_above_a_node_s_slots_is_refused_naming_it) {
   auto shard = sys.spawn(parameter_shard, shard_setup(kv_sync::dist_sync));
   self->send(shard, kv_round{0, 0, {worker_a}});
   for (const std::uint32_t weight : {0u, max_kv_push_weight + 1}) {
@@ -136,6 +136,55 @@ BOOST_AUTO_TEST_CASE(a_push_of_weight_zero_or_above_a_node_s_slots_is_refused_na
   }
   BOOST_TEST(stats(shard).rejected == 2u);
   BOOST_TEST(stats(shard).updates == 0u);
+}
+
+/// `worker`'s join of step `step` of round 0: weight 0, no gradient.
+kv_push join_of(kv_worker worker, std::uint64_t step) {
+  return kv_push{worker, 0, step, compute::frame{}, 0};
+}
+
+BOOST_AUTO_TEST_CASE(a_join_counts_as_the_worker_s_push_adds_nothing_and_takes_the_answer) {
+  // Worker b ran out of batches: it joins step 2, which then merges a's gradient alone and
+  // answers both with the same values.
+  auto shard = sys.spawn(parameter_shard, shard_setup(kv_sync::dist_sync));
+  self->send(shard, kv_round{0, 0, {worker_a, worker_b}});
+  self->send(shard, push_of(worker_a, 1, {1, 1, 1, 1}));
+  self->send(shard, push_of(worker_b, 1, {1, 1, 1, 1}));
+  BOOST_REQUIRE_EQUAL(answers().size(), 2u);
+  self->send(shard, push_of(worker_a, 2, {2, 2, 2, 2}));
+  BOOST_TEST(answers().empty());  // b holds the step up until it joins
+  self->send(shard, join_of(worker_b, 2));
+  const auto got = answers();
+  BOOST_REQUIRE_EQUAL(got.size(), 2u);
+  check_values(got[0], {-0.5f, -0.5f, -0.5f, -0.5f});  // 0.5 - 0.5 * 2: a's mean alone
+  check_values(got[1], got[0]);
+  BOOST_TEST(stats(shard).updates == 2u);
+  BOOST_TEST(stats(shard).pushes == 3u);  // the join is no gradient pushed
+}
+
+BOOST_AUTO_TEST_CASE(a_step_of_joins_alone_is_answered_without_an_update) {
+  // Every gradient of the step was lost with its node: the joins get the values as they are.
+  auto shard = sys.spawn(parameter_shard, shard_setup(kv_sync::dist_sync));
+  self->send(shard, kv_round{0, 0, {worker_a, worker_b}});
+  self->send(shard, join_of(worker_a, 1));
+  BOOST_TEST(answers().empty());
+  self->send(shard, forget_atom_v, node_b);
+  const auto got = answers();
+  BOOST_REQUIRE_EQUAL(got.size(), 1u);
+  check_values(got[0], {1.0f, 1.0f, 1.0f, 1.0f});
+  BOOST_TEST(stats(shard).updates == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_join_is_refused_in_dist_async) {
+  auto shard = sys.spawn(parameter_shard, shard_setup(kv_sync::dist_async));
+  self->send(shard, join_of(worker_a, 1));
+  sched.run();
+  std::string refusal;
+  self->receive([](const kv_values&) {}, [&](caf::error& err) { refusal = sys.render(err); },
+                caf::after(std::chrono::seconds(0)) >> [] {});
+  BOOST_TEST(refusal.find("or 0 for a join without a gradient in dist_sync") != std::string::npos,
+             refusal);
+  BOOST_TEST(stats(shard).rejected == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(a_step_waits_for_the_round_plan_before_it_merges) {

@@ -167,6 +167,33 @@ BOOST_AUTO_TEST_CASE(workers_that_finished_sooner_take_their_node_s_later_steps_
   BOOST_TEST(on_workers.test_loss == on_server.test_loss, tt::tolerance(1e-5));
 }
 
+BOOST_AUTO_TEST_CASE(nodes_out_of_batches_join_the_later_steps_and_stay_at_the_same_model) {
+  // 7 nodes of one worker, batches of 2857: nodes 1-3 take 4 steps a round, nodes 4-7 run
+  // out after 3 and join the 4th (a push of weight 0, no gradient), taking its answer. With
+  // the updater on the workers every replica then stays where the server's optimizer keeps
+  // the model; without the joins nodes 4-7 missed every 4th step for good. The shard sums the
+  // seven pushes in the order they come, hence the tolerance.
+  auto job = testing::small_fashion_job();
+  job.builder().getTraining().setBatchSize(2857);
+  runtime::local_training_options options;
+  options.epochs = 3;
+  options.mode = schema::TrainingMode::KVSTORE;
+  const auto trained = [&](bool server_optimizer) {
+    job.builder().getDistributed().setServerOptimizer(server_optimizer);
+    auto report = runtime::train_on_cluster(job, options, {7, 1, 1});
+    BOOST_REQUIRE_MESSAGE(report, (report ? "" : report.err().message));
+    return *report;
+  };
+  const auto on_server = trained(true);
+  const auto on_workers = trained(false);
+  BOOST_TEST(on_server.train_samples == 3 * 60000u);
+  BOOST_TEST(on_server.server_updates == 3 * 4 * small_job_keys);  // one a step, joins none
+  constexpr std::uint64_t model_bytes = (784 * 64 + 64 + 64 * 10 + 10) * 4;
+  BOOST_TEST(on_server.push_dense_bytes == 3 * (3 * 4 + 4 * 3) * model_bytes);  // joins: 0
+  BOOST_TEST(on_workers.test_accuracy == on_server.test_accuracy, tt::tolerance(1e-3));
+  BOOST_TEST(on_workers.test_loss == on_server.test_loss, tt::tolerance(1e-5));
+}
+
 BOOST_AUTO_TEST_CASE(dist_async_applies_every_push_and_learns) {
   const auto report = train_kvstore({{2, 1, 1}, schema::KvStoreSync::DIST_ASYNC});
   BOOST_TEST(report.kvstore == "dist_async");

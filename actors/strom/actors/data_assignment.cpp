@@ -42,11 +42,15 @@ std::map<std::uint64_t, std::vector<round_work>> plan_round(
   }
   if (ranks == 0)
     return plan;
-  // Shares differ by at most a sample, so the fewest batches are those of the last rank.
+  // Shares differ by at most a sample: the fewest batches are the last rank's, the most the
+  // first's.
   const auto fewest = batches_in(compute::partition(samples, ranks - 1, ranks).size(), data);
+  const auto most = batches_in(compute::partition(samples, 0, ranks).size(), data);
   for (auto& [node, works] : plan)
-    for (auto& work : works)
+    for (auto& work : works) {
       work.common_steps = fewest;
+      work.most_steps = most;
+    }
   return plan;
 }
 

@@ -49,6 +49,7 @@ struct kv_options {
   compute::two_bit_encoder_options two_bit;
   compute::threshold_encoder_options threshold;
   bool server_optimizer = true;  ///< answers are parameters; false: merged gradients
+  bool joins = false;  ///< dist_sync: a node out of batches joins the round's later steps
   /// A push unanswered this long ends the worker: a dist_sync step waits for the slowest
   /// worker, so this is the job's silence limit rather than a round trip.
   caf::timespan push_timeout = timing{}.silence_limit;

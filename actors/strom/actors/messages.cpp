@@ -8,10 +8,15 @@ namespace strom::actors {
 
 namespace detail {
 
-caf::error load_frame(caf::deserializer& source, compute::frame& target, std::size_t max_bytes) {
+caf::error load_frame(caf::deserializer& source, compute::frame& target, std::size_t max_bytes,
+                      bool may_be_empty) {
   std::size_t bytes = 0;
   if (auto err = source.begin_sequence(bytes))
     return err;
+  if (bytes == 0 && may_be_empty) {
+    target = compute::frame{};
+    return source.end_sequence();
+  }
   // The length comes from the peer: check it before allocating anything.
   if (auto ok = compute::frame::check_size(bytes); !ok)
     return caf::make_error(caf::sec::invalid_argument, "shared_frame: " + ok.err().message);

@@ -59,6 +59,9 @@ struct round_work {
   /// Steps every worker of the round takes (the fewest of any): parameter averaging averages
   /// up to there, so every worker contributes to the same averages.
   std::uint64_t common_steps = 0;
+  /// Steps the round's busiest worker takes (the most of any): a dist_sync kvstore node whose
+  /// workers all ran out of batches sooner joins the later steps (kv_push of weight 0).
+  std::uint64_t most_steps = 0;
 };
 
 /// job_master -> node_agent: the node's trainers' work for the next round, by worker slot.
@@ -169,7 +172,9 @@ struct kv_push {
   std::uint32_t round = 0;
   std::uint64_t step = 0;  ///< 1-based within the round
   compute::frame gradient;
-  std::uint32_t weight = 1;  ///< gradients averaged in `gradient`, 1..max_kv_push_weight
+  /// Gradients averaged in `gradient`, 1..max_kv_push_weight; 0 (dist_sync): a join, with no
+  /// gradient, from a node out of batches that takes the step's answer (Horovod's join)
+  std::uint32_t weight = 1;
 };
 
 /// parameter_shard -> worker: the range's parameters after the step (a dense fp32 frame), or
@@ -330,7 +335,7 @@ struct shard_stats {
 
 /// Bumped whenever a message of this header changes: nodes of different versions refuse to
 /// join instead of misreading each other.
-inline constexpr std::uint32_t protocol_version = 17;
+inline constexpr std::uint32_t protocol_version = 18;
 
 /// A node that trains (the default).
 inline constexpr const char* node_role_worker = "worker";
@@ -623,23 +628,25 @@ namespace detail {
 template <class F>
 inline constexpr bool is_binary_inspector = std::is_same_v<typename F::result_type, caf::error>;
 
-/// Loads a frame after checking the announced length (at most `max_bytes`) before allocating.
+/// Loads a frame after checking the announced length (at most `max_bytes`) before allocating;
+/// no bytes at all make an empty frame where `may_be_empty`.
 caf::error load_frame(caf::deserializer& source, compute::frame& target,
-                      std::size_t max_bytes = compute::max_frame_bytes);
+                      std::size_t max_bytes = compute::max_frame_bytes,
+                      bool may_be_empty = false);
 /// Writes a frame as one length-prefixed byte sequence.
 caf::error save_frame(caf::serializer& sink, const compute::frame& value);
 
 /// A frame-carrying message: its size for to_string, its bytes on the wire, at most
-/// `max_bytes` of them accepted when loading.
+/// `max_bytes` of them accepted when loading (or none, where `may_be_empty`).
 template <class F>
 typename F::result_type inspect_frame(F& f, const char* name, compute::frame& value,
-                                      std::size_t max_bytes) {
+                                      std::size_t max_bytes, bool may_be_empty = false) {
   if constexpr (!is_binary_inspector<F>)
     return f(caf::meta::type_name(name), value.size());
   else if constexpr (F::reads_state)
     return save_frame(f, value);
   else
-    return load_frame(f, value, max_bytes);
+    return load_frame(f, value, max_bytes, may_be_empty);
 }
 
 } // namespace detail
@@ -667,7 +674,7 @@ typename F::result_type inspect(F& f, snapshot_sent& x) {
 template <class F>
 typename F::result_type inspect(F& f, round_work& x) {
   return f(caf::meta::type_name("round_work"), x.round, x.epoch, x.rank, x.ranks, x.indices,
-           x.origins, x.common_steps);
+           x.origins, x.common_steps, x.most_steps);
 }
 
 template <class F>
@@ -724,7 +731,9 @@ typename F::result_type inspect(F& f, kv_push& x) {
   } else {
     if (auto err = f(x.worker, x.round, x.step, x.weight))
       return err;
-    return detail::inspect_frame(f, "gradient", x.gradient, compute::max_frame_bytes);
+    // A join (weight 0) carries no gradient.
+    return detail::inspect_frame(f, "gradient", x.gradient, compute::max_frame_bytes,
+                                 x.weight == 0);
   }
 }
 

@@ -309,6 +309,14 @@ void merge_ready(shard_ptr self, const parameter_shard_setup& setup, std::uint32
     if (std::any_of(round.workers.begin(), round.workers.end(),
                     [&](kv_worker w) { return holds_up(st, round, at, step, w); }))
       break;
+    if (at.weight == 0) {  // joins alone (the step's pushers were lost): nothing to step on
+      for (auto& answer : at.answers)
+        answer.deliver(kv_values{st.latest});
+      for (const auto worker : at.pushed)
+        round.latest[worker] = step;
+      round.steps.erase(round.steps.begin());
+      continue;
+    }
     const float mean = 1.0f / static_cast<float>(at.weight);
     for (auto& value : at.sum)
       value *= mean;
@@ -350,10 +358,13 @@ bool seen_before(parameter_shard_state& st, const kv_push& push) {
 caf::result<kv_values> take_push(shard_ptr self, const parameter_shard_setup& setup,
                                  const kv_push& push) {
   auto& st = self->state;
-  if (push.weight == 0 || push.weight > max_kv_push_weight) {
+  const bool join = push.weight == 0;
+  if (push.weight > max_kv_push_weight
+      || (join && (setup.sync != kv_sync::dist_sync || push.gradient.size() != 0))) {
     ++st.stats.rejected;
     return caf::make_error(caf::sec::invalid_argument,
-                           fmt::format("parameter_shard: a push of weight {} (1 to {})",
+                           fmt::format("parameter_shard: a push of weight {} (1 to {}, or 0 "
+                                       "for a join without a gradient in dist_sync)",
                                        push.weight, max_kv_push_weight));
   }
   if (seen_before(st, push)) {
@@ -382,16 +393,19 @@ caf::result<kv_values> take_push(shard_ptr self, const parameter_shard_setup& se
     return answer;
   }
   auto& at = st.rounds[push.round].steps[push.step];
-  if (at.sum.empty()) {
-    at.sum = std::move(st.spare);
-    at.sum.assign(setup.range.count, 0.0f);
+  if (!join) {
+    if (at.sum.empty()) {
+      at.sum = std::move(st.spare);
+      at.sum.assign(setup.range.count, 0.0f);
+    }
+    if (auto added = add_push(st, setup, push, at.sum, push.weight); !added) {
+      ++st.stats.rejected;
+      return caf::make_error(caf::sec::invalid_argument,
+                             "parameter_shard: " + added.err().message);
+    }
+    ++st.stats.pushes;
+    st.stats.push_bytes += push.gradient.size();
   }
-  if (auto added = add_push(st, setup, push, at.sum, push.weight); !added) {
-    ++st.stats.rejected;
-    return caf::make_error(caf::sec::invalid_argument, "parameter_shard: " + added.err().message);
-  }
-  ++st.stats.pushes;
-  st.stats.push_bytes += push.gradient.size();
   at.pushed.insert(push.worker);
   at.weight += push.weight;
   auto answer = self->make_response_promise<kv_values>();

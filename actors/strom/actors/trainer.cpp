@@ -399,6 +399,17 @@ void averaging_step(caf::stateful_actor<trainer_state>* self, const trainer_setu
 
 } // namespace
 
+void trainer_steps::report_round_end(self_ptr self, const trainer_setup& setup) {
+  auto& st = self->state;
+  self->send(setup.supervisor, epoch_report{setup.worker, st.epoch, st.loss_sum, st.batches,
+                                            st.samples, setup.replica->iteration()});
+  if (setup.framer->finish(setup.worker)) {
+    const drain_marker marker{setup.framer->node_id(), st.epoch};
+    send_to_others(self, setup, marker);
+    take(self, setup, marker);
+  }
+}
+
 void trainer_steps::count_step(self_ptr self, const trainer_setup& setup, float loss,
                                std::size_t samples) {
   auto& st = self->state;
@@ -452,7 +463,9 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
                      : compute::epoch_order(
                          compute::partition(setup.train->size(), work.rank, work.ranks),
                          setup.seed, work.epoch, setup.shuffle);
-      if (auto& st = self->state; st.averages) {
+      auto& st = self->state;
+      st.most_steps = work.most_steps;
+      if (st.averages) {
         st.averages->start_round(work.round, work.origins);
         st.common_steps = work.common_steps;
         st.awaiting.reset();
@@ -503,18 +516,11 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
       spans.mark(timeline_kind::batch);
       if (!batch) {
         replica.finish_epoch();
-        if (st.kvstore)  // the node's pushes stop waiting for this worker
-          finish_kv_round(self, setup);
         st.finished = true;
         report_steps(self, setup);
-        self->send(setup.supervisor, epoch_report{setup.worker, st.epoch, st.loss_sum,
-                                                  st.batches, st.samples, replica.iteration()});
-        if (setup.framer->finish(setup.worker)) {
-          const drain_marker marker{setup.framer->node_id(), st.epoch};
-          send_to_others(self, setup, marker);
-          take(self, setup, marker);
-        }
-        return;
+        if (st.kvstore)  // the node's pushes stop waiting for it; it reports the end itself
+          return finish_kv_round(self, setup);
+        return report_round_end(self, setup);
       }
       if (st.kvstore)
         return kv_step(self, setup, *batch);

@@ -182,6 +182,7 @@ struct trainer_state {
   std::optional<averaging_sums> averages;  ///< parameter averaging's sums of contributions
   std::optional<std::uint64_t> awaiting;   ///< the average of this round the next step waits for
   std::uint64_t common_steps = 0;          ///< of the round (round_work)
+  std::uint64_t most_steps = 0;            ///< of the round (round_work): a node joins up to it
   bool kvstore = false;                    ///< paced by the shards' answers, not by frames
   std::optional<kv_pusher> kv;             ///< the node's pushes (its first trainer's)
   kv_flight kv_sent;                       ///< the node step in flight (its first trainer's)

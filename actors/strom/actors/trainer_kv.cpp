@@ -2,9 +2,11 @@
 // (MXNet's local aggregation). Its first trainer keeps the node's pushes: each worker adds its
 // gradient to the node's sum and says so (kv_local_step); once every worker still in the round
 // added the step, the first trainer pushes their mean, weighed by their number, and hands each
-// range's answer to the workers it carried (kv_local_answer). A worker that finished the round
-// says so (kv_done to the first trainer), so that the node's later steps no longer wait for it;
-// once all did and the last push is answered, the shards hear the node's steps (kv_done).
+// range's answer to the node's other workers (kv_local_answer). A worker that finished the round
+// says so (kv_done to the first trainer), so that the node's later steps no longer wait for it,
+// and takes their answers all the same. In dist_sync a node whose workers all ran out of
+// batches joins the round's later steps without a gradient; once it is through and the last
+// push is answered, the shards hear the node's steps (kv_done).
 // A node of one worker pushes its gradient itself, with no sum and no message between, each
 // key range as soon as backward computed it (the later layers' first), so that the transfer
 // and the shards' merge overlap the backward of the earlier layers.
@@ -101,26 +103,54 @@ void send_kv_done(self_ptr self, const trainer_setup& setup, const caf::actor& h
   self->send(head, kv_done{kv_worker_id(setup.framer->node_id(), 0), round, steps});
 }
 
-/// Once every worker of the node finished `round` and its last push was answered, the shards
-/// stop waiting for the node's pushes of the round, and its traffic is counted.
+/// Sends range `index`'s unanswered push to its head. A head that is gone (its server lost)
+/// is waited out: the job_master re-routes its range to the next replica (kv_reroute) or
+/// fails the job.
+void send_push(self_ptr self, const trainer_setup& setup, std::size_t index);
+
+/// Node step `step` of `round` goes out, carrying the gradients of the slots `carried`.
+void begin_node_step(trainer_state& st, const trainer_setup& setup, std::uint32_t round,
+                     std::uint64_t step, std::vector<std::uint32_t> carried);
+
+/// dist_sync: a node whose workers all ran out of batches before the round's busiest worker
+/// did (shares differ by a sample, so by a batch at most) joins each later step with a push
+/// of weight 0 and no gradient (Horovod's join), and its workers take the step's answer as
+/// one they did not carry: every replica of every node ends the round at the same model, and
+/// the next round's gradients are all computed at it. A cut round has no such count (workers
+/// stop where the cut finds them): kv_done tells the shards where the node stopped.
+bool join_next_step(self_ptr self, const trainer_setup& setup, std::uint32_t round) {
+  auto& st = self->state;
+  auto& node = node_round(st, round);
+  if (!setup.kv.joins || st.cut || round != st.epoch || node.pushed >= st.most_steps)
+    return false;
+  begin_node_step(st, setup, round, node.pushed + 1, {});
+  const auto worker = kv_worker_id(setup.framer->node_id(), 0);
+  for (std::size_t i = 0; i < setup.kv.shards.size(); ++i) {
+    st.kv_sent.unanswered[i] = kv_push{worker, round, node.pushed, compute::frame{}, 0};
+    send_push(self, setup, i);
+  }
+  return true;
+}
+
+/// Once every worker of the node finished `round` (and joined its later steps) and its last
+/// push was answered, the shards stop waiting for the node's pushes of the round, its traffic
+/// is counted, and the node's first trainer reports the round's end.
 void tell_done_when_through(self_ptr self, const trainer_setup& setup, std::uint32_t round) {
   auto& st = self->state;
   auto& node = node_round(st, round);
   const bool all_finished = std::all_of(node.finished.begin(), node.finished.end(),
                                         [](const auto& steps) { return steps.has_value(); });
-  if (node.done_sent || !all_finished || st.kv_sent.step != 0)
+  if (node.done_sent || !all_finished || st.kv_sent.step != 0
+      || join_next_step(self, setup, round))
     return;
   node.done_sent = true;
   for (const auto& head : st.kv_sent.heads)
     send_kv_done(self, setup, head, round, node.pushed);
   const auto traffic = st.kv->take_traffic();
   setup.framer->count_kv(traffic.push_bytes, traffic.push_dense_bytes, traffic.pull_bytes);
+  if (round == st.epoch && st.finished)
+    report_round_end(self, setup);
 }
-
-/// Sends range `index`'s unanswered push to its head. A head that is gone (its server lost)
-/// is waited out: the job_master re-routes its range to the next replica (kv_reroute) or
-/// fails the job.
-void send_push(self_ptr self, const trainer_setup& setup, std::size_t index);
 
 /// Pushes the node's next step of `round` once every worker still in the round added its
 /// gradient of it, unless a push is in flight.
@@ -139,7 +169,8 @@ void take_answer(self_ptr self, const trainer_setup& setup, std::size_t index,
   for (std::uint32_t slot = 1; slot <= st.siblings.size(); ++slot)
     self->send(trainer_of(st, slot),
                kv_local_answer{round, step, static_cast<std::uint32_t>(index), answer.values});
-  const bool own = sent.carried.front() == 0;  // slots in order: slot 0 first when carried
+  // Slots in order: slot 0 first when carried; none in a join.
+  const bool own = !sent.carried.empty() && sent.carried.front() == 0;
   if (--sent.waiting == 0) {
     sent.step = 0;
     sent.carried.clear();
@@ -173,7 +204,6 @@ void send_push(self_ptr self, const trainer_setup& setup, std::size_t index) {
       });
 }
 
-/// Node step `step` of `round` goes out, carrying the gradients of the slots `carried`.
 void begin_node_step(trainer_state& st, const trainer_setup& setup, std::uint32_t round,
                      std::uint64_t step, std::vector<std::uint32_t> carried) {
   node_round(st, round).pushed = step;
@@ -295,7 +325,7 @@ void finish_kv_round(self_ptr self, const trainer_setup& setup) {
     self->send(first_trainer(st),
                kv_done{kv_worker_id(setup.framer->node_id(), setup.worker), st.epoch,
                        st.batches});
-    return;
+    return report_round_end(self, setup);
   }
   node_round(st, st.epoch).finished[0] = st.batches;
   push_when_complete(self, setup, st.epoch);

@@ -39,6 +39,10 @@ float compute_step(self_ptr self, const trainer_setup& setup, Computation&& comp
   return loss;
 }
 
+/// The worker's part of the round is over: its epoch_report to the supervisor and, from the
+/// node's last worker, the drain marker.
+void report_round_end(self_ptr self, const trainer_setup& setup);
+
 // -- trainer_kv.cpp ---------------------------------------------------------------------------
 
 /// Sets up kvstore mode's state: the node's first trainer pushes for the node.
@@ -50,7 +54,9 @@ void start_kv(self_ptr self, const trainer_setup& setup);
 void kv_step(self_ptr self, const trainer_setup& setup, const compute::batch& batch);
 
 /// The worker trained its part of the round: the node's push waits for it no longer, and once
-/// the whole node is done the shards are told (kv_done).
+/// the whole node is done (and joined the round's later steps, dist_sync) the shards are told
+/// (kv_done). It reports the round's end (report_round_end) at once, or the node's first
+/// trainer once the node is through, so that the next round finds every answer taken.
 void finish_kv_round(self_ptr self, const trainer_setup& setup);
 
 /// A new round begins: the node's first trainer forgets the rounds before it.

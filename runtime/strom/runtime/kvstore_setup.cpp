@@ -99,6 +99,7 @@ actors::kv_options kv_options_of(schema::Distributed::Reader distributed,
     distributed.getTwoBitThreshold() / static_cast<float>(std::max<std::size_t>(batch_size, 1));
   options.threshold = threshold;
   options.server_optimizer = distributed.getServerOptimizer();
+  options.joins = distributed.getKvstore() == schema::KvStoreSync::DIST_SYNC;
   return options;
 }
 
