@@ -394,26 +394,45 @@ BOOST_AUTO_TEST_CASE(gives_up_when_no_keepalive_is_answered_for_the_reconnect_ti
                        "(--reconnect-timeout 5 s)") != std::string::npos, *why);
 }
 
-BOOST_AUTO_TEST_CASE(a_dropped_node_stops_its_jobs_actors) {
+namespace {
+
+/// A joined agent (node 4) running job 1 of one worker, its relay watched by the test.
+struct agent_running_a_job {
+  agent_running_a_job() {
+    answer_join(scheduler, {true, 4, {}}, real_wait);
+    scheduler->send(agent, one_worker_job(1, caf::actor_cast<caf::actor>(hub)));
+    ready = await_ready(env, scheduler);
+    BOOST_REQUIRE(ready);
+    env.self->monitor(ready->relay);
+  }
+
+  /// Awaits the down messages of the agent and the relay: which came.
+  std::pair<bool, bool> agent_and_relay_down() {
+    bool agent_down = false;
+    bool relay_down = false;
+    for (int i = 0; i < 2; ++i)
+      env.self->receive(
+        [&](const caf::down_msg& down) {
+          agent_down |= down.source == agent.address();
+          relay_down |= down.source == ready->relay.address();
+        },
+        caf::after(real_wait) >> [] {});
+    return {agent_down, relay_down};
+  }
+
   threaded_system env;
   caf::scoped_actor scheduler{env.sys};
-  const auto agent = spawn_agent(env, caf::actor_cast<caf::actor>(scheduler), tiny_job);
-  answer_join(scheduler, {true, 4, {}}, real_wait);
+  caf::actor agent = spawn_agent(env, caf::actor_cast<caf::actor>(scheduler), tiny_job);
   caf::scoped_actor hub{env.sys};
-  scheduler->send(agent, one_worker_job(1, caf::actor_cast<caf::actor>(hub)));
-  const auto ready = await_ready(env, scheduler);
-  BOOST_REQUIRE(ready);
-  env.self->monitor(ready->relay);
-  scheduler->send(agent, dropped_atom_v, std::string{"node 4 lost: hung"});
-  bool agent_down = false;
-  bool relay_down = false;
-  for (int i = 0; i < 2; ++i)
-    env.self->receive(
-      [&](const caf::down_msg& down) {
-        agent_down |= down.source == agent.address();
-        relay_down |= down.source == ready->relay.address();
-      },
-      caf::after(real_wait) >> [] {});
+  std::optional<node_ready> ready;
+};
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(a_dropped_node_stops_its_jobs_actors) {
+  agent_running_a_job node;
+  node.scheduler->send(node.agent, dropped_atom_v, std::string{"node 4 lost: hung"});
+  const auto [agent_down, relay_down] = node.agent_and_relay_down();
   BOOST_TEST(agent_down);
   BOOST_TEST(relay_down);
 }
@@ -422,23 +441,10 @@ BOOST_AUTO_TEST_CASE(a_relay_still_reporting_after_a_stop_ends_when_the_agent_en
   // A stop asks the job's relay for its counts and ends it once it answered; an agent that
   // ends first (Ctrl-C: a cancel, then the shutdown) must end it too, or its actor system
   // waits for the relay forever.
-  threaded_system env;
-  caf::scoped_actor scheduler{env.sys};
-  const auto agent = spawn_agent(env, caf::actor_cast<caf::actor>(scheduler), tiny_job);
-  answer_join(scheduler, {true, 4, {}}, real_wait);
-  caf::scoped_actor hub{env.sys};
-  scheduler->send(agent, one_worker_job(1, caf::actor_cast<caf::actor>(hub)));
-  const auto ready = await_ready(env, scheduler);
-  BOOST_REQUIRE(ready);
-  env.self->monitor(ready->relay);
-  scheduler->send(agent, stop_atom_v, std::uint64_t{1});
-  scheduler->send_exit(agent, caf::exit_reason::user_shutdown);
-  bool relay_down = false;
-  for (int i = 0; i < 2; ++i)  // the agent's down message and the relay's
-    env.self->receive(
-      [&](const caf::down_msg& down) { relay_down |= down.source == ready->relay.address(); },
-      caf::after(real_wait) >> [] {});
-  BOOST_TEST(relay_down);
+  agent_running_a_job node;
+  node.scheduler->send(node.agent, stop_atom_v, std::uint64_t{1});
+  node.scheduler->send_exit(node.agent, caf::exit_reason::user_shutdown);
+  BOOST_TEST(node.agent_and_relay_down().second);
 }
 
 BOOST_AUTO_TEST_CASE(a_job_stopped_while_it_is_prepared_never_starts) {

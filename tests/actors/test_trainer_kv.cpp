@@ -2,6 +2,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -73,6 +74,29 @@ struct kv_trainer : deterministic_system {
 
   std::span<const float> parameters() const { return setup.replica->net().parameters(); }
 
+  /// Asks the trainer for the shards' latest parameters and lets everything run.
+  void ask() {
+    self->send(trainer_actor, kv_pull_atom_v);
+    sched.run();
+  }
+
+  /// Whether the trainer answered that they are in its replica (an error fails the test).
+  bool answered() {
+    bool got = false;
+    self->receive([&](kv_pull_atom) { got = true; },
+                  [](const caf::error& err) { BOOST_ERROR(to_string(err)); },
+                  caf::after(std::chrono::seconds(0)) >> [] {});
+    return got;
+  }
+
+  /// Whether the replica's first half holds `first` throughout and its second half `second`.
+  bool halves_hold(float first, float second) const {
+    const auto params = parameters();
+    const auto middle = params.begin() + static_cast<std::ptrdiff_t>(params.size() / 2);
+    return std::all_of(params.begin(), middle, [&](float v) { return v == first; })
+           && std::all_of(middle, params.end(), [&](float v) { return v == second; });
+  }
+
   trainer_setup setup;
   std::vector<caf::actor> spawned_shards;
   std::vector<float> before;
@@ -83,30 +107,18 @@ struct kv_trainer : deterministic_system {
 
 BOOST_AUTO_TEST_CASE(a_kvstore_trainer_takes_every_range_s_latest_parameters_from_its_shard) {
   kv_trainer t{true};
-  auto answered = false;
-  auto asked = t.self->request(t.trainer_actor, caf::infinite, kv_pull_atom_v);
-  t.sched.run();
-  std::move(asked).receive([&](kv_pull_atom) { answered = true; },
-                           [](const caf::error& err) { BOOST_FAIL(to_string(err)); });
-  BOOST_REQUIRE(answered);
-  const auto params = t.parameters();
-  const auto half = params.size() / 2;
-  BOOST_TEST(std::all_of(params.begin(), params.begin() + half,
-                         [](float v) { return v == first_half_value; }));
-  BOOST_TEST(std::all_of(params.begin() + half, params.end(),
-                         [](float v) { return v == second_half_value; }));
-  BOOST_TEST(t.setup.framer->stats().pull_bytes > params.size_bytes());  // counted, with headers
+  t.ask();
+  BOOST_REQUIRE(t.answered());
+  BOOST_TEST(t.halves_hold(first_half_value, second_half_value));
+  BOOST_TEST(t.setup.framer->stats().pull_bytes > t.parameters().size_bytes());  // + headers
 }
 
 BOOST_AUTO_TEST_CASE(a_range_whose_shard_was_lost_is_pulled_from_its_new_head) {
   // A server lost while the epoch is evaluated: the pull waits for the range's re-route.
   kv_trainer t{true};
   t.self->send_exit(t.setup.kv.shards[0].shard, caf::exit_reason::kill);
-  t.sched.run();
-  auto answered = false;
-  auto asked = t.self->request(t.trainer_actor, caf::infinite, kv_pull_atom_v);
-  t.sched.run();
-  BOOST_TEST(t.self->mailbox().size() == 0u);  // not answered: the first range waits
+  t.ask();
+  BOOST_TEST(!t.answered());  // the first range waits
   constexpr float replica_value = 0.75f;
   const auto& first = t.setup.kv.shards[0].range;
   kv_reroute reroute;
@@ -114,27 +126,15 @@ BOOST_AUTO_TEST_CASE(a_range_whose_shard_was_lost_is_pulled_from_its_new_head) {
                            t.spawn_shard(first, replica_value)});
   t.self->send(t.trainer_actor, reroute);
   t.sched.run();
-  BOOST_REQUIRE_EQUAL(t.self->mailbox().size(), 1u);
-  std::move(asked).receive([&](kv_pull_atom) { answered = true; },
-                           [](const caf::error& err) { BOOST_FAIL(to_string(err)); });
-  BOOST_REQUIRE(answered);
-  const auto params = t.parameters();
-  const auto half = params.size() / 2;
-  BOOST_TEST(std::all_of(params.begin(), params.begin() + half,
-                         [](float v) { return v == replica_value; }));
-  BOOST_TEST(std::all_of(params.begin() + half, params.end(),
-                         [](float v) { return v == second_half_value; }));
+  BOOST_REQUIRE(t.answered());
+  BOOST_TEST(t.halves_hold(replica_value, second_half_value));
 }
 
 BOOST_AUTO_TEST_CASE(with_the_optimizer_on_the_workers_the_replica_keeps_its_parameters) {
   // The shards then hold sums, not parameters: the answer comes at once, nothing is taken.
   kv_trainer t{false};
-  auto answered = false;
-  auto asked = t.self->request(t.trainer_actor, caf::infinite, kv_pull_atom_v);
-  t.sched.run();
-  std::move(asked).receive([&](kv_pull_atom) { answered = true; },
-                           [](const caf::error& err) { BOOST_FAIL(to_string(err)); });
-  BOOST_REQUIRE(answered);
+  t.ask();
+  BOOST_REQUIRE(t.answered());
   BOOST_TEST(std::equal(t.before.begin(), t.before.end(), t.parameters().begin(),
                         t.parameters().end()));
   BOOST_TEST(t.setup.framer->stats().pull_bytes == 0u);
