@@ -4,14 +4,15 @@
 // It keeps the range's parameters and, with the optimizer on the server (MXNet's
 // update_on_kvstore, the default), the updater and its state for them.
 //
-// dist_sync: the pushes of one step are summed until every worker of the round pushed that
-// step or said it trained fewer steps (kv_done: a cut round), a lost worker being forgotten;
-// a worker out of batches joins the step with a push of weight 0 and no gradient, which
-// counts as its push and adds nothing (Horovod's join: it takes the step's answer); the mean of the pushes (each weighed by the workers' gradients it stands
-// for: a node's pushes carry its workers' mean) then takes one optimizer step, and every pusher of
-// the step is answered with the new parameters (one frame, shared). A worker's next push
-// comes only after that answer, so the steps of a round merge in order. dist_async: every
-// push takes an optimizer step at once and is answered with the parameters it produced.
+// dist_sync: the pushes of one step are summed until every worker of the round pushed that step or
+// said it trained fewer steps (kv_done: a cut round), a lost worker being forgotten; a worker out
+// of batches joins the step with a push of weight 0 and no gradient, which counts as its push and
+// adds nothing (Horovod's join: it takes the step's answer). The mean of the pushes (each weighed
+// by the workers' gradients it stands for: a node's pushes carry its workers' mean) then takes one
+// optimizer step, and every pusher of the step is answered with the new parameters (one frame,
+// shared). A worker's next push comes only after that answer, so the steps of a round merge in
+// order. dist_async: every push takes an optimizer step at once and is answered with the
+// parameters it produced.
 // Without the server optimizer the shard only sums: the answer is the step's mean gradient
 // and each worker runs its own updater on it (dist_sync only: the workers' updaters stay
 // equal because they see equal gradients).

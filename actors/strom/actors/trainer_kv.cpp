@@ -80,8 +80,8 @@ void take_own(self_ptr self, const trainer_setup& setup, std::size_t index,
   count_step(self, setup, st.kv_own.loss, st.kv_own.samples);
 }
 
-/// One range's answer to node step `step` of `round`, which this worker did not carry (it finished its
-/// part of the round): taken all the same, so that every replica of the node stays at the
+/// One range's answer to node step `step` of `round`, which this worker did not carry (it finished
+/// its part of the round): taken all the same, so that every replica of the node stays at the
 /// node's latest step. With its own updater a replica that skipped a step would stay off the
 /// others for good; with the server's, its next round would start a step behind. A node step
 /// answers all its ranges before the next goes out.
