@@ -1,44 +1,40 @@
 #pragma once
-// A kvstore node's sum of its workers' gradients of one step (MXNet's local aggregation),
-// shared by its trainers like the node's framer (thread-safe adds): each trainer adds its
-// gradient and tells the node's first trainer, which pushes the mean for the whole node and
-// hands the shards' answers on. Its workers then push one frame a node instead of one each.
+// A kvstore node's mean of its workers' gradients of one step (MXNet's local aggregation):
+// each worker computes its gradient into its own replica and tells the node's first trainer,
+// which reads the gradients of the workers a step carries, in slot order, and pushes their
+// mean for the whole node, then hands the shards' answers on. Its workers then push one frame
+// a node instead of one each, and the mean is the same to the bit in every run (a sum in the
+// order the workers finish would not be with three or more).
+// Safe without a lock: a worker writes its gradient before it says so (a message), and
+// writes it again only after the answer to that step, which goes out after the mean is taken.
 
-#include <algorithm>
 #include <cstddef>
-#include <mutex>
+#include <cstdint>
 #include <span>
 #include <vector>
 
 namespace strom::actors {
 
-/// The gradients a node's workers added for the step the node pushes next.
+/// The node's workers' gradient buffers, and the mean of a step's.
 class kv_node_sum {
 public:
-  /// A zero sum of `elements` floats (the model's).
-  explicit kv_node_sum(std::size_t elements);
+  /// The gradient buffers of the node's workers, by slot (each the model's size).
+  explicit kv_node_sum(std::vector<std::span<const float>> gradients);
 
-  /// Adds a worker's gradient (elements() floats; throws std::invalid_argument otherwise).
-  void add(std::span<const float> gradient);
-
-  /// Turns the sum of `weight` gradients into their mean and calls `use` with it, then clears
-  /// the sum for the next step. Only the node's first trainer calls it, once every worker of
-  /// the step added (they add to the next step only after its answer).
+  /// Calls `use` with the mean of the gradients of `slots` (in slot order, at least one).
+  /// Only the node's first trainer calls it, once every one of them computed the step's.
   template <class Use>
-  void take_mean(std::size_t weight, Use&& use) {
-    std::lock_guard<std::mutex> guard{mutex_};
-    const float scale = 1.0f / static_cast<float>(weight);
-    for (auto& value : sum_)
-      value *= scale;
-    use(std::span<const float>{sum_});
-    std::fill(sum_.begin(), sum_.end(), 0.0f);
+  void take_mean(const std::vector<std::uint32_t>& slots, Use&& use) {
+    sum_slots(slots);
+    use(std::span<const float>{mean_});
   }
 
-  std::size_t elements() const noexcept { return sum_.size(); }
-
 private:
-  std::mutex mutex_;
-  std::vector<float> sum_;
+  // mean_ = the gradients of `slots`, added in slot order, over their number.
+  void sum_slots(const std::vector<std::uint32_t>& slots);
+
+  std::vector<std::span<const float>> gradients_;
+  std::vector<float> mean_;
 };
 
 } // namespace strom::actors

@@ -36,9 +36,13 @@ local_node spawn_local_node(caf::actor_system& system, const local_node_setup& s
   const auto node_sums =
     contributions == 0 ? nullptr : std::make_shared<node_average>(workers, contributions);
   // A kvstore node pushes once a step for all its workers (trainer_kv.cpp).
-  const auto kv_sums = setup.kv.shards.empty() || workers < 2
-                         ? nullptr
-                         : std::make_shared<kv_node_sum>(first.net().parameters().size());
+  std::shared_ptr<kv_node_sum> kv_sums;
+  if (!setup.kv.shards.empty() && workers > 1) {
+    std::vector<std::span<const float>> gradients;
+    for (const auto& replica : setup.replicas)
+      gradients.push_back(replica->net().gradients());
+    kv_sums = std::make_shared<kv_node_sum>(std::move(gradients));
+  }
   for (std::uint32_t w = 0; w < workers; ++w) {
     trainer_setup one{w,
                       setup.replicas[w],

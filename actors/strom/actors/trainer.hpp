@@ -21,8 +21,8 @@
 // and waits before its next step for the average (parameter_averaging.hpp). With parameter
 // servers (trainer_setup::kv) each step's gradient goes to the shards and the next step
 // follows once every shard answered with its range's parameters (kv_pusher.hpp). A node
-// pushes once a step (MXNet's local aggregation): its workers add their gradients to the
-// node's sum (kv_node_sum.hpp), and its first trainer pushes their mean, hands the answers on
+// pushes once a step (MXNet's local aggregation): its first trainer pushes the mean of its
+// workers' gradients (kv_node_sum.hpp, in slot order), hands the answers on
 // and, once every worker of the node is through a round, tells the shards its steps.
 // Spawn it detached: a step is long and must not block CAF's scheduler threads.
 
@@ -90,8 +90,8 @@ struct trainer_setup {
   /// With shards, the worker pushes gradients to parameter servers and takes their answers
   /// instead of sharing updates (kv_pusher.hpp).
   kv_options kv;
-  /// The node's sum of its workers' gradients (kvstore with several workers a node), shared by
-  /// its trainers; null: the worker is alone on its node.
+  /// The mean of the node's workers' gradients (kvstore with several workers a node), which
+  /// the node's first trainer takes; null: the worker is alone on its node.
   std::shared_ptr<kv_node_sum> kv_sums;
   std::shared_ptr<timeline_track> track{};  ///< its timeline (--timeline); null: none kept
   /// The node's speed factor (compute_slowdown.hpp, a testing aid); 1: not slowed.
@@ -128,7 +128,7 @@ struct kv_flight {
 
 /// How far a kvstore node's workers got in one round, as its first trainer counts them.
 struct kv_node_round {
-  std::vector<std::uint64_t> added;  ///< by slot: the latest step added to the node's sum
+  std::vector<std::uint64_t> added;  ///< by slot: the latest step whose gradient it computed
   std::vector<std::optional<std::uint64_t>> finished;  ///< by slot: its steps, once done
   std::uint64_t pushed = 0;  ///< node steps pushed (the latest may be in flight)
   bool done_sent = false;    ///< the shards were told the node's steps (kv_done)

@@ -1,15 +1,16 @@
 // The trainer in kvstore mode (trainer.hpp): a node pushes once a step for all its workers
-// (MXNet's local aggregation). Its first trainer keeps the node's pushes: each worker adds its
-// gradient to the node's sum and says so (kv_local_step); once every worker still in the round
-// added the step, the first trainer pushes their mean, weighed by their number, and hands each
-// range's answer to the node's other workers (kv_local_answer). A worker that finished the round
-// says so (kv_done to the first trainer), so that the node's later steps no longer wait for it,
-// and takes their answers all the same. In dist_sync a node whose workers all ran out of
-// batches joins the round's later steps without a gradient; once it is through and the last
-// push is answered, the shards hear the node's steps (kv_done).
-// A node of one worker pushes its gradient itself, with no sum and no message between, each
-// key range as soon as backward computed it (the later layers' first), so that the transfer
-// and the shards' merge overlap the backward of the earlier layers.
+// (MXNet's local aggregation). Its first trainer keeps the node's pushes: each worker computes its
+// gradient and says so (kv_local_step); once every worker still in the round computed the step,
+// the first trainer pushes their mean (kv_node_sum.hpp: in slot order, so the same to the bit in
+// every run), weighed by their number, and hands each range's answer to the node's other workers
+// (kv_local_answer). A worker that finished the round says so (kv_done to the first trainer), so
+// that the node's later steps no longer wait for it, and takes their answers all the same. In
+// dist_sync a node whose workers all ran out of batches joins the round's later steps without a
+// gradient; once it is through and the last push is answered, the shards hear the node's steps
+// (kv_done).
+// A node of one worker pushes its gradient itself, with no sum and no message between, each key
+// range as soon as backward computed it (the later layers' first), so that the transfer and the
+// shards' merge overlap the backward of the earlier layers.
 
 #include <algorithm>
 #include <stdexcept>
@@ -243,9 +244,8 @@ void push_when_complete(self_ptr self, const trainer_setup& setup, std::uint32_t
   }
   if (carried.empty())
     return;
-  const auto weight = carried.size();
   begin_node_step(st, setup, round, next, std::move(carried));
-  setup.kv_sums->take_mean(weight, [&](std::span<const float> mean) {
+  setup.kv_sums->take_mean(st.kv_sent.carried, [&](std::span<const float> mean) {
     for (std::size_t i = 0; i < setup.kv.shards.size(); ++i)
       frame_push(st, setup, i, mean);
   });
@@ -310,7 +310,6 @@ void kv_step(self_ptr self, const trainer_setup& setup, const compute::batch& ba
     return replica.compute_gradients(batch.features, batch.labels, batch.size);
   });
   const auto step = st.batches + 1;
-  setup.kv_sums->add(replica.net().gradients());
   if (!pushes_for_node(setup)) {
     self->send(first_trainer(st), kv_local_step{st.epoch, setup.worker, step});
     return;
