@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include "strom/actors/trainer_steps.hpp"
 
@@ -104,6 +105,12 @@ void send_kv_done(self_ptr self, const trainer_setup& setup, const caf::actor& h
   self->send(head, kv_done{kv_worker_id(setup.framer->node_id(), 0), round, steps});
 }
 
+/// The node's push and pull bytes since the last count, into its framer's figures.
+void count_traffic(trainer_state& st, const trainer_setup& setup) {
+  const auto traffic = st.kv->take_traffic();
+  setup.framer->count_kv(traffic.push_bytes, traffic.push_dense_bytes, traffic.pull_bytes);
+}
+
 /// Sends range `index`'s unanswered push to its head. A head that is gone (its server lost)
 /// is waited out: the job_master re-routes its range to the next replica (kv_reroute) or
 /// fails the job.
@@ -147,8 +154,7 @@ void tell_done_when_through(self_ptr self, const trainer_setup& setup, std::uint
   node.done_sent = true;
   for (const auto& head : st.kv_sent.heads)
     send_kv_done(self, setup, head, round, node.pushed);
-  const auto traffic = st.kv->take_traffic();
-  setup.framer->count_kv(traffic.push_bytes, traffic.push_dense_bytes, traffic.pull_bytes);
+  count_traffic(st, setup);
   if (round == st.epoch && st.finished)
     report_round_end(self, setup);
 }
@@ -367,6 +373,13 @@ void take_local_answer(self_ptr self, const trainer_setup& setup,
     take_own(self, setup, answer.range, answer.values);
 }
 
+/// Answers the pull of the latest parameters under way with `outcome` (pull_latest).
+template <class Outcome>
+void end_pull(trainer_state& st, Outcome&& outcome) {
+  st.kv_pulling->promise.deliver(std::forward<Outcome>(outcome));
+  st.kv_pulling.reset();
+}
+
 /// Asks range `index`'s head for its latest values (pull_latest). A head that is gone is
 /// waited out like a push's: the range's re-route sends the pull again (reroute_pushes).
 void send_pull(self_ptr self, const trainer_setup& setup, std::size_t index) {
@@ -386,26 +399,19 @@ void send_pull(self_ptr self, const trainer_setup& setup, std::size_t index) {
         auto taken = take_kv_values(setup.kv.shards[index].range, answer.values,
                                     setup.replica->net().parameters(), st.workspace,
                                     st.kv_scratch);
-        if (!taken) {
-          pulling.promise.deliver(
-            caf::make_error(caf::sec::runtime_error, "trainer: " + taken.err().message));
-          st.kv_pulling.reset();
-          return;
-        }
+        if (!taken)
+          return end_pull(st, caf::make_error(caf::sec::runtime_error,
+                                              "trainer: " + taken.err().message));
         st.kv->count_answer(answer);
         pulling.waiting[index] = false;
         if (std::any_of(pulling.waiting.begin(), pulling.waiting.end(), [](bool w) { return w; }))
           return;
-        const auto traffic = st.kv->take_traffic();
-        setup.framer->count_kv(traffic.push_bytes, traffic.push_dense_bytes, traffic.pull_bytes);
-        pulling.promise.deliver(kv_pull_atom_v);
-        st.kv_pulling.reset();
+        count_traffic(st, setup);
+        end_pull(st, kv_pull_atom_v);
       },
       [self, current](caf::error& err) {
-        if (!current() || err == caf::sec::request_receiver_down)
-          return;
-        self->state.kv_pulling->promise.deliver(std::move(err));
-        self->state.kv_pulling.reset();
+        if (current() && err != caf::sec::request_receiver_down)
+          end_pull(self->state, std::move(err));
       });
 }
 
