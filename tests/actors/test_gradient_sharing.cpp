@@ -40,13 +40,23 @@ compute::frame sample_frame(std::uint64_t sequence, std::uint32_t round = 0,
   return *built;
 }
 
-/// A parameter-averaging contribution (a dense fp32 frame) of node `origin`.
-compute::frame contribution_frame(std::uint64_t sequence, std::uint64_t origin) {
-  const std::vector<float> values(elements, 0.5f);
-  auto built = compute::build_update_frame({origin, 0, sequence, 1, 0, 0},
+/// A sum of node `origin` to average 0 of round 0 (tree version `attempt`), all `value`.
+average_part sum_of(std::uint64_t origin, float value, std::uint64_t attempt = 1) {
+  const std::vector<float> values{1.0f, value, value};
+  auto built = compute::build_update_frame({origin, 0, 0, attempt, 0, 0},
                                            compute::dense_fp32_update(values));
   BOOST_REQUIRE(built);
-  return *built;
+  return {0, 0, attempt, {1, 2, 3}, shared_frame{*built}};
+}
+
+/// The values of an average's sum.
+std::vector<float> values_of(const shared_frame& sum) {
+  compute::frame_workspace workspace;
+  auto view = compute::read_update_frame(sum.value, workspace);
+  BOOST_REQUIRE(view);
+  std::vector<float> values(view->elements);
+  std::memcpy(values.data(), view->payload.data(), values.size() * sizeof(float));
+  return values;
 }
 
 /// A frame whose stream header is valid but whose root pointer points far outside it.
@@ -113,27 +123,47 @@ BOOST_AUTO_TEST_CASE(a_mesh_relay_resends_what_it_kept_of_the_round_in_order_to_
   env.sched.run();
 }
 
-BOOST_AUTO_TEST_CASE(a_mesh_relay_keeps_only_each_nodes_last_two_contributions_to_resend) {
+BOOST_AUTO_TEST_CASE(a_mesh_relay_reduces_its_subtrees_averages_and_passes_the_totals_down) {
+  // Node 2 of the tree 1 > 2 > 3: its parent, child and a trainer are the test's actors.
   deterministic_system env;
   auto r = env.sys.spawn(relay);
+  caf::scoped_actor parent{env.sys};
   caf::scoped_actor child{env.sys};
+  caf::scoped_actor trainer{env.sys};
+  caf::scoped_actor stranger{env.sys};
+  env.self->send(r, subscribe_atom_v, caf::actor_cast<caf::actor>(trainer));
+  env.self->send(r, add_peer_atom_v, caf::actor_cast<caf::actor>(parent), false);
+  env.self->send(r, wire_atom_v, caf::actor_cast<caf::actor>(child), false);
+  env.self->send(r, average_tree{1, 2, 1, {1, 2, 3}, {0, 1, 2}});
+  env.sched.run();
+  BOOST_TEST(env.take_all<wired_atom>() == 1u);
+  // A stranger's sum and the parent's (it never sends one) count for nothing.
+  stranger->send(r, sum_of(3, 100.0f));
+  parent->send(r, sum_of(3, 100.0f));
+  env.self->send(r, publish_atom_v, sum_of(2, 2.0f, 0));
+  child->send(r, sum_of(3, 4.0f));
+  env.sched.run();
+  std::optional<average_part> up;
+  parent->receive([&](const average_part& part) { up = part; },
+                  caf::after(std::chrono::seconds(0)) >> [] {});
+  BOOST_REQUIRE(up);
+  BOOST_TEST(values_of(up->sum) == (std::vector<float>{2, 6, 6}));
+  BOOST_TEST(up->attempt == 1u);
+  // The total comes down: the trainer and the child get it, the parent not again.
+  const average_total total{0, 0, sum_of(1, 9.0f).sum};
+  parent->send(r, total);
+  env.sched.run();
+  BOOST_TEST(trainer->mailbox().size() == 1u);
+  BOOST_TEST(child->mailbox().size() == 1u);
+  BOOST_TEST(parent->mailbox().empty());
+  // A neighbour wired later gets the totals taken.
   caf::scoped_actor adopted{env.sys};
-  env.self->send(r, add_peer_atom_v, caf::actor_cast<caf::actor>(child), false);
-  env.sched.run();
-  // Node 7 sends three contributions (sequences 0, 2, 4), node 8 one (1), and an ordinary
-  // frame (3) passes in between: node 7's first contribution is let go.
-  env.self->send(r, shared_frame{contribution_frame(0, 7)});
-  env.self->send(r, shared_frame{contribution_frame(1, 8)});
-  env.self->send(r, shared_frame{contribution_frame(2, 7)});
-  env.self->send(r, shared_frame{sample_frame(3)});
-  env.self->send(r, shared_frame{contribution_frame(4, 7)});
-  env.sched.run();
   env.self->send(r, wire_atom_v, caf::actor_cast<caf::actor>(adopted), true);
   env.sched.run();
-  for (const std::uint64_t sequence : {1, 2, 3, 4})
-    BOOST_TEST((next_received(adopted) == std::optional<std::uint64_t>{sequence}));
-  BOOST_TEST(!next_received(adopted));
-  BOOST_TEST(env.take_all<wired_atom>() == 1u);
+  BOOST_TEST(adopted->mailbox().size() == 1u);
+  const auto stats = stats_of(env, r);
+  BOOST_TEST(stats.frames_rejected == 1u);  // the parent's sum
+  BOOST_TEST(stats.averaging_bytes == up->sum.value.size() + 2 * total.sum.value.size());
   env.self->send_exit(r, caf::exit_reason::user_shutdown);
   env.sched.run();
 }

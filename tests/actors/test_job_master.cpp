@@ -369,6 +369,34 @@ BOOST_AUTO_TEST_CASE(a_lost_evaluator_hands_the_evaluation_to_the_next_node_at_o
   BOOST_TEST(!env.plan(env.b).has_value());
 }
 
+BOOST_AUTO_TEST_CASE(an_evaluator_gone_before_its_loss_is_known_hands_the_evaluation_on) {
+  // CAF answers a request to an actor that ended with request_receiver_down, which may come
+  // before the scheduler's word of the node's loss: the job goes on, as with the loss alone.
+  job_fixture env;
+  env.prepare_both();
+  BOOST_TEST(env.started(env.a, 0));
+  BOOST_TEST(env.started(env.b, 0));
+  env.a->send(env.master, env.round_done(1, 0));
+  env.b->send(env.master, env.round_done(2, 0));
+  env.sched.run();
+  bool asked = false;
+  env.a->receive(
+    [&](evaluate_atom, std::uint64_t, std::uint32_t) -> caf::result<epoch_check> {
+      asked = true;
+      return caf::make_error(caf::sec::request_receiver_down);
+    },
+    caf::after(0s) >> [] {});
+  BOOST_TEST(asked);
+  env.sched.run();
+  env.self->send(env.master, member_lost{1, 5, make_error(strom_error::node_lost, "a lost")});
+  env.sched.run();
+  BOOST_TEST(env.evaluate(env.b, 0));
+  env.sched.run();
+  const auto next = env.plan(env.b);
+  BOOST_REQUIRE(next);
+  BOOST_TEST(next->round == 1u);
+}
+
 BOOST_AUTO_TEST_CASE(losing_every_node_fails_the_job_naming_them) {
   job_fixture env;
   env.prepare_both();

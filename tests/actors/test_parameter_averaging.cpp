@@ -2,6 +2,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "strom/actors/node_average.hpp"
@@ -20,29 +21,14 @@ constexpr std::size_t elements = 1 + parameters + updater_state;
 /// A node's contribution of weight `w`: parameters all `p`, updater state all `u` (sums).
 std::vector<float> contribution(float w, float p, float u) { return {w, p, p, p, u, u}; }
 
-/// A received frame view of `values` from `origin` in `round`; `values` must outlive it.
-compute::update_frame_view frame_of(const std::vector<float>& values, std::uint64_t origin,
-                                    std::uint32_t round = 0) {
-  const auto dense = compute::dense_fp32_update(values);
-  compute::update_frame_view frame;
-  frame.header = {origin, 0, 0, 0, round, 0};
-  frame.enc = dense.enc;
-  frame.elements = values.size();
-  frame.payload = dense.payload;
-  return frame;
-}
-
-/// The index an accepted contribution went to; -1 for a late one that was dropped.
-std::int64_t index_of(const result<std::optional<std::uint64_t>>& added) {
-  BOOST_REQUIRE_MESSAGE(added.ok(), (added.ok() ? "" : added.err().message));
-  return added.value() ? static_cast<std::int64_t>(*added.value()) : -1;
-}
-
-/// Sums of the trainer on node 1 for a round of nodes 1, 2 and 3.
-averaging_sums round_of_three(std::uint32_t round = 0) {
-  averaging_sums sums{elements};
-  sums.start_round(round, {1, 2, 3});
-  return sums;
+/// The total of average `index` of `round`: `values` as a dense frame of the segment from
+/// contribution element `offset`.
+average_total total_of(const std::vector<float>& values, std::uint32_t round,
+                       std::uint64_t index, std::uint64_t offset = 0) {
+  const compute::frame_header header{1, 0, index, 0, round, offset};
+  auto built = compute::build_update_frame(header, compute::dense_fp32_update(values), {});
+  BOOST_REQUIRE(built.ok());
+  return {round, index, shared_frame{std::move(*built)}};
 }
 
 } // namespace
@@ -61,117 +47,76 @@ BOOST_AUTO_TEST_CASE(workers_contribute_every_frequency_steps_and_at_the_last_co
   BOOST_TEST(!contributes_at(5, 12, {0, true}));  // sharing updates: never
 }
 
-BOOST_AUTO_TEST_CASE(an_average_weighs_every_nodes_sum_by_its_workers) {
-  auto sums = round_of_three();
-  BOOST_TEST(index_of(sums.add_own(1, 0)) == 0);
-  const auto two = contribution(2, 8, 80);  // node 2: two workers, parameters 4 each
-  BOOST_TEST(index_of(sums.add(frame_of(two, 2))) == 0);
-  BOOST_TEST(!sums.complete(0));
-  const auto three = contribution(1, 1, 10);
-  BOOST_TEST(index_of(sums.add(frame_of(three, 3))) == 0);
-  BOOST_TEST(sums.complete(0));
-  const auto own = contribution(1, 7, 70);  // this node: one worker
+BOOST_AUTO_TEST_CASE(an_average_is_the_total_divided_by_its_weight) {
+  // Nodes of two, one and one workers: weight 4, parameters summing to 16, state to 160.
+  averaging_totals totals{elements};
+  totals.start_round(0);
+  BOOST_TEST(totals.next_index() == 0u);
+  BOOST_TEST(!totals.complete(0));
+  BOOST_TEST(totals.add(total_of(contribution(4, 16, 160), 0, 0)).ok());
+  BOOST_TEST(totals.complete(0));
   std::vector<float> p(parameters), u(updater_state);
-  sums.take(0, own, p, u);
+  totals.take(0, p, u);
   BOOST_TEST(p == (std::vector<float>{4, 4, 4}));
   BOOST_TEST(u == (std::vector<float>{40, 40}));
+  BOOST_TEST(!totals.complete(0));
+  BOOST_TEST(totals.next_index() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_total_in_segments_is_taken_once_every_segment_came) {
+  // Parameters of one segment's size and two updater state elements: the weight and the
+  // first parameters in the first segment, the last parameter and the state in the second.
+  constexpr auto segment = average_segment_elements;
+  const std::size_t model = segment;
+  averaging_totals totals{1 + model + 2};
+  totals.start_round(0);
+  (void)totals.next_index();
+  std::vector<float> first(segment, 6.0f);
+  first.front() = 2.0f;  // the weight
+  BOOST_TEST(totals.add(total_of({8, 10, 12}, 0, 0, segment)).ok());
+  BOOST_TEST(!totals.complete(0));
+  BOOST_TEST(totals.add(total_of(first, 0, 0)).ok());
+  BOOST_TEST(totals.complete(0));
+  std::vector<float> p(model), u(2);
+  totals.take(0, p, u);
+  BOOST_TEST(p.front() == 3.0f);
+  BOOST_TEST(p[model - 2] == 3.0f);
+  BOOST_TEST(p.back() == 4.0f);
+  BOOST_TEST(u == (std::vector<float>{5, 6}));
+  // A segment off a segment's start, or of the wrong length, is refused.
+  BOOST_TEST(!totals.add(total_of({1, 2}, 0, 1, segment)).ok());
+  BOOST_TEST(!totals.add(total_of({1, 2, 3}, 0, 1, 7)).ok());
 }
 
 BOOST_AUTO_TEST_CASE(without_averaged_updaters_only_the_parameters_change) {
-  averaging_sums sums{1 + parameters};
-  sums.start_round(0, {1, 2});
-  BOOST_TEST(sums.add_own(1, 0).ok());
-  const std::vector<float> other{1, 3, 4, 5};
-  BOOST_TEST(sums.add(frame_of(other, 2)).ok());
   std::vector<float> p(parameters), u{7, 7};
-  sums.take(0, std::vector<float>{1, 1, 2, 3}, p, {});
+  const std::vector<float> sum{2, 4, 6, 8};
+  take_average_of(std::as_bytes(std::span<const float>{sum}), p, {});
   BOOST_TEST(p == (std::vector<float>{2, 3, 4}));
   BOOST_TEST(u == (std::vector<float>{7, 7}));
 }
 
-BOOST_AUTO_TEST_CASE(a_lost_node_is_no_longer_waited_for_and_what_it_sent_still_counts) {
-  auto sums = round_of_three();
-  BOOST_TEST(sums.add_own(1, 0).ok());
-  const auto two = contribution(1, 4, 4);
-  BOOST_TEST(sums.add(frame_of(two, 2)).ok());
-  sums.forget(2);
-  BOOST_TEST(!sums.complete(0));
-  sums.forget(3);
-  BOOST_TEST(sums.complete(0));
+BOOST_AUTO_TEST_CASE(a_total_of_another_round_is_dropped_and_a_new_round_starts_at_index_0) {
+  averaging_totals totals{elements};
+  totals.start_round(4);
+  (void)totals.next_index();
+  BOOST_TEST(totals.add(total_of(contribution(1, 1, 1), 3, 0)).ok());  // late: dropped
+  BOOST_TEST(!totals.complete(0));
+  totals.start_round(5);
+  BOOST_TEST(totals.next_index() == 0u);
+  BOOST_TEST(totals.add(total_of(contribution(2, 10, 10), 5, 0)).ok());
   std::vector<float> p(parameters), u(updater_state);
-  sums.take(0, contribution(1, 2, 2), p, u);
-  BOOST_TEST(p == (std::vector<float>{3, 3, 3}));
-}
-
-BOOST_AUTO_TEST_CASE(a_trainer_whose_peers_were_all_lost_takes_its_nodes_sum) {
-  averaging_sums sums{elements};
-  sums.start_round(0, {1, 2});
-  BOOST_TEST(sums.add_own(1, 0).ok());
-  sums.forget(2);
-  BOOST_TEST(sums.complete(0));
-  std::vector<float> p(parameters), u(updater_state);
-  sums.take(0, contribution(2, 12, 120), p, u);
-  BOOST_TEST(p == (std::vector<float>{6, 6, 6}));
-}
-
-BOOST_AUTO_TEST_CASE(the_kth_contributions_of_all_nodes_go_together_in_any_arrival_order) {
-  auto sums = round_of_three();
-  // Node 2 took average 0 already and sent its second contribution before node 3's first.
-  const auto first = contribution(1, 0, 0);
-  const auto second = contribution(1, 9, 9);
-  BOOST_TEST(index_of(sums.add(frame_of(first, 2))) == 0);
-  BOOST_TEST(index_of(sums.add(frame_of(second, 2))) == 1);
-  BOOST_TEST(sums.add_own(1, 0).ok());
-  BOOST_TEST(!sums.complete(0));
-  const auto three = contribution(1, 3, 3);
-  BOOST_TEST(sums.add(frame_of(three, 3)).ok());
-  BOOST_TEST(sums.complete(0));
-  BOOST_TEST(!sums.complete(1));
-  std::vector<float> p(parameters), u(updater_state);
-  sums.take(0, contribution(1, 3, 3), p, u);
-  BOOST_TEST(p == (std::vector<float>{2, 2, 2}));
-}
-
-BOOST_AUTO_TEST_CASE(hostile_contributions_are_refused_and_leave_the_sums_as_they_were) {
-  auto sums = round_of_three();
-  const auto good = contribution(1, 1, 1);
-  BOOST_TEST(!sums.add(frame_of(good, 4)).ok());     // not a member
-  BOOST_TEST(!sums.add(frame_of(good, 2, 2)).ok());  // a round past the next
-  const std::vector<float> short_one{1, 2};
-  BOOST_TEST(!sums.add(frame_of(short_one, 2)).ok());  // wrong size
-  auto shifted = frame_of(good, 2);
-  shifted.header.offset = 1;
-  BOOST_TEST(!sums.add(shifted).ok());
-  auto sparse = frame_of(good, 2);
-  sparse.enc = compute::encoding::threshold;
-  BOOST_TEST(!sums.add(sparse).ok());
-  const std::vector<float> not_finite{1, 1, 1, 1, 1, std::numeric_limits<float>::infinity()};
-  BOOST_TEST(!sums.add(frame_of(not_finite, 2)).ok());
-  BOOST_TEST(sums.add(frame_of(good, 2)).ok());
-  BOOST_TEST(sums.add(frame_of(good, 2)).ok());
-  const auto ahead = sums.add(frame_of(good, 2));  // two averages ahead
-  BOOST_REQUIRE(!ahead.ok());
-  BOOST_TEST(ahead.err().message.find("still open") != std::string::npos);
-  BOOST_TEST(sums.add_own(1, 0).ok());
-  const auto three = contribution(1, 4, 4);
-  BOOST_TEST(sums.add(frame_of(three, 3)).ok());
-  std::vector<float> p(parameters), u(updater_state);
-  sums.take(0, contribution(1, 4, 4), p, u);
-  BOOST_TEST(p == (std::vector<float>{3, 3, 3}));
-}
-
-BOOST_AUTO_TEST_CASE(a_faster_nodes_next_round_is_kept_and_a_late_earlier_round_dropped) {
-  auto sums = round_of_three(4);
-  const auto next = contribution(1, 8, 8);
-  BOOST_TEST(sums.add(frame_of(next, 2, 5)).ok());  // round 5 started there already
-  const auto late = contribution(1, 1, 1);
-  BOOST_TEST(index_of(sums.add(frame_of(late, 2, 3))) == -1);
-  sums.start_round(5, {1, 2});
-  BOOST_TEST(sums.add_own(1, 5).ok());
-  BOOST_TEST(sums.complete(0));
-  std::vector<float> p(parameters), u(updater_state);
-  sums.take(0, contribution(1, 2, 2), p, u);
+  totals.take(0, p, u);
   BOOST_TEST(p == (std::vector<float>{5, 5, 5}));
+}
+
+BOOST_AUTO_TEST_CASE(a_total_that_is_no_sum_of_this_models_contributions_is_refused) {
+  averaging_totals totals{elements};
+  totals.start_round(0);
+  const auto wrong_size = totals.add(total_of({1, 2, 3}, 0, 0));
+  BOOST_REQUIRE(!wrong_size.ok());
+  BOOST_TEST(wrong_size.err().message.find("3 elements from 0") != std::string::npos);
+  BOOST_TEST(!totals.complete(0));
 }
 
 BOOST_AUTO_TEST_CASE(a_nodes_sum_is_complete_once_each_worker_added_and_its_last_is_told) {

@@ -134,6 +134,12 @@ BOOST_AUTO_TEST_CASE(parameter_averaging_on_a_mesh_goes_on_without_an_interior_n
   check_goes_on_without_rank(6, 1, schema::TrainingMode::AVERAGING);
 }
 
+BOOST_AUTO_TEST_CASE(parameter_averaging_goes_on_without_the_root_of_its_reduction) {
+  // The root sums every average: rank 1 takes its place, the open average starts again along
+  // the new tree, and a total some nodes took before the loss reaches the others.
+  check_goes_on_without_rank(6, 0, schema::TrainingMode::AVERAGING);
+}
+
 BOOST_AUTO_TEST_CASE(a_mesh_goes_on_without_its_root_lost_mid_epoch) {
   // Rank 1 takes the root's place and adopts rank 2 below it; rank 1 also evaluates now.
   check_goes_on_without_rank(4, 0);

@@ -223,7 +223,7 @@ void complete_job(self_ptr self, const job_master_setup& setup) {
     r.bytes_sent += node.sent.bytes_sent;
     r.dense_bytes_equivalent += node.sent.dense_bytes_equivalent;
     averages += node.sent.averages;
-    r.averaging_bytes += node.sent.averaging_bytes;
+    r.averaging_bytes += node.relayed.averaging_bytes;
     r.push_bytes += node.sent.push_bytes;
     r.push_dense_bytes += node.sent.push_dense_bytes;
     r.pull_bytes += node.sent.pull_bytes;
@@ -365,6 +365,16 @@ void evaluate(self_ptr self, const job_master_setup& setup) {
       [self, setup, evaluator, epoch, asked](caf::error& err) {
         if (!asked())
           return;
+        // Its node is going (it stopped, or its connection broke) before the scheduler's
+        // word of the loss came: that loss hands the task to the next node (lose_member).
+        if (err == caf::sec::request_receiver_down
+            || err == caf::exit_reason::remote_link_unreachable) {
+          log::info("job_master: job {}: node {} could not evaluate epoch {} ({}); the next "
+                    "node will once its loss is known",
+                    self->state.status.job_id, evaluator, epoch + 1,
+                    error_text(self->system(), err));
+          return;
+        }
         self->state.evaluator.reset();
         fail_job(self, setup,
                  make_error(code_for(err, strom_error::node_failed),
@@ -458,8 +468,13 @@ void node_prepared(self_ptr self, const job_master_setup& setup, const node_read
     return;
   if (!needs_wiring(st.plan))
     return resume_training(self, setup);
-  wire_mesh(self, setup.timeouts.prepare_timeout, [self, setup] { resume_training(self, setup); },
-            [self, setup](const caf::error& why) { fail_job(self, setup, why); });
+  wire_mesh(
+    self, setup.timeouts.prepare_timeout,
+    [self, setup] {
+      send_average_trees(self, setup.submission);
+      resume_training(self, setup);
+    },
+    [self, setup](const caf::error& why) { fail_job(self, setup, why); });
 }
 
 void assign(self_ptr self, const job_master_setup& setup) {
@@ -576,6 +591,10 @@ caf::behavior job_master(caf::stateful_actor<job_master_state>* self, job_master
   // nodes' relays form a tree, wired once all are prepared (job_topology.hpp); the hub
   // then carries nothing.
   st.plan = plan_for(setup.submission, st.nodes);
+  if (setup.submission.averaging && setup.submission.topology != "mesh")
+    log::info("job_master: job {} averages parameters along a mesh of fanout {} (its topology "
+              "'{}' is for shared updates)",
+              setup.job_id, st.plan.fanout, setup.submission.topology);
   st.report.topology = summary_of(st.plan, st.nodes.size());
   st.status.topology = status_line_of(st.plan);
   for (const auto& client : setup.clients)

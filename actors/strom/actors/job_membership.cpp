@@ -70,8 +70,10 @@ void drop_joiner(self_ptr self, const job_master_setup& setup, std::uint64_t nod
   st.joining.erase(joiner);
   st.members.erase(node);
   st.prepared.erase(node);
-  if (st.plan.links.count(node) > 0)  // a mesh joiner wired before its snapshot
+  if (st.plan.links.count(node) > 0) {  // a mesh joiner wired before its snapshot
     remap_without(st, node);
+    send_average_trees(self, setup.submission);
+  }
 }
 
 /// A node of the running job left the cluster: the job goes on without it (see the header).
@@ -87,6 +89,7 @@ void lose_member(self_ptr self, const job_master_setup& setup, const member_lost
   r.failure_detection_seconds = std::max(r.failure_detection_seconds, lost.silent_seconds);
   const auto before = st.plan;
   remap_without(st, node);
+  send_average_trees(self, setup.submission);
   if (st.nodes.empty())
     return fail_job(self, setup,
                     make_error(strom_error::node_lost,
@@ -239,6 +242,7 @@ void wire_joiners(self_ptr self, const job_master_setup& setup,
     if (auto grown = with_node(st.plan, node))
       st.plan = std::move(*grown);
   st.report.topology.version = st.plan.version;
+  send_average_trees(self, setup.submission);
   wire_children(self, setup.timeouts.prepare_timeout, joiners, false, then,
                 [self, setup, joiners, then](const caf::error& why) {
                   for (auto node : joiners)

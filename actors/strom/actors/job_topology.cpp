@@ -14,8 +14,11 @@
 namespace strom::actors {
 
 topology_plan plan_for(const job_submission& submission, const std::vector<std::uint64_t>& nodes) {
-  const auto kind = parse_topology_kind(submission.topology);
-  const topology_options options{kind ? *kind : topology_kind::plain,
+  const auto named = parse_topology_kind(submission.topology);
+  const auto kind = submission.averaging ? topology_kind::mesh
+                    : named              ? *named
+                                         : topology_kind::plain;
+  const topology_options options{kind,
                                  submission.fanout > 0 ? submission.fanout : default_fanout};
   // A job's nodes are distinct members, so planning cannot fail here.
   auto plan = plan_topology(nodes, options);
@@ -39,6 +42,24 @@ std::string status_line_of(const topology_plan& plan) {
 
 bool needs_wiring(const topology_plan& plan) {
   return plan.kind == topology_kind::mesh && plan.links.size() > 1;
+}
+
+void send_average_trees(caf::stateful_actor<job_master_state>* self,
+                        const job_submission& submission) {
+  const auto& st = self->state;
+  if (!submission.averaging)
+    return;
+  average_tree tree{st.plan.version, 0, st.plan.root, {}, {}};
+  for (const auto& [node, links] : st.plan.links) {
+    tree.nodes.push_back(node);
+    tree.parents.push_back(links.parent);
+  }
+  for (const auto& [node, links] : st.plan.links)
+    if (const auto prepared = st.prepared.find(node);
+        prepared != st.prepared.end() && prepared->second.relay) {
+      tree.node = node;
+      self->send(prepared->second.relay, tree);
+    }
 }
 
 void wire_children(caf::stateful_actor<job_master_state>* self, caf::timespan timeout,

@@ -11,6 +11,9 @@
 // A lost node is survived by repair_mesh: its children are re-attached and wired with a resend
 // of the round, and the lost node's frame count (which a plain job gets from the hub) is the
 // union of the survivors' counts. A node that joins is wired to its parent before its restore.
+//
+// A parameter-averaging job always has a mesh (its averages are reduced along the tree, not
+// gathered at the master's hub), and every relay is sent each version of the tree.
 
 #include <cstdint>
 #include <functional>
@@ -26,7 +29,8 @@
 namespace strom::actors {
 
 /// The plan for a job's `nodes` (by rank) with the submission's topology and fanout; a
-/// submission the scheduler let through always has a plan (an unknown kind plans plain).
+/// submission the scheduler let through always has a plan (an unknown kind plans plain). A
+/// parameter-averaging job's is a mesh whatever the submission says.
 topology_plan plan_for(const job_submission& submission, const std::vector<std::uint64_t>& nodes);
 
 /// What the metrics show of `plan`: for a mesh the most neighbours any relay sends to, for
@@ -48,6 +52,11 @@ bool needs_wiring(const topology_plan& plan);
 void wire_children(caf::stateful_actor<job_master_state>* self, caf::timespan timeout,
                    const std::vector<std::uint64_t>& children, bool resend,
                    std::function<void()> wired, std::function<void(const caf::error&)> failed);
+
+/// Sends every relay of `st.plan` that tree (average_tree), for a parameter-averaging job:
+/// its open averages start again along it (average_reduction.hpp).
+void send_average_trees(caf::stateful_actor<job_master_state>* self,
+                        const job_submission& submission);
 
 /// Wires every non-root node of `st.plan` to its parent (before the first epoch).
 void wire_mesh(caf::stateful_actor<job_master_state>* self, caf::timespan timeout,

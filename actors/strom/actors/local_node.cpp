@@ -31,8 +31,7 @@ local_node spawn_local_node(caf::actor_system& system, const local_node_setup& s
       : contribution_elements(first.net().parameters().size(), first.updater_state().size(),
                               setup.averaging);
   node.framer = std::make_shared<node_framer>(setup.node_id, workers,
-                                              first.net().parameters().size(), setup.frames,
-                                              contributions);
+                                              first.net().parameters().size(), setup.frames);
   const auto node_sums =
     contributions == 0 ? nullptr : std::make_shared<node_average>(workers, contributions);
   // A kvstore node pushes once a step for all its workers (trainer_kv.cpp).

@@ -127,7 +127,6 @@ struct framing_stats {
   double density_sum = 0.0;          ///< sum of each update's values sent / elements
   float threshold = 0.0f;            ///< the threshold of the latest update
   std::uint64_t averages = 0;          ///< parameter averages the node's workers took part in
-  std::uint64_t averaging_bytes = 0;   ///< frame bytes of the node's sums sent to be averaged
   std::uint64_t push_bytes = 0;        ///< kvstore: frame bytes pushed to the shards
   std::uint64_t push_dense_bytes = 0;  ///< kvstore: what fp32 pushes would have been
   std::uint64_t pull_bytes = 0;        ///< kvstore: frame bytes of the shards' answers
@@ -139,6 +138,45 @@ struct relay_stats {
   std::uint64_t duplicates_dropped = 0;
   std::uint64_t frames_rejected = 0;   ///< frames that failed to read
   std::uint64_t bytes_received = 0;    ///< frame bytes that came from peer relays
+  std::uint64_t averaging_bytes = 0;   ///< frame bytes of average sums sent to peer relays
+};
+
+// -- parameter averaging along the tree (average_reduction.hpp) ----------------------------
+
+/// Elements of a contribution [weight, parameters, updater state] one sum or total carries at
+/// most (1 MiB): a whole model goes as segments, which the tree reduces one by one, so that the
+/// transfers of one overlap the adding of another.
+inline constexpr std::size_t average_segment_elements = std::size_t{1} << 18;
+
+/// A segment of a sum of contributions to one parameter average on its way up the tree: a
+/// trainer's node's sum (published to its relay) or a relay's partial sum of its subtree (sent
+/// to its parent). `sum` is a dense fp32 frame whose header names the node that summed it
+/// (origin_node), the round (epoch), the average (sequence) and the segment's first element of
+/// the contribution (offset).
+struct average_part {
+  std::uint32_t round = 0;
+  std::uint64_t index = 0;    ///< the round's index-th average
+  std::uint64_t attempt = 0;  ///< the tree version it was summed along (0: a node's own sum)
+  std::vector<std::uint64_t> members;  ///< the round's nodes (round_work::origins)
+  shared_frame sum;
+};
+
+/// A segment of the complete sum of one average (the root's), flooded to every node and its
+/// trainers.
+struct average_total {
+  std::uint32_t round = 0;
+  std::uint64_t index = 0;
+  shared_frame sum;
+};
+
+/// job_master -> relay: the tree averages are reduced along, as the relay of `node` sees it.
+/// Each version replaces the one before; the averages open then start again along it.
+struct average_tree {
+  std::uint64_t version = 0;
+  std::uint64_t node = 0;  ///< the receiving relay's node
+  std::uint64_t root = 0;
+  std::vector<std::uint64_t> nodes;    ///< every node of the tree
+  std::vector<std::uint64_t> parents;  ///< of nodes[i]; 0 for the root
 };
 
 // -- parameter servers (kvstore mode, parameter_shard.hpp) ----------------------------------
@@ -335,7 +373,7 @@ struct shard_stats {
 
 /// Bumped whenever a message of this header changes: nodes of different versions refuse to
 /// join instead of misreading each other.
-inline constexpr std::uint32_t protocol_version = 18;
+inline constexpr std::uint32_t protocol_version = 19;
 
 /// A node that trains (the default).
 inline constexpr const char* node_role_worker = "worker";
@@ -392,6 +430,8 @@ struct job_submission {
   std::uint32_t replicas = 1;  ///< servers that hold each key range (chain replication)
   /// A pipeline job (distributed.mode pipeline): its worker nodes run its stages.
   bool pipeline = false;
+  /// A parameter-averaging job: its nodes' relays form a tree whatever `topology` says.
+  bool averaging = false;
 };
 
 /// scheduler -> client: the answer to a job_submission, an attach or a cancel.
@@ -713,14 +753,29 @@ typename F::result_type inspect(F& f, drain_marker& x) {
 template <class F>
 typename F::result_type inspect(F& f, framing_stats& x) {
   return f(caf::meta::type_name("framing_stats"), x.updates, x.frames_sent, x.bytes_sent,
-           x.dense_bytes_equivalent, x.density_sum, x.threshold, x.averages,
-           x.averaging_bytes, x.push_bytes, x.push_dense_bytes, x.pull_bytes);
+           x.dense_bytes_equivalent, x.density_sum, x.threshold, x.averages, x.push_bytes,
+           x.push_dense_bytes, x.pull_bytes);
 }
 
 template <class F>
 typename F::result_type inspect(F& f, relay_stats& x) {
   return f(caf::meta::type_name("relay_stats"), x.frames_forwarded, x.duplicates_dropped,
-           x.frames_rejected, x.bytes_received);
+           x.frames_rejected, x.bytes_received, x.averaging_bytes);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, average_part& x) {
+  return f(caf::meta::type_name("average_part"), x.round, x.index, x.attempt, x.members, x.sum);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, average_total& x) {
+  return f(caf::meta::type_name("average_total"), x.round, x.index, x.sum);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, average_tree& x) {
+  return f(caf::meta::type_name("average_tree"), x.version, x.node, x.root, x.nodes, x.parents);
 }
 
 template <class F>
@@ -807,7 +862,7 @@ template <class F>
 typename F::result_type inspect(F& f, job_submission& x) {
   return f(caf::meta::type_name("job_submission"), x.job_text, x.source, x.checkpoint_dir,
            x.nodes, x.min_nodes, x.max_nodes, x.rejoin_timeout_ms, x.topology, x.fanout,
-           x.kvstore, x.servers, x.replicas, x.pipeline);
+           x.kvstore, x.servers, x.replicas, x.pipeline, x.averaging);
 }
 
 template <class F>
@@ -1347,5 +1402,10 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   // kvstore local aggregation (issue #19): a node's trainers push once, through its first
   CAF_ADD_TYPE_ID(strom, (strom::actors::kv_local_step))
   CAF_ADD_TYPE_ID(strom, (strom::actors::kv_local_answer))
+
+  // parameter averaging as a tree reduction (issue #19)
+  CAF_ADD_TYPE_ID(strom, (strom::actors::average_part))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::average_total))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::average_tree))
 
 CAF_END_TYPE_ID_BLOCK(strom)

@@ -8,10 +8,9 @@
 namespace strom::actors {
 
 node_framer::node_framer(std::uint64_t node_id, std::uint32_t workers, std::size_t elements,
-                         compute::frame_options options, std::size_t contribution_elements)
+                         compute::frame_options options)
   : node_id_(node_id),
     elements_(elements),
-    contribution_elements_(contribution_elements),
     options_(options),
     finished_(workers, 0),
     included_(workers, 0) {
@@ -19,14 +18,10 @@ node_framer::node_framer(std::uint64_t node_id, std::uint32_t workers, std::size
 
 result<framed_update> node_framer::frame(std::uint32_t worker, std::uint32_t epoch,
                                          const compute::encoded_update& update) {
-  const bool contribution = contribution_elements_ > 0
-                            && update.enc == compute::encoding::dense_fp32
-                            && update.elements == contribution_elements_;
-  if (!contribution && update.elements != elements_)
+  if (update.elements != elements_)
     return error{fmt::format("update from worker {} covers {} elements, expected {}", worker,
                              update.elements, elements_)};
-  if (!contribution && update.enc != compute::encoding::threshold
-      && update.enc != compute::encoding::bitmap)
+  if (update.enc != compute::encoding::threshold && update.enc != compute::encoding::bitmap)
     return error{fmt::format("update from worker {} has encoding {}, expected threshold or bitmap",
                              worker, static_cast<int>(update.enc))};
   if ((update.values == 0) != update.payload.empty())
@@ -48,10 +43,6 @@ result<framed_update> node_framer::frame(std::uint32_t worker, std::uint32_t epo
   if (update.values > 0)
     ++stats_.frames_sent;
   stats_.bytes_sent += built->size();
-  if (contribution) {
-    stats_.averaging_bytes += built->size();
-    return framed_update{std::move(*built), header};
-  }
   stats_.dense_bytes_equivalent += sizeof(float) * elements_;
   stats_.density_sum += static_cast<double>(update.values) / static_cast<double>(elements_);
   stats_.threshold = update.threshold;

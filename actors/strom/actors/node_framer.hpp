@@ -30,14 +30,12 @@ struct framed_update {
 /// Frames the updates of one node's workers in one per-origin sequence (thread-safe).
 class node_framer {
 public:
-  /// A framer for `workers` trainers of node `node_id` whose model has `elements` parameters;
-  /// with parameter averaging, contributions of `contribution_elements` elements
-  /// (parameter_averaging.hpp) too.
+  /// A framer for `workers` trainers of node `node_id` whose model has `elements` parameters.
   node_framer(std::uint64_t node_id, std::uint32_t workers, std::size_t elements,
-              compute::frame_options options, std::size_t contribution_elements = 0);
+              compute::frame_options options);
 
   /// Frames `worker`'s update of `epoch` (an empty payload when nothing passed the
-  /// threshold; a dense contribution with parameter averaging), stamped with the next
+  /// threshold), stamped with the next
   /// sequence number and the node's clock, and counts it. Refuses, counting nothing, a worker
   /// slot, size, encoding or payload the node does not have.
   result<framed_update> frame(std::uint32_t worker, std::uint32_t epoch,
@@ -64,7 +62,6 @@ private:
 
   const std::uint64_t node_id_;
   const std::size_t elements_;
-  const std::size_t contribution_elements_;
   const compute::frame_options options_;
   mutable std::mutex mutex_;
   std::vector<char> finished_;           // per worker: done with this epoch's partition

@@ -1,8 +1,12 @@
 #include "strom/actors/parameter_averaging.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <iterator>
+#include <stdexcept>
 
 #include <fmt/format.h>
+
 
 namespace strom::actors {
 
@@ -17,101 +21,81 @@ bool contributes_at(std::uint64_t step, std::uint64_t common_steps,
          && (step % options.frequency == 0 || step == common_steps);
 }
 
-void averaging_sums::start_round(std::uint32_t round, const std::vector<std::uint64_t>& origins) {
-  round_ = round;
-  rounds_.erase(rounds_.begin(), rounds_.lower_bound(round));
-  rounds_[round].members = origins;
-}
-
-result<std::optional<std::uint64_t>> averaging_sums::add(const compute::update_frame_view& frame) {
-  const auto& header = frame.header;
-  if (frame.enc != compute::encoding::dense_fp32 || header.offset != 0
-      || frame.elements != elements_)
-    return error{fmt::format("a frame of node {} is no contribution: {} elements from {} as {}, "
-                             "expected {} from 0 as dense_fp32",
-                             header.origin_node, frame.elements, header.offset,
-                             compute::to_string(frame.enc), elements_)};
-  return add_with(header.origin_node, header.epoch, [&](std::span<float> sum) {
-    return compute::decode_add(frame.enc, 0.0f, frame.payload, sum);
-  });
-}
-
-result<std::optional<std::uint64_t>> averaging_sums::add_own(std::uint64_t origin,
-                                                             std::uint32_t round) {
-  return add_with(origin, round, {});
-}
-
-result<std::optional<std::uint64_t>> averaging_sums::add_with(
-  std::uint64_t origin, std::uint32_t round,
-  const std::function<result<void>(std::span<float>)>& add_into) {
-  if (round < round_)
-    return std::optional<std::uint64_t>{};
-  if (round > round_ + 1)
-    return error{fmt::format("a contribution of node {} to round {}, but this worker is in "
-                             "round {}",
-                             origin, round, round_)};
-  auto& sums = rounds_[round];
-  // The next round's members are not known yet: complete() counts only members.
-  if (round == round_
-      && std::find(sums.members.begin(), sums.members.end(), origin) == sums.members.end())
-    return error{fmt::format("a contribution of node {}, which is not in round {}", origin,
-                             round)};
-  auto& next = sums.next[origin];
-  if (next > sums.taken + 1)
-    return error{fmt::format("a contribution of node {} to average {} of round {}, but average "
-                             "{} is still open",
-                             origin, next, round, sums.taken)};
-  auto& open = sums.open[next];
-  if (add_into) {
-    if (open.sum.empty()) {
-      if (!spare_.empty()) {
-        open.sum = std::move(spare_.back());
-        spare_.pop_back();
-      }
-      open.sum.assign(elements_, 0.0f);
-    }
-    if (auto added = add_into(open.sum); !added)
-      return added.err();
-  }
-  open.came.insert(origin);
-  return std::optional<std::uint64_t>{next++};
-}
-
-void averaging_sums::forget(std::uint64_t origin) {
-  for (auto& [round, sums] : rounds_)
-    sums.members.erase(std::remove(sums.members.begin(), sums.members.end(), origin),
-                       sums.members.end());
-}
-
-bool averaging_sums::complete(std::uint64_t index) const {
-  const auto sums = rounds_.find(round_);
-  if (sums == rounds_.end())
-    return false;
-  const auto open = sums->second.open.find(index);
-  if (open == sums->second.open.end())
-    return false;
-  return std::all_of(sums->second.members.begin(), sums->second.members.end(),
-                     [&](std::uint64_t member) { return open->second.came.count(member) > 0; });
-}
-
-void averaging_sums::take(std::uint64_t index, std::span<const float> own_sum,
-                          std::span<float> parameters, std::span<float> updater_state) {
-  auto& sums = rounds_.at(round_);
-  auto open = sums.open.find(index);
-  const std::span<const float> remote{open->second.sum};
-  const float weight = own_sum.front() + (remote.empty() ? 0.0f : remote.front());
-  const float scale = 1.0f / weight;
-  const auto average = [&](std::size_t from, std::span<float> out) {
-    for (std::size_t i = 0; i < out.size(); ++i)
-      out[i] = (own_sum[from + i] + (remote.empty() ? 0.0f : remote[from + i])) * scale;
+void scale_segment_into(std::span<const std::byte> segment, std::size_t first, float scale,
+                        std::span<float> parameters, std::span<float> updater_state) {
+  // Little-endian floats, read as decode_add reads a dense payload.
+  const auto at = [&segment](std::size_t i) {
+    float value;
+    std::memcpy(&value, segment.data() + i * sizeof(float), sizeof value);
+    return value;
   };
-  average(1, parameters);
-  if (own_sum.size() > 1 + parameters.size())
-    average(1 + parameters.size(), updater_state);
-  if (!remote.empty())
-    spare_.push_back(std::move(open->second.sum));
-  sums.open.erase(open);
-  sums.taken = index + 1;
+  const std::size_t n = segment.size() / sizeof(float);
+  // Contribution element c (c >= 1) is parameter c - 1, then updater state element c - 1 - P.
+  const auto write = [&](std::span<float> out, std::size_t out_first_element) {
+    const std::size_t from = std::max(first, out_first_element);
+    const std::size_t to = std::min(first + n, out_first_element + out.size());
+    for (std::size_t c = from; c < to; ++c)
+      out[c - out_first_element] = at(c - first) * scale;
+  };
+  write(parameters, 1);
+  write(updater_state, 1 + parameters.size());
+}
+
+void take_average_of(std::span<const std::byte> sum, std::span<float> parameters,
+                     std::span<float> updater_state) {
+  float weight;
+  std::memcpy(&weight, sum.data(), sizeof weight);
+  scale_segment_into(sum, 0, 1.0f / weight, parameters, updater_state);
+}
+
+void averaging_totals::start_round(std::uint32_t round) {
+  round_ = round;
+  next_ = 0;
+  totals_.clear();
+}
+
+result<void> averaging_totals::add(const average_total& total) {
+  if (total.round != round_)
+    return success();  // a late one of an earlier round: nobody waits for it
+  auto view = compute::read_update_frame(total.sum.value, workspace_);
+  if (!view)
+    return view.err();
+  const auto offset = view->header.offset;
+  const bool fits = offset < elements_ && offset % average_segment_elements == 0
+                    && view->elements == std::min(average_segment_elements, elements_ - offset);
+  if (view->enc != compute::encoding::dense_fp32 || !fits)
+    return error{fmt::format("a total of average {} of round {} is no segment of a sum of this "
+                             "model's {} contribution elements: {} elements from {} as {}",
+                             total.index, total.round, elements_, view->elements, offset,
+                             compute::to_string(view->enc))};
+  totals_[total.index][offset] = total.sum;
+  return success();
+}
+
+bool averaging_totals::complete(std::uint64_t index) const {
+  const auto total = totals_.find(index);
+  const auto segments = (elements_ + average_segment_elements - 1) / average_segment_elements;
+  return total != totals_.end() && total->second.size() == segments;
+}
+
+void averaging_totals::take(std::uint64_t index, std::span<float> parameters,
+                            std::span<float> updater_state) {
+  const auto total = totals_.find(index);
+  float scale = 0.0f;
+  // The relay checked the values (finite) before it passed the segments on; the first holds
+  // the weight.
+  for (const auto& [offset, segment] : total->second) {
+    auto view = compute::read_update_frame(segment.value, workspace_);
+    if (!view)  // it was read when it came
+      throw std::logic_error("averaging_totals: a total could not be read again");
+    if (offset == 0) {
+      float weight;
+      std::memcpy(&weight, view->payload.data(), sizeof weight);
+      scale = 1.0f / weight;
+    }
+    scale_segment_into(view->payload, offset, scale, parameters, updater_state);
+  }
+  totals_.erase(totals_.begin(), std::next(total));
 }
 
 } // namespace strom::actors

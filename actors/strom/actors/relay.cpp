@@ -1,15 +1,13 @@
 #include "strom/actors/relay.hpp"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "strom/log.hpp"
 
 namespace strom::actors {
 
 namespace {
-
-/// Contributions of one node a relay keeps for a mesh repair: the open average's and the next.
-constexpr std::size_t max_kept_contributions = 2;
 
 void forget(std::vector<caf::actor>& handles, const caf::actor_addr& gone) {
   handles.erase(std::remove_if(handles.begin(), handles.end(),
@@ -42,26 +40,46 @@ void keep(relay_state& st, kept_message message, std::uint32_t round) {
   st.kept.push_back(std::move(message));
 }
 
-/// Keeps a parameter-averaging contribution for a mesh repair, with at most the one before it
-/// of the same node: a node sends its next contribution only once every node's previous one
-/// has come to it, so no node waits for older ones, and a round's worth of whole models would
-/// not fit in memory.
-void keep_contribution(relay_state& st, const shared_frame& frame,
-                       const compute::frame_header& header) {
-  if (!st.keeps_round || header.epoch < st.kept_round)
-    return;
-  std::size_t same = 0;
-  for (auto kept = st.kept.rbegin(); kept != st.kept.rend(); ++kept)
-    if (header.epoch == st.kept_round && kept->contribution
-        && kept->origin == header.origin_node && ++same == max_kept_contributions) {
-      st.kept.erase(std::next(kept).base());
-      break;
+/// The peer the current message came from; null if it is none.
+caf::actor sending_peer(caf::stateful_actor<relay_state>* self) {
+  const auto from = self->current_sender();
+  for (const auto& peer : self->state.peers)
+    if (peer.address() == from)
+      return peer;
+  return {};
+}
+
+/// Sends what the reduction of averages asks for (average_reduction.hpp): partial sums to the
+/// parent, totals out to the trainers and every neighbour (but the sender, when it sent this
+/// total), or back to the sender.
+void dispatch(caf::stateful_actor<relay_state>* self, reduction_sends sends,
+              bool from_sender = false) {
+  auto& st = self->state;
+  for (auto& part : sends.up)
+    if (st.parent) {
+      st.stats.averaging_bytes += part.sum.value.size();
+      self->send(st.parent, std::move(part));
     }
-  keep(st, kept_message{frame, header.origin_node, true}, header.epoch);
+  const auto from = self->current_sender();
+  for (const auto& total : sends.out) {
+    // The neighbours first: their copy has the longer way to go.
+    for (const auto& peer : st.peers)
+      if (!from_sender || peer.address() != from) {
+        st.stats.averaging_bytes += total.sum.value.size();
+        self->send(peer, total);
+      }
+    for (const auto& subscriber : st.subscribers)
+      self->send(subscriber, total);
+  }
+  if (const auto sender = sending_peer(self))
+    for (const auto& total : sends.back) {
+      st.stats.averaging_bytes += total.sum.value.size();
+      self->send(sender, total);
+    }
 }
 
 /// Adds a peer; a mesh edge makes the relay keep its rounds and, with `resend`, the peer first
-/// gets what was kept of this one.
+/// gets what was kept of this one. A mesh edge also gets the last totals of averages taken.
 void add_peer(caf::stateful_actor<relay_state>* self, const caf::actor& peer, bool mesh_edge,
               bool resend) {
   auto& st = self->state;
@@ -71,6 +89,27 @@ void add_peer(caf::stateful_actor<relay_state>* self, const caf::actor& peer, bo
   if (resend)
     for (const auto& message : st.kept)
       std::visit([&](const auto& kept) { self->send(peer, kept); }, message.message);
+  if (mesh_edge)
+    for (const auto& total : st.averages.kept()) {
+      st.stats.averaging_bytes += total.sum.value.size();
+      self->send(peer, total);
+    }
+}
+
+/// Adds the mesh parent: the open averages' partial sums go to it.
+void add_parent(caf::stateful_actor<relay_state>* self, const caf::actor& parent, bool resend) {
+  add_peer(self, parent, true, resend);
+  self->state.parent = parent;
+  dispatch(self, self->state.averages.set_parent_linked(true));
+}
+
+/// Stops sending partial sums to a parent that is gone.
+void lose_parent(caf::stateful_actor<relay_state>* self, const caf::actor_addr& gone) {
+  auto& st = self->state;
+  if (!st.parent || st.parent.address() != gone)
+    return;
+  st.parent = nullptr;
+  dispatch(self, st.averages.set_parent_linked(false));
 }
 
 /// Whether the current message comes from a lost peer.
@@ -99,6 +138,7 @@ origin_frames forget_origin(caf::stateful_actor<relay_state>* self, std::uint64_
     st.forgotten.push_back(peer.address());
     self->demonitor(peer);
     forget(st.peers, peer.address());
+    lose_parent(self, peer.address());
   }
   origin_frames answer;
   answer.origin = origin;
@@ -130,10 +170,7 @@ void relay_frame(caf::stateful_actor<relay_state>* self, const shared_frame& inc
     return;
   }
   count(st, header);
-  if (view->enc == compute::encoding::dense_fp32)
-    keep_contribution(st, incoming, header);
-  else
-    keep(st, kept_message{incoming}, header.epoch);
+  keep(st, kept_message{incoming}, header.epoch);
   ++st.stats.frames_forwarded;
   forward(self, incoming, local);
   if (st.track)
@@ -155,12 +192,40 @@ void relay_marker(caf::stateful_actor<relay_state>* self, const drain_marker& ma
   forward(self, marker, local);
 }
 
+/// Takes a sum or total of an average from a peer: a sum only from a child (not the parent),
+/// and neither from a lost or unknown peer.
+template <class Message>
+void take_from_peer(caf::stateful_actor<relay_state>* self, const Message& message) {
+  auto& st = self->state;
+  const auto sender = sending_peer(self);
+  if (from_forgotten(self) || !sender)
+    return;
+  st.stats.bytes_received += message.sum.value.size();
+  result<reduction_sends> sends = [&] {
+    if constexpr (std::is_same_v<Message, average_part>) {
+      if (sender == st.parent)
+        return result<reduction_sends>{error{"a partial sum from the parent"}};
+      return st.averages.from_child(message);
+    } else {
+      return st.averages.total(message);
+    }
+  }();
+  if (!sends) {
+    ++st.stats.frames_rejected;
+    log::warning("relay: dropped an average's sum of {} bytes: {}", message.sum.value.size(),
+                 sends.err().message);
+    return;
+  }
+  dispatch(self, std::move(*sends), std::is_same_v<Message, average_total>);
+}
+
 } // namespace
 
 caf::behavior relay(caf::stateful_actor<relay_state>* self) {
   self->set_down_handler([self](const caf::down_msg& down) {
     forget(self->state.subscribers, down.source);
     forget(self->state.peers, down.source);
+    lose_parent(self, down.source);
   });
   return {
     [self](const shared_frame& incoming) { relay_frame(self, incoming, false); },
@@ -173,12 +238,21 @@ caf::behavior relay(caf::stateful_actor<relay_state>* self) {
     },
     [self](add_peer_atom, const caf::actor& peer) { add_peer(self, peer, false, false); },
     [self](add_peer_atom, const caf::actor& peer, bool resend) {
-      add_peer(self, peer, true, resend);
+      add_parent(self, peer, resend);
     },
     [self](wire_atom, const caf::actor& peer, bool resend) {
       add_peer(self, peer, true, resend);
       return wired_atom_v;
     },
+    [self](const average_tree& tree) { dispatch(self, self->state.averages.set_tree(tree)); },
+    [self](publish_atom, const average_part& part) {
+      auto sends = self->state.averages.own(part);
+      if (!sends)  // not finite: the model diverged, and no average can be taken
+        return log::error("relay: its node's sum was refused: {}", sends.err().message);
+      dispatch(self, std::move(*sends));
+    },
+    [self](const average_part& part) { take_from_peer(self, part); },
+    [self](const average_total& total) { take_from_peer(self, total); },
     [self](stats_atom) { return self->state.stats; },
     [self](forget_atom, std::uint64_t origin, const caf::actor& peer) {
       return forget_origin(self, origin, peer);

@@ -16,10 +16,12 @@
 // side then has what the other side had, including the lost node's frames and the live
 // nodes' frames and markers the lost relay swallowed; de-duplication drops the rest. The
 // kept frames go before anything new on that edge, so markers stay behind their frames.
-// Of parameter-averaging contributions (whole models) a relay keeps the last two of each
-// node only: no node waits for older ones (keep_contribution), and a round of them would not
-// fit in memory. A lost node's older contributions are then missing from the survivors' count
-// of its frames, and the batches they stand for are trained again.
+//
+// Parameter averaging. The relay also reduces its node's averages along the tree the
+// job_master sends it (average_reduction.hpp): its node's sum comes from the trainer that
+// completed it, partial sums from its children, totals from its parent (or, after a repair,
+// from any neighbour); what the reduction asks for goes to the parent, the trainers and the
+// neighbours. A new edge gets the last totals the relay took.
 // A lost peer is forgotten by sender: what it still sends is dropped, while its origin's
 // frames that reach a relay from survivors pass (they were counted by the survivor that
 // took them from the lost relay before it forgot it).
@@ -31,9 +33,9 @@
 
 #include <caf/all.hpp>
 
-#include "strom/actors/timeline.hpp"
-
+#include "strom/actors/average_reduction.hpp"
 #include "strom/actors/messages.hpp"
+#include "strom/actors/timeline.hpp"
 #include "strom/actors/seen_updates.hpp"
 #include "strom/compute/frames/update_frame.hpp"
 
@@ -42,21 +44,21 @@ namespace strom::actors {
 /// A frame or drain marker a relay passed in the current round, kept for a mesh repair.
 struct kept_message {
   std::variant<shared_frame, drain_marker> message;
-  std::uint64_t origin = 0;   ///< of a parameter-averaging contribution
-  bool contribution = false;  ///< a parameter-averaging contribution (parameter_averaging.hpp)
 };
 
 /// A relay's state.
 struct relay_state {
   std::vector<caf::actor> subscribers;  ///< local trainers
   std::vector<caf::actor> peers;        ///< relays of other nodes (the topology's edges)
+  caf::actor parent;  ///< of the peers, the mesh parent's (added by this node's agent)
   seen_updates seen;                    ///< de-duplication keys
   std::unordered_map<std::uint64_t, std::uint32_t> drained;  ///< per origin: rounds marked
   std::unordered_map<std::uint64_t, origin_frames> counted;  ///< per origin: its latest round
   std::vector<caf::actor_addr> forgotten;  ///< lost peers whose messages are dropped
   bool keeps_round = false;  ///< has a mesh edge: keeps the round's frames for repairs
   std::uint32_t kept_round = 0;  ///< the round `kept` holds
-  std::vector<kept_message> kept;  ///< passed this round, in order (contributions bounded)
+  std::vector<kept_message> kept;  ///< passed this round, in order
+  average_reduction averages;      ///< the node's share of reducing parameter averages
   compute::frame_workspace workspace;   ///< scratch space for reading LZ4 frames
   relay_stats stats;
 
@@ -69,9 +71,11 @@ struct relay_state {
 /// peer but the sender); drain_marker (de-duplicate, forward the same way); (publish_atom,
 /// shared_frame or drain_marker) from a local trainer (the same, to the peers only);
 /// (subscribe_atom, actor) and (add_peer_atom, actor) to connect; (add_peer_atom, actor, resend)
-/// adds a mesh edge (the relay keeps its rounds from then on) and, with resend, first sends the
-/// new peer what it kept of the round; (wire_atom, actor, resend) -> wired_atom: the same,
-/// answered once the peer is added (a mesh child asks its parent); stats_atom -> relay_stats;
+/// adds the mesh parent (the relay keeps its rounds from then on) and, with resend, first sends
+/// it what it kept of the round; (wire_atom, actor, resend) -> wired_atom: the same for a mesh
+/// child, answered once the peer is added (a mesh child asks its parent); average_tree from the
+/// job_master, (publish_atom, average_part) from a local trainer, average_part from a child and
+/// average_total from a neighbour (average_reduction.hpp); stats_atom -> relay_stats;
 /// (forget_atom, origin, peer) -> origin_frames: the origin's frames counted in its latest
 /// round, after which `peer` (its relay, may be null) is no longer sent to and what it still
 /// sends is dropped.

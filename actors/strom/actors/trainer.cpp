@@ -142,12 +142,12 @@ worker_activity activity_of(const trainer_state& st, const trainer_setup& setup)
   return activity;
 }
 
-/// Whether the average the next step waits for (if any) is complete: every other node's
-/// contribution came and every worker of this node added its own.
+/// Whether the average the next step waits for (if any) is complete: with other nodes in the
+/// round, its total came from the relay; alone, every worker of this node added its own.
 bool average_ready(const trainer_state& st, const trainer_setup& setup) {
   return !st.awaiting
-         || (st.averages->complete(*st.awaiting)
-             && setup.node_sums->complete({st.epoch, *st.awaiting}));
+         || (st.other_nodes ? st.averages->complete(*st.awaiting)
+                            : setup.node_sums->complete({st.epoch, *st.awaiting}));
 }
 
 /// Whether the next step may run: the staleness bound and the average it waits for allow it.
@@ -202,19 +202,6 @@ void note_applied(caf::stateful_actor<trainer_state>* self, const trainer_setup&
   note_progress(self, setup, header);
 }
 
-/// Adds another node's contribution to parameter averaging's sums (a late one of an earlier
-/// round is dropped there). This node's own, framed by a sibling, only says that the node's
-/// sum is complete: it was counted when this worker added to that sum.
-result<void> add_contribution(trainer_state& st, const trainer_setup& setup,
-                              const compute::update_frame_view& view) {
-  if (view.header.origin_node == setup.framer->node_id())
-    return success();
-  auto added = st.averages->add(view);
-  if (!added)
-    return added.err();
-  return success();
-}
-
 /// Applies a frame of another worker of this node or of another node's relay (or this
 /// worker's own, when it applies itself only through its frames).
 void take(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
@@ -224,9 +211,7 @@ void take(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
   auto view = compute::read_update_frame(incoming.value, st.workspace);
   auto applied = !view                      ? view.err()
                  : is_own(view->header, setup) ? success()
-                 : st.averages && view->enc == compute::encoding::dense_fp32
-                   ? add_contribution(st, setup, *view)
-                   : compute::apply_update_frame(*view, setup.replica->net().parameters());
+                 : compute::apply_update_frame(*view, setup.replica->net().parameters());
   if (!applied) {
     ++st.frames_rejected;
     log::warning("trainer {}: dropped a frame: {}", setup.worker, applied.err().message);
@@ -279,8 +264,6 @@ void forget(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup
             std::uint64_t origin) {
   auto& st = self->state;
   origin_entry(st, origin).member = false;
-  if (st.averages)
-    st.averages->forget(origin);
   resume_if_allowed(self, setup);
   if (origin_entry(st, setup.framer->node_id()).drained > st.epoch)
     report_drain_when_done(self, setup);
@@ -351,18 +334,45 @@ bool alone(const trainer_state& st) { return st.siblings.empty() && !st.other_no
 void take_average(trainer_state& st, const trainer_setup& setup) {
   if (!st.awaiting)
     return;
-  if (average_ready(st, setup))
-    st.averages->take(*st.awaiting, setup.node_sums->sum({st.epoch, *st.awaiting}),
-                      setup.replica->net().parameters(),
-                      setup.averaging.updaters ? setup.replica->updater_state()
-                                               : std::span<float>{});
+  const auto parameters = setup.replica->net().parameters();
+  const auto updater_state =
+    setup.averaging.updaters ? setup.replica->updater_state() : std::span<float>{};
+  if (average_ready(st, setup)) {
+    if (st.other_nodes)
+      st.averages->take(*st.awaiting, parameters, updater_state);
+    else
+      take_average_of(std::as_bytes(setup.node_sums->sum({st.epoch, *st.awaiting})), parameters,
+                      updater_state);
+  }
   st.awaiting.reset();
 }
 
+/// Hands the node's complete sum of average `key` to the relay in segments, to be reduced
+/// along the tree with the other nodes' (average_reduction.hpp).
+void publish_sum(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
+                 const average_key& key) {
+  auto& st = self->state;
+  std::vector<std::uint64_t> members;
+  for (const auto& entry : st.origins)
+    if (entry.member)
+      members.push_back(entry.origin);
+  const auto sum = setup.node_sums->sum(key);
+  for (std::size_t offset = 0; offset < sum.size(); offset += average_segment_elements) {
+    const compute::frame_header header{setup.framer->node_id(), setup.worker, key.index, 0,
+                                       key.round, offset};
+    const auto segment = sum.subspan(offset, std::min(average_segment_elements, sum.size() - offset));
+    auto built = compute::build_update_frame(header, compute::dense_fp32_update(segment), {});
+    if (!built)  // a segment is 1 MiB
+      throw std::logic_error("trainer: its node's sum could not be framed: " + built.err().message);
+    self->send(setup.relay, publish_atom_v,
+               average_part{key.round, key.index, 0, members, shared_frame{std::move(*built)}});
+  }
+}
+
 /// A step of parameter averaging: the worker trains alone and frames an empty update (its
-/// clock). At an averaging step it first adds its contribution to its node's sum; the node's
-/// last worker to add frames the sum instead, for the other nodes and as the siblings' sign
-/// that the sum is complete (an empty frame says that too when there are no other nodes).
+/// clock), which also tells its siblings at an averaging step that it added its contribution
+/// to its node's sum; the node's last worker to add publishes the sum to the relay when the
+/// round has other nodes.
 void averaging_step(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
                     const compute::batch& batch, step_spans& spans) {
   auto& st = self->state;
@@ -370,27 +380,20 @@ void averaging_step(caf::stateful_actor<trainer_state>* self, const trainer_setu
   const float loss = compute_step(
     self, setup, [&] { return replica.train_step(batch.features, batch.labels, batch.size); });
   spans.mark(timeline_kind::forward_backward);
-  const auto empty = empty_update(replica.net().parameters().size(), st.encoder->threshold());
-  if (!contributes_at(st.batches + 1, st.common_steps, setup.averaging)) {
-    auto own = frame_own(st, setup, empty);
-    send_to_others(self, setup, shared_frame{std::move(own.frame)});
-    spans.mark(timeline_kind::frame);
-    note_applied(self, setup, own.header);
-    return count_step(self, setup, loss, batch.size);
+  if (contributes_at(st.batches + 1, st.common_steps, setup.averaging)) {
+    const average_key key{st.epoch, st.averages->next_index()};
+    st.awaiting = key.index;
+    const bool last = setup.node_sums->add(
+      key, replica.net().parameters(),
+      setup.averaging.updaters ? replica.updater_state() : std::span<const float>{});
+    if (last) {
+      setup.framer->count_average();
+      if (st.other_nodes)
+        publish_sum(self, setup, key);
+    }
   }
-  auto index = st.averages->add_own(setup.framer->node_id(), st.epoch);
-  if (!index || !*index)  // its own node's contribution to its own round: a broken invariant
-    throw std::logic_error("trainer: its own contribution was refused");
-  st.awaiting = **index;
-  const average_key key{st.epoch, **index};
-  const bool last = setup.node_sums->add(
-    key, replica.net().parameters(),
-    setup.averaging.updaters ? replica.updater_state() : std::span<const float>{});
-  if (last)
-    setup.framer->count_average();
-  auto own = frame_own(st, setup, last && st.other_nodes
-                                    ? compute::dense_fp32_update(setup.node_sums->sum(key))
-                                    : empty);
+  auto own = frame_own(st, setup,
+                       empty_update(replica.net().parameters().size(), st.encoder->threshold()));
   send_to_others(self, setup, shared_frame{std::move(own.frame)});
   spans.mark(timeline_kind::frame);
   note_applied(self, setup, own.header);
@@ -466,7 +469,7 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
       auto& st = self->state;
       st.most_steps = work.most_steps;
       if (st.averages) {
-        st.averages->start_round(work.round, work.origins);
+        st.averages->start_round(work.round);
         st.common_steps = work.common_steps;
         st.awaiting.reset();
       }
@@ -563,6 +566,18 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
     },
     [self, setup](const drain_marker& marker) {
       take(self, setup, marker);
+      linger_if_parked(self, setup);
+    },
+    [self, setup](const average_total& total) {
+      auto& st = self->state;
+      if (!st.averages)
+        return;
+      if (auto kept = st.averages->add(total); !kept) {
+        ++st.frames_rejected;
+        log::warning("trainer {}: dropped a total: {}", setup.worker, kept.err().message);
+        return;
+      }
+      resume_if_allowed(self, setup);
       linger_if_parked(self, setup);
     },
     [self, setup](const kv_reroute& reroute) { reroute_pushes(self, setup, reroute); },

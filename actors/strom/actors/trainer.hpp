@@ -18,7 +18,8 @@
 // `staleness` updates ahead of the slowest worker of any origin, counted in the frames it has
 // applied. With parameter averaging (trainer_setup::averaging) it trains alone instead, frames
 // an empty update each step (its clock), every K-th adds its contribution to the node's sum,
-// and waits before its next step for the average (parameter_averaging.hpp). With parameter
+// and waits before its next step for the average, which the relays reduce along a tree
+// (parameter_averaging.hpp). With parameter
 // servers (trainer_setup::kv) each step's gradient goes to the shards and the next step
 // follows once every shard answered with its range's parameters (kv_pusher.hpp). A node
 // pushes once a step (MXNet's local aggregation): its first trainer pushes the mean of its
@@ -179,7 +180,7 @@ struct trainer_state {
   std::uint64_t frames_rejected = 0;
   std::uint32_t snapshots_sent = 0;  ///< numbers the next snapshot (trainer_snapshot.hpp)
   bool cut = false;  ///< the round was cut short: the next step ends it
-  std::optional<averaging_sums> averages;  ///< parameter averaging's sums of contributions
+  std::optional<averaging_totals> averages;  ///< parameter averaging's totals from the relay
   std::optional<std::uint64_t> awaiting;   ///< the average of this round the next step waits for
   std::uint64_t common_steps = 0;          ///< of the round (round_work)
   std::uint64_t most_steps = 0;            ///< of the round (round_work): a node joins up to it

@@ -62,7 +62,7 @@ struct training_report {
   std::string mode = "shared";              ///< shared (updates) or averaging (parameters)
   std::uint32_t averaging_frequency = 0;    ///< steps between averages (averaging)
   std::uint64_t averaging_rounds = 0;       ///< averages every worker took part in
-  std::uint64_t averaging_bytes = 0;        ///< contribution frame bytes (part of bytes_sent)
+  std::uint64_t averaging_bytes = 0;        ///< sum and total frame bytes the relays sent
   // -- parameter servers (mode "kvstore") ----------------------------------------------------
   std::string kvstore;                   ///< "dist_sync" or "dist_async"; empty otherwise
   std::uint32_t servers = 0;             ///< server nodes

@@ -114,6 +114,8 @@ result<actors::job_submission> make_submission(job_spec& job,
   submission.replicas = job.reader().getDistributed().getReplicas();
   submission.pipeline =
     job.reader().getDistributed().getMode() == schema::TrainingMode::PIPELINE;
+  submission.averaging =
+    job.reader().getDistributed().getMode() == schema::TrainingMode::AVERAGING;
   return submission;
 }
 

@@ -26,6 +26,11 @@ enum class encoding : std::uint8_t {
 /// The encoding's name ("threshold", "two_bit", ...); "unknown" for values off the enum.
 const char* to_string(encoding enc) noexcept;
 
+/// Checks `payload` as decode_add does for a target of `elements` elements, touching nothing:
+/// what a receiver that adds the payload later (or only passes it on) checks on receipt.
+result<void> validate(encoding enc, float threshold, std::span<const std::byte> payload,
+                      std::size_t elements);
+
 /// Decodes `payload` (little-endian, 4-byte aligned) and adds it into `target`, whose size is
 /// the number of elements the payload covers. Refuses, without touching `target`, any
 /// payload whose length, indices or values do not fit `target` or the encoding.
