@@ -12,7 +12,9 @@
 #include <caf/all.hpp>
 
 #include "strom/actors/messages.hpp"
+#include "strom/actors/node_average.hpp"
 #include "strom/actors/node_framer.hpp"
+#include "strom/actors/parameter_averaging.hpp"
 #include "strom/actors/relay.hpp"
 #include "strom/actors/trainer.hpp"
 #include "strom/compute/frames/update_frame.hpp"
@@ -179,6 +181,37 @@ BOOST_AUTO_TEST_CASE(a_drained_origin_no_longer_holds_a_trainer_back) {
   env.self->send(t, drain_marker{1, 0});
   env.sched.run();
   BOOST_TEST(published(env) == 1u);
+  stop(env, t);
+}
+
+BOOST_AUTO_TEST_CASE(a_round_cut_short_ends_for_a_worker_parked_on_an_average_that_never_came) {
+  // Parameter averaging every step with node 0: the worker contributes to average 0 and waits
+  // for it and for node 0's clock. The round is cut (a node joins) before node 0 contributed;
+  // node 0 then ends the round (its drain marker) and so must this worker, without the average.
+  deterministic_system env;
+  auto setup = tiny_setup(env);
+  setup.origins = {own_node, 0};
+  setup.staleness = 0;
+  setup.averaging = {1, true};
+  setup.node_sums = std::make_shared<node_average>(
+    1, contribution_elements(setup.replica->net().parameters().size(),
+                             setup.replica->updater_state().size(), setup.averaging));
+  auto t = env.sys.spawn(trainer, std::move(setup));
+  round_work work;
+  work.rank = 0;
+  work.ranks = 1;
+  work.origins = {own_node, 0};
+  work.common_steps = work.most_steps = samples;
+  env.self->send(t, work);
+  env.sched.run();
+  BOOST_TEST((env.take_all<publish_atom, average_part>() == 1u));  // its node's sum
+  BOOST_TEST(published(env) == 1u);                               // its clock
+  env.self->send(t, cut_atom_v, std::uint32_t{0});
+  env.sched.run();
+  BOOST_TEST(env.take_all<epoch_report>() == 0u);  // node 0's clock still holds it back
+  env.self->send(t, drain_marker{0, 0});
+  env.sched.run();
+  BOOST_TEST(env.take_all<epoch_report>() == 1u);
   stop(env, t);
 }
 

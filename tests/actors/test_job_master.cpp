@@ -152,6 +152,16 @@ struct job_fixture : strom::testing::deterministic_system {
     sched.run();
   }
 
+  /// Both nodes train round 0 and report it: the master asks a, the first, to evaluate.
+  void train_round_0() {
+    prepare_both();
+    BOOST_TEST(started(a, 0));
+    BOOST_TEST(started(b, 0));
+    a->send(master, round_done(1, 0));
+    b->send(master, round_done(2, 0));
+    sched.run();
+  }
+
   /// Whether the job master has ended (its down message reached the test).
   bool ended() {
     bool down = false;
@@ -351,12 +361,7 @@ BOOST_AUTO_TEST_CASE(a_lost_evaluator_hands_the_evaluation_to_the_next_node_at_o
   // A request to a node that dies is never answered; waiting for its timeout (minutes) would
   // hold the whole job.
   job_fixture env;
-  env.prepare_both();
-  BOOST_TEST(env.started(env.a, 0));
-  BOOST_TEST(env.started(env.b, 0));
-  env.a->send(env.master, env.round_done(1, 0));
-  env.b->send(env.master, env.round_done(2, 0));
-  env.sched.run();  // a, the first node, is asked to evaluate and does not answer
+  env.train_round_0();  // a, the first node, is asked to evaluate and does not answer
   env.self->send(env.master, member_lost{1, 5, make_error(strom_error::node_lost, "a lost")});
   env.sched.run();
   BOOST_TEST(env.evaluate(env.b, 0));  // no time passed
@@ -373,12 +378,7 @@ BOOST_AUTO_TEST_CASE(an_evaluator_gone_before_its_loss_is_known_hands_the_evalua
   // CAF answers a request to an actor that ended with request_receiver_down, which may come
   // before the scheduler's word of the node's loss: the job goes on, as with the loss alone.
   job_fixture env;
-  env.prepare_both();
-  BOOST_TEST(env.started(env.a, 0));
-  BOOST_TEST(env.started(env.b, 0));
-  env.a->send(env.master, env.round_done(1, 0));
-  env.b->send(env.master, env.round_done(2, 0));
-  env.sched.run();
+  env.train_round_0();
   bool asked = false;
   env.a->receive(
     [&](evaluate_atom, std::uint64_t, std::uint32_t) -> caf::result<epoch_check> {

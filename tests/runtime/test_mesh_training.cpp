@@ -158,6 +158,21 @@ BOOST_AUTO_TEST_CASE(a_node_that_joins_a_running_mesh_is_wired_in_and_trains) {
   check_nothing_lost_or_applied_twice(report);
 }
 
+BOOST_AUTO_TEST_CASE(a_node_that_joins_parameter_averaging_takes_part_from_the_next_round) {
+  // The joiner hangs in the tree before its first round: no average of the round it joins
+  // waits for it, and every later one sums it.
+  const auto report = train_mesh_with(
+    3, 4, 6, 1.0,
+    [](runtime::in_process_cluster& cluster) {
+      const auto added = cluster.add_node(1);
+      BOOST_TEST(added.ok(), (added ? "" : added.err().message));
+    },
+    schema::TrainingMode::AVERAGING);
+  BOOST_TEST(report.nodes_joined == 1u);
+  BOOST_TEST(report.topology.version == 2u);
+  check_nothing_lost_or_applied_twice(report);
+}
+
 BOOST_AUTO_TEST_CASE(a_mesh_of_fanout_2_over_6_nodes_delivers_every_frame_once_to_every_node) {
   const auto report = train_one_epoch(6, actors::topology_kind::mesh, 2);
   BOOST_TEST(report.topology.kind == "mesh");

@@ -108,27 +108,42 @@ bool average_reduction::is_closed(const key& which) const {
   return average != closed_.end() && average->second.count(which.offset) > 0;
 }
 
-result<reduction_sends> average_reduction::own(const average_part& part) {
-  reduction_sends sends;
-  const average_id average{part.round, part.index};
-  if (part.round < newest_round_)
-    return sends;
-  auto read = read_sum(average, part.sum, 0);
+result<std::optional<average_reduction::read_part>>
+average_reduction::read_open(std::uint32_t round, std::uint64_t index, const shared_frame& sum) {
+  if (round < newest_round_)
+    return std::optional<read_part>{};
+  auto read = read_sum({round, index}, sum, 0);
   if (!read)
     return read.err();
   if (is_closed(read->which))
-    return sends;
+    return std::optional<read_part>{};
+  return std::optional<read_part>{*read};
+}
+
+result<void> average_reduction::same_size(const read_part& read, std::string_view whose) const {
+  const auto open = open_.find(read.which);
+  if (open == open_.end() || open->second.elements == 0
+      || open->second.elements == read.elements)
+    return success();
+  return error{fmt::format("{} to average {} of round {} has {} elements at {}, the others {}",
+                           whose, read.which.average.second, read.which.average.first,
+                           read.elements, read.which.offset, open->second.elements)};
+}
+
+result<reduction_sends> average_reduction::own(const average_part& part) {
+  reduction_sends sends;
+  auto read = read_open(part.round, part.index, part.sum);
+  if (!read || !*read)
+    return read ? result<reduction_sends>{sends} : read.err();
+  if (auto fits = same_size(**read, "this node's sum"); !fits)
+    return fits.err();
+  const auto which = (*read)->which;
   drop_before(part.round);
-  auto& segment = open_[read->which];
-  if (segment.elements != 0 && segment.elements != read->elements)
-    return error{fmt::format("this node's sum to average {} of round {} has {} elements at {}, "
-                             "its children's {}",
-                             part.index, part.round, read->elements, read->which.offset,
-                             segment.elements)};
-  segment.elements = read->elements;
+  auto& segment = open_[which];
+  segment.elements = (*read)->elements;
   segment.own = part.sum;
   segment.members = part.members;
-  complete_if_ready(read->which, sends);
+  complete_if_ready(which, sends);
   return sends;
 }
 
@@ -192,13 +207,8 @@ result<void> average_reduction::add_child(const average_part& part, reduction_se
   if (part.members.empty())
     return error{fmt::format("node {} sent a sum to average {} of round {} naming no member",
                              read->origin, part.index, part.round)};
-  if (const auto existing = open_.find(which);
-      existing != open_.end() && existing->second.elements != 0
-      && existing->second.elements != read->elements)
-    return error{fmt::format("node {}'s sum to average {} of round {} has {} elements at {}, "
-                             "the others {}",
-                             read->origin, part.index, part.round, read->elements, which.offset,
-                             existing->second.elements)};
+  if (auto fits = same_size(*read, fmt::format("node {}'s sum", read->origin)); !fits)
+    return fits.err();
   drop_before(part.round);
   auto& segment = open_[which];
   segment.elements = read->elements;
@@ -287,20 +297,12 @@ void average_reduction::take_total(const key& which, const average_total& total,
 
 result<reduction_sends> average_reduction::total(const average_total& total) {
   reduction_sends sends;
-  const average_id average{total.round, total.index};
-  if (total.round < newest_round_)
-    return sends;
-  auto read = read_sum(average, total.sum, 0);
-  if (!read)
-    return read.err();
-  if (is_closed(read->which))
-    return sends;
-  if (const auto open = open_.find(read->which);
-      open != open_.end() && open->second.elements != read->elements)
-    return error{fmt::format("a total of average {} of round {} has {} elements at {}, its sums {}",
-                             total.index, total.round, read->elements, read->which.offset,
-                             open->second.elements)};
-  take_total(read->which, total, sends);
+  auto read = read_open(total.round, total.index, total.sum);
+  if (!read || !*read)
+    return read ? result<reduction_sends>{sends} : read.err();
+  if (auto fits = same_size(**read, "a total"); !fits)
+    return fits.err();
+  take_total((*read)->which, total, sends);
   return sends;
 }
 

@@ -23,6 +23,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -90,6 +91,12 @@ private:
   // finite values.
   result<read_part> read_sum(const average_id& average, const shared_frame& sum,
                              std::size_t elements);
+  // Reads a sum or total of average (round, index) that is still of use: nothing for one of a
+  // round that is over or of a segment closed.
+  result<std::optional<read_part>> read_open(std::uint32_t round, std::uint64_t index,
+                                             const shared_frame& sum);
+  // Refuses `whose` sum whose size differs from that of the sums its segment has.
+  result<void> same_size(const read_part& read, std::string_view whose) const;
   // Drops what belongs to rounds before `round` (a newer round never waits for them).
   void drop_before(std::uint32_t round);
   // Whether `child`'s subtree holds a member of `members`.

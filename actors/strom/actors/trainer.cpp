@@ -150,9 +150,10 @@ bool average_ready(const trainer_state& st, const trainer_setup& setup) {
                             : setup.node_sums->complete({st.epoch, *st.awaiting}));
 }
 
-/// Whether the next step may run: the staleness bound and the average it waits for allow it.
+/// Whether the next step may run: the staleness bound and the average it waits for allow it
+/// (a round cut short ends without its open average, which may never complete).
 bool ready(const trainer_state& st, const trainer_setup& setup) {
-  return may_step(st, setup.staleness) && average_ready(st, setup);
+  return may_step(st, setup.staleness) && (st.cut || average_ready(st, setup));
 }
 
 /// Waits up to the setup's park_spin, yielding, for a message to a parked trainer, which then
@@ -496,7 +497,7 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
     },
     [self, setup](step_atom) {
       auto& st = self->state;
-      if (!may_step(st, setup.staleness) || (!st.cut && !average_ready(st, setup))) {
+      if (!ready(st, setup)) {
         st.waiting = true;
         if (setup.track && !st.parked_at) {
           st.parked_at = self->clock().now();
