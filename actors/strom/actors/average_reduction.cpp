@@ -39,13 +39,13 @@ reduction_sends average_reduction::set_tree(const average_tree& tree) {
     segment.children.clear();
     segment.sent = false;
   }
-  std::vector<std::pair<key, average_part>> early;
+  std::vector<early_part> early;
   early.swap(early_);
-  for (auto& [which, part] : early) {
-    if (part.attempt > tree_.version)
-      early_.emplace_back(which, std::move(part));
-    else if (part.attempt == tree_.version)
-      (void)add_child(part, sends);  // refused ones are dropped: the child sends again
+  for (auto& kept : early) {
+    if (kept.part.attempt > tree_.version)
+      early_.push_back(std::move(kept));
+    else if (kept.part.attempt == tree_.version)
+      (void)add_child(kept.part, sends);  // refused ones are dropped: the child sends again
   }
   for (auto it = open_.begin(); it != open_.end();) {
     const auto which = (it++)->first;  // completing may close it
@@ -98,7 +98,8 @@ void average_reduction::drop_before(std::uint32_t round) {
     return;
   newest_round_ = round;
   open_.erase(open_.begin(), open_.lower_bound(key{{round, 0}, 0}));
-  std::erase_if(early_, [round](const auto& early) { return early.first.average.first < round; });
+  std::erase_if(early_,
+                [round](const early_part& early) { return early.which.average.first < round; });
 }
 
 bool average_reduction::is_closed(const key& which) const {
@@ -165,23 +166,19 @@ result<void> average_reduction::keep_early(const average_part& part) {
   auto read = read_sum({part.round, part.index}, part.sum, 0);
   if (!read)
     return read.err();
+  // Sent again: the newer one replaces it.
+  std::erase_if(early_, [&read](const early_part& early) {
+    return early.origin == read->origin && early.which == read->which;
+  });
   std::set<average_id> averages{read->which.average};
-  for (auto it = early_.begin(); it != early_.end();) {
-    const auto origin = compute::read_update_frame(it->second.sum.value, workspace_);
-    if (origin && origin->header.origin_node == read->origin) {
-      if (it->first == read->which) {  // sent again: the newer one replaces it
-        it = early_.erase(it);
-        continue;
-      }
-      averages.insert(it->first.average);
-    }
-    ++it;
-  }
+  for (const auto& early : early_)
+    if (early.origin == read->origin)
+      averages.insert(early.which.average);
   if (averages.size() > kept_averages)
     return error{fmt::format("node {} sent sums of more averages of tree version {} than any "
                              "relay could have open",
                              read->origin, part.attempt)};
-  early_.emplace_back(read->which, part);
+  early_.push_back(early_part{read->which, read->origin, part});
   return success();
 }
 

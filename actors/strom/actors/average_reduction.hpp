@@ -117,7 +117,12 @@ private:
   bool parent_linked_ = false;
   std::uint32_t newest_round_ = 0;
   std::map<key, open_segment> open_;
-  std::vector<std::pair<key, average_part>> early_;  // children's parts of a newer tree
+  struct early_part {
+    key which;
+    std::uint64_t origin = 0;  // the child that sent it
+    average_part part;
+  };
+  std::vector<early_part> early_;  // children's parts of a newer tree
   // Segments closed of the last two averages that closed one; older averages are all closed.
   std::map<average_id, std::set<std::uint64_t>> closed_;
   std::deque<average_total> kept_;  // the totals of those averages

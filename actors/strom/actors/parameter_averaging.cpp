@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-
 namespace strom::actors {
 
 std::size_t contribution_elements(std::size_t parameters, std::size_t updater_state,

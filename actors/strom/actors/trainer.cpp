@@ -361,7 +361,8 @@ void publish_sum(caf::stateful_actor<trainer_state>* self, const trainer_setup& 
   for (std::size_t offset = 0; offset < sum.size(); offset += average_segment_elements) {
     const compute::frame_header header{setup.framer->node_id(), setup.worker, key.index, 0,
                                        key.round, offset};
-    const auto segment = sum.subspan(offset, std::min(average_segment_elements, sum.size() - offset));
+    const auto segment =
+      sum.subspan(offset, std::min(average_segment_elements, sum.size() - offset));
     auto built = compute::build_update_frame(header, compute::dense_fp32_update(segment), {});
     if (!built)  // a segment is 1 MiB
       throw std::logic_error("trainer: its node's sum could not be framed: " + built.err().message);
