@@ -45,7 +45,8 @@ strom::result<double> run_once(const std::string& path, std::uint32_t epochs,
   options.mode = schema::TrainingMode::PIPELINE;
   runtime::cluster_shape shape;
   shape.nodes = 2;
-  shape.node_speeds = speeds;
+  for (double factor : speeds)
+    shape.node_speeds.push_back({factor});
   auto report = runtime::train_on_cluster(*job, options, shape);
   if (!report)
     return report.err();

@@ -273,6 +273,11 @@ struct Distributed {
   # and one hiding a message's round trip, so a stage keeps the activations of that many), or
   # GPipe's all at once (all M kept on the first stage; fastest where memory allows).
   schedule @21 :PipelineSchedule = oneForwardOneBackward;
+  # A speed-aware pipeline is split again at an epoch's end when its stages' measured times,
+  # each over its prediction, differ by more than this share (a node's speed drifted against
+  # the others; LightDNN's dynamic partition): the nodes' speeds are corrected by those
+  # ratios and the layers placed again. 0: never.
+  repartitionMargin @22 :Float32 = 0.25;
 }
 
 enum StagePartition {

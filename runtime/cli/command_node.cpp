@@ -35,6 +35,9 @@ const command_spec node_spec = with_timeline_option(with_stall_option(with_obser
     {"speed-factor", "F",
      "testing aid: compute F times as fast (0 < F <= 1) by waiting (1/F - 1) times each "
      "computation's duration after it"},
+    {"speed-drift", "F@EPOCH",
+     "testing aid: from epoch EPOCH on compute at speed factor F instead (a machine that "
+     "another workload starts sharing; pipeline jobs re-partition after it)"},
     {"advertise", "ADDRESS", "the address other nodes reach this one at"},
     {"netmask", "CIDR", "advertise the local address inside this network (e.g. 10.0.0.0/8)"},
     {"heartbeat-interval", "MS", "scheduler: ping every node this often (default 1000)"},
@@ -75,7 +78,7 @@ int usage(const std::string& message) {
 int run_scheduler(const arguments& args) {
   for (const char* worker_only :
        {"join", "workers", "role", "name", "connect-timeout", "reconnect-timeout", "timeline",
-        "memory-limit", "speed-factor"})
+        "memory-limit", "speed-factor", "speed-drift"})
     if (args.has(worker_only))
       return usage(fmt::format("--{} is for worker nodes, not with --scheduler", worker_only));
   auto listen = args.get_endpoint("listen");
@@ -171,7 +174,13 @@ int run_worker(const arguments& args) {
     auto factor = runtime::parse_speed_factor(*text, "--speed-factor");
     if (!factor)
       return usage(factor.err().message);
-    options.speed_factor = *factor;
+    options.speed.factor = *factor;
+  }
+  if (auto text = args.get("speed-drift")) {
+    auto drift = runtime::parse_speed_drift(*text, "--speed-drift");
+    if (!drift)
+      return usage(drift.err().message);
+    options.speed.drift = *drift;
   }
   auto connect_timeout = connect_timeout_of(args);
   if (!connect_timeout)

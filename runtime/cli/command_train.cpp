@@ -41,6 +41,9 @@ const command_spec train_spec = with_timeline_option(with_stall_option(with_obse
     {"node-speeds", "F1,F2,...",
      "testing aid: node i computes Fi times as fast (0 < Fi <= 1) by waiting (1/Fi - 1) "
      "times each computation's duration after it; one factor per node"},
+    {"speed-drift", "NODE=F@EPOCH,...",
+     "testing aid: node NODE (from 1) computes at speed factor F from epoch EPOCH on (pipeline "
+     "jobs re-partition after it)"},
   },
   1,
 }))));
@@ -88,7 +91,17 @@ result<void> read_node_capacity(const arguments& args, runtime::cluster_shape& s
     auto speeds = runtime::parse_node_speeds(*text, shape.nodes, "--node-speeds");
     if (!speeds)
       return speeds.err();
-    shape.node_speeds = std::move(*speeds);
+    shape.node_speeds.resize(shape.nodes);
+    for (std::size_t i = 0; i < speeds->size(); ++i)
+      shape.node_speeds[i].factor = (*speeds)[i];
+  }
+  if (auto text = args.get("speed-drift")) {
+    auto drifts = runtime::parse_node_drifts(*text, shape.nodes, "--speed-drift");
+    if (!drifts)
+      return drifts.err();
+    shape.node_speeds.resize(shape.nodes);
+    for (const auto& [node, drift] : *drifts)
+      shape.node_speeds[node].drift = drift;
   }
   return success();
 }

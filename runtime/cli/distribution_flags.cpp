@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <limits>
+#include <string>
 
 namespace strom::cli {
 
@@ -49,6 +52,10 @@ command_spec with_distribution_options(command_spec spec) {
   spec.options.push_back({"spares", "N",
                           "override distributed.spares: worker nodes a pipeline job keeps idle "
                           "to restore a lost stage on (default 0)"});
+  spec.options.push_back({"repartition-margin", "SHARE",
+                          "override distributed.repartitionMargin: split a pipeline again at an "
+                          "epoch's end once its stages' measured times over their predictions "
+                          "differ by more than this share (default 0.25; 0: never)"});
   return spec;
 }
 
@@ -132,6 +139,15 @@ result<void> read_distribution_flags(const arguments& args,
       overrides.schedule = schema::PipelineSchedule::GPIPE;
     else
       return error{fmt::format("--schedule: '{}' is not 1f1b or gpipe", *text)};
+  }
+  if (auto text = args.get("repartition-margin")) {
+    char* end = nullptr;
+    const std::string copy(*text);
+    const float margin = std::strtof(copy.c_str(), &end);
+    if (copy.empty() || end != copy.c_str() + copy.size() || !std::isfinite(margin)
+        || margin < 0.0f)
+      return error{fmt::format("--repartition-margin: '{}' is not a share of 0 or more", *text)};
+    overrides.repartition_margin = margin;
   }
   auto pipelines = args.get_uint("pipelines", 1, runtime::max_pipeline_stages);
   if (!pipelines)

@@ -62,6 +62,10 @@ BOOST_AUTO_TEST_CASE(the_next_stage_holds_a_stages_copies_and_the_last_the_one_b
   BOOST_TEST(holder_of(0, 3) == 1u);
   BOOST_TEST(holder_of(1, 3) == 2u);
   BOOST_TEST(holder_of(2, 3) == 1u);
+  // Copies of a pipeline (--pipelines): a stage's holder is in its own copy.
+  BOOST_TEST(holder_of(2, 2) == 3u);
+  BOOST_TEST(holder_of(3, 2) == 2u);
+  BOOST_TEST(holder_of(5, 3) == 4u);
 }
 
 BOOST_AUTO_TEST_CASE(the_last_three_own_snapshots_are_kept) {

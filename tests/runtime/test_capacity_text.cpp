@@ -10,7 +10,8 @@ using namespace strom::runtime;
 
 namespace {
 
-bool says(const result<double>& r, const std::string& part) {
+template <class T>
+bool says(const result<T>& r, const std::string& part) {
   return !r.ok() && r.err().message.find(part) != std::string::npos;
 }
 
@@ -68,4 +69,26 @@ BOOST_AUTO_TEST_CASE(node_speeds_give_one_factor_per_node) {
   auto fast = parse_node_speeds("1,1.5", 2, "--node-speeds");
   BOOST_REQUIRE(!fast.ok());
   BOOST_TEST(fast.err().message.find("1.5 is above 1") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_speed_drift_gives_a_factor_from_a_one_based_epoch_on) {
+  auto drift = parse_speed_drift("0.3@2", "--speed-drift");
+  BOOST_REQUIRE(drift.ok());
+  BOOST_TEST(drift->factor == 0.3);
+  BOOST_TEST(drift->epoch == 1u);  // kept 0-based
+  BOOST_TEST(says(parse_speed_drift("0.3", "--speed-drift"), "'0.3' is not F@EPOCH"));
+  BOOST_TEST(says(parse_speed_drift("0.3@0", "--speed-drift"), "'0' is no epoch"));
+  BOOST_TEST(says(parse_speed_drift("0.3@x", "--speed-drift"), "'x' is no epoch"));
+  BOOST_TEST(says(parse_speed_drift("2@3", "--speed-drift"), "2 is above 1"));
+  auto drifts = parse_node_drifts("2=0.5@3,1=0.25@1", 2, "--speed-drift");
+  BOOST_REQUIRE(drifts.ok());
+  BOOST_REQUIRE_EQUAL(drifts->size(), 2u);
+  BOOST_TEST((*drifts)[0].first == 1u);
+  BOOST_TEST((*drifts)[0].second.factor == 0.5);
+  BOOST_TEST((*drifts)[0].second.epoch == 2u);
+  BOOST_TEST((*drifts)[1].first == 0u);
+  BOOST_TEST(says(parse_node_drifts("3=0.5@1", 2, "--speed-drift"), "'3' is no node of 1 to 2"));
+  BOOST_TEST(says(parse_node_drifts("0.5@1", 2, "--speed-drift"), "'0.5@1' is not NODE=F@EPOCH"));
+  BOOST_TEST(says(parse_node_drifts("1=0.5@1,1=0.4@2", 2, "--speed-drift"),
+                  "node 1 drifts twice"));
 }

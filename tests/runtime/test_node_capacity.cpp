@@ -25,7 +25,8 @@ double samples_per_second(std::vector<double> speeds) {
                                         hidden_units);
   job.builder().getDistributed().setStaleness(0);  // every step waits for the slowest node
   runtime::cluster_shape shape{2, 1};
-  shape.node_speeds = std::move(speeds);
+  for (double factor : speeds)
+    shape.node_speeds.push_back({factor});
   runtime::local_training_options options;
   options.epochs = 1;
   auto run = runtime::train_on_cluster(job, options, shape);

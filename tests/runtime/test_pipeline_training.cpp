@@ -1,16 +1,23 @@
 #define BOOST_TEST_MODULE runtime_pipeline_training
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
+#include <chrono>
+#include <optional>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "strom/runtime/cluster_training.hpp"
 #include "strom/runtime/in_process_cluster.hpp"
+#include "strom/runtime/job_client.hpp"
 #include "strom/runtime/job_spec.hpp"
 #include "strom/runtime/local_training.hpp"
 #include "strom/runtime/metrics_report.hpp"
 #include "strom/runtime/node_startup.hpp"
 #include "strom/runtime/pipeline_setup.hpp"
+#include "support/act_mid_epoch.hpp"
 #include "support/small_fashion_job.hpp"
 
 // Pipeline training (mode pipeline) on in-process clusters: each worker node runs one stage of
@@ -260,6 +267,56 @@ BOOST_AUTO_TEST_CASE(a_speed_blind_split_ignores_which_node_is_slow) {
   }
 }
 
+// LightDNN's dynamic partition: a node that was as fast as the other when it joined computes
+// at a third of its speed from the first epoch on (a testing aid, --speed-drift). Its stage's
+// measured time over its prediction drifts beyond the margin, so before the second epoch the
+// layers are placed again with the corrected speeds: the slowed node keeps fewer of them, and
+// the new stages take their layers' parameters and Adam moments from the old ones. Nothing is
+// lost or trained twice: the run trains the very model an unmoved pipeline trains.
+BOOST_AUTO_TEST_CASE(a_node_slowed_mid_run_gives_up_layers_and_the_model_is_the_same) {
+  auto job = runtime::load_job_file(STROM_SOURCE_DIR "/examples/fashion_mlp.job");
+  BOOST_REQUIRE_MESSAGE(job, (job ? "" : job.err().message));
+  const auto train = [&](std::optional<actors::speed_drift> drift, float margin) {
+    runtime::local_training_options options;
+    options.epochs = 2;
+    options.mode = schema::TrainingMode::PIPELINE;
+    options.repartition_margin = margin;
+    epoch_losses seen;
+    options.observer = &seen;
+    runtime::cluster_shape shape;
+    shape.nodes = 2;
+    shape.node_speeds = {actors::node_speed{}, actors::node_speed{1.0, drift}};
+    auto trained = runtime::train_on_cluster(*job, options, shape);
+    BOOST_REQUIRE_MESSAGE(trained, (trained ? "" : trained.err().message));
+    return std::pair{*trained, seen.losses};
+  };
+  const auto [moved, moved_losses] = train(actors::speed_drift{0.3, 0}, 0.25f);
+  const auto [kept, kept_losses] = train(std::nullopt, 0.0f);  // never re-partitioned
+  const auto& p = moved.pipeline;
+  BOOST_TEST_MESSAGE("split " << kept.pipeline.stage_layers[0][1] << " moved to "
+                     << p.stage_layers[0][1] << "; accuracy " << moved.test_accuracy);
+  BOOST_TEST(p.repartitions == 1u);
+  BOOST_TEST(kept.pipeline.repartitions == 0u);
+  // The in-process nodes join one at a time: the slowed one (index 1) has id 2.
+  const auto layers_on = [](const actors::pipeline_summary& summary, std::uint64_t node) {
+    std::uint32_t layers = 0;
+    for (std::size_t s = 0; s < summary.stage_nodes.size(); ++s)
+      if (summary.stage_nodes[s] == node)
+        layers += summary.stage_layers[s][1] - summary.stage_layers[s][0];
+    return layers;
+  };
+  BOOST_REQUIRE(p.stage_nodes.size() == 2u);
+  BOOST_TEST(layers_on(p, 2) < layers_on(kept.pipeline, 2));
+  BOOST_TEST(layers_on(p, 1) + layers_on(p, 2) == 5u);
+  // Every minibatch trained once, on the same weights: the same model to the last bit.
+  BOOST_TEST(moved.iterations == kept.iterations);
+  BOOST_TEST(moved.train_samples == 120000u);
+  BOOST_TEST(moved_losses == kept_losses, boost::test_tools::per_element());
+  BOOST_TEST(moved.test_loss == kept.test_loss);
+  BOOST_TEST(moved.test_accuracy == kept.test_accuracy);
+  BOOST_TEST(runtime::to_json(moved).find("\"repartitions\":1") != std::string::npos);
+}
+
 // Pipeline x data parallelism: two copies of a two-stage pipeline on four nodes, each copy
 // training half of every epoch, the copies of a stage sharing their updates.
 BOOST_AUTO_TEST_CASE(two_copies_of_a_pipeline_train_half_an_epoch_each_and_share_updates) {
@@ -291,6 +348,51 @@ BOOST_AUTO_TEST_CASE(two_copies_of_a_pipeline_train_half_an_epoch_each_and_share
   // bar is the single pipeline's (above) for the same two epochs.
   BOOST_TEST(r.test_accuracy >= 0.78);
   BOOST_TEST(runtime::to_json(r).find("\"pipelines\":2") != std::string::npos);
+}
+
+// Restore with copies of the pipeline: two copies of two stages on four nodes and a spare; a
+// node of copy 2 is lost in the second epoch. Every stage of both copies goes back to one
+// snapshot point, the lost stage is re-spawned on the spare from its holder's copy (its
+// residual included), and both copies go on from there: every sample of each epoch is trained
+// once in the figures, the minibatches since the point again.
+BOOST_AUTO_TEST_CASE(a_stage_of_one_copy_of_the_pipeline_is_restored_and_both_go_on) {
+  // The example MLP: epochs of a few seconds, so the loss lands inside the second.
+  auto job = runtime::load_job_file(STROM_SOURCE_DIR "/examples/fashion_mlp.job");
+  BOOST_REQUIRE_MESSAGE(job, (job ? "" : job.err().message));
+  runtime::local_training_options options;
+  options.epochs = 2;
+  options.mode = schema::TrainingMode::PIPELINE;
+  options.pipelines = 2;
+  options.spares = 1;
+  options.snapshot_every = 50;
+  auto submission = runtime::make_submission(*job, options, 5);
+  BOOST_REQUIRE_MESSAGE(submission, (submission ? "" : submission.err().message));
+  auto cluster = runtime::in_process_cluster::start({5, 1});
+  BOOST_REQUIRE_MESSAGE(cluster, (cluster ? "" : cluster.err().message));
+  // A job's nodes rank by id and copy 2 runs on ranks 2 and 3; no step progress comes from a
+  // pipeline, so the loss waits a while into the second epoch after the first one's report.
+  std::vector<std::pair<std::uint64_t, std::size_t>> by_id;
+  for (std::size_t i = 0; i < 5; ++i)
+    by_id.emplace_back((*cluster)->node_id(i), i);
+  std::sort(by_id.begin(), by_id.end());
+  testing::act_mid_epoch after_first{1, 1.0, [&] {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    (*cluster)->lose(by_id[3].second);
+  }};
+  auto run = runtime::run_job((*cluster)->home(), (*cluster)->scheduler(), *submission,
+                              &after_first);
+  BOOST_REQUIRE_MESSAGE(run, (run ? "" : run.err().message));
+  const auto& r = *run;
+  BOOST_TEST_MESSAGE("2 pipelines, a node lost: accuracy " << r.test_accuracy << ", redone "
+                     << r.samples_redone << ", restored in " << r.restore_seconds << " s");
+  BOOST_TEST(after_first.done());
+  BOOST_TEST(r.nodes_lost == 1u);
+  BOOST_TEST(r.pipeline.stage_restores == 1u);
+  BOOST_TEST(r.pipeline.pipelines == 2u);
+  BOOST_TEST(r.train_samples == 120000u);
+  BOOST_TEST(r.iterations == 2u * 2u * 469u);
+  BOOST_TEST(r.samples_redone > 0u);
+  BOOST_TEST(r.test_accuracy >= 0.8);
 }
 
 // Layers that keep something per sample between forward and backward run in a pipeline:

@@ -175,7 +175,7 @@ void start_epoch(self_ptr self, const job_master_setup& setup) {
   st.epoch_done = {};
   st.epoch_started = self->clock().now();
   if (st.pipeline)
-    return start_pipeline_epoch(self);
+    return start_pipeline_epoch(self, setup);
   next_round(self, setup, false);
 }
 

@@ -87,11 +87,21 @@ struct pipeline_run {
   job_placement placement;
   std::vector<caf::actor> subnets;  ///< by slot, once ready
   std::vector<std::uint64_t> stage_nodes;  ///< by slot: the node running it
-  std::vector<std::string> endpoints;  ///< by slot: where its node publishes it (or empty)
   std::size_t ready = 0;            ///< stages whose subnet answered
-  std::vector<double> busy_seconds;  ///< by stage, over the epochs trained
-  double train_seconds = 0.0;        ///< over the epochs trained
-  std::uint32_t generation = 0;      ///< grows with every stage restore
+  std::vector<double> busy_seconds;  ///< by stage, over the epochs trained on this split
+  std::uint64_t split_steps = 0;     ///< minibatches trained on this split, every copy's
+  double train_seconds = 0.0;        ///< over the epochs trained on this split
+  std::uint32_t generation = 0;      ///< grows with every stage restore and re-partition
+  // -- re-partitioning (job_repartition.cpp) --
+  std::vector<double> epoch_busy;    ///< by slot: this epoch's busy seconds
+  std::vector<std::uint64_t> epoch_steps;  ///< by copy: this epoch's minibatches
+  bool epoch_restored = false;  ///< a stage was restored this epoch: its times are partial
+  /// By node: the status (speed) its stages were placed with, corrected by measurement.
+  std::map<std::uint64_t, node_status> assumed;
+  /// By node: where it publishes its first subnet (the connection serves later ones too).
+  std::map<std::uint64_t, std::string> node_endpoints;
+  std::set<std::pair<std::uint64_t, std::uint64_t>> wired;  ///< node pairs told to connect
+  bool repartitioning = false;
   /// By stage: the snapshots its holder keeps (the latest stage_snapshots::held_kept).
   std::vector<std::vector<stage_snapshot_note>> held;
   /// By stage: the snapshots it took and keeps (the latest stage_snapshots::own_kept), which it
@@ -99,6 +109,9 @@ struct pipeline_run {
   std::vector<std::vector<stage_snapshot_note>> taken;
   bool trained = false;  ///< the current epoch's training has ended (its evaluation runs)
   std::uint32_t copies_trained = 0;  ///< copies whose share of the epoch ended
+  /// By copy: what its share of the epoch added up to, once ended (a restore that goes back
+  /// into the epoch withdraws it).
+  std::vector<std::optional<stage_epoch_end>> reported;
   std::optional<caf::actor_clock::time_point> restoring;  ///< since the loss a restore answers
 
   /// Stages of one copy of the pipeline.

@@ -89,7 +89,7 @@ void count_shards_then(self_ptr self, const job_master_setup& setup, std::functi
 void place_then_start(self_ptr self, const job_master_setup& setup);
 
 /// A pipeline job's next epoch: the first stage is told to train it.
-void start_pipeline_epoch(self_ptr self);
+void run_pipeline_epoch(self_ptr self);
 
 /// Tells every subnet its neighbours and the pipeline's generation; `linked` runs once all
 /// answered (a stage's neighbour may reach it by another route than the job_master).
@@ -100,12 +100,25 @@ void link_stages(self_ptr self, const job_master_setup& setup, std::function<voi
 void assign_stage(self_ptr self, const job_master_setup& setup, std::uint32_t s,
                   const job_node& node, std::function<void()> ready);
 
+/// The report's split (stage_layers, stage_nodes, predictions) from the pipeline now running.
+void report_split(job_master_state& st);
+
+/// Has node `node` connect to the nodes `peers` it does not reach directly yet (where they
+/// publish their subnets), so that stage frames do not pass through the scheduler.
+void connect_node(self_ptr self, std::uint64_t node, const std::vector<std::uint64_t>& peers);
+
 /// Has stage `s`'s node connect to the nodes of `neighbours` (stages) directly, so that their
 /// frames do not pass through the scheduler; until then they do.
 void wire_stage(self_ptr self, std::uint32_t s, const std::vector<std::uint32_t>& neighbours);
 
 /// A stage's holder keeps its snapshot (a point a restore can go back to).
 void pipeline_snapshot_held(self_ptr self, const stage_snapshot_note& note);
+
+// -- job_repartition.cpp ----------------------------------------------------------------------
+
+/// A pipeline job's next epoch, after splitting its layers again when its nodes' measured
+/// speeds drifted (then in a new generation of subnets); a job that cannot fails.
+void start_pipeline_epoch(self_ptr self, const job_master_setup& setup);
 
 /// A pipeline job lost a stage's node: the stage is re-spawned on a spare from its holder's
 /// copy and the others go back to the same point; without a spare or a snapshot the job fails.

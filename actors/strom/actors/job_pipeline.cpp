@@ -116,13 +116,16 @@ void assign_stage(self_ptr self, const job_master_setup& setup, std::uint32_t s,
   request_while_alive(self, st.awaiting, node_id, node.agent, setup.timeouts.prepare_timeout,
                       std::move(work))
     .then(
-      [self, s, ready](const stage_ready& answer) {
+      [self, s, node_id, ready](const stage_ready& answer) {
         auto& st = self->state;
         if (st.outcome)
           return;
         st.last_heard = self->clock().now();
-        st.pipeline->subnets[s] = answer.subnet;
-        st.pipeline->endpoints[s] = answer.endpoint;
+        auto& run = *st.pipeline;
+        run.subnets[s] = answer.subnet;
+        // A node publishes its first subnet only; the connection serves every later one.
+        if (!answer.endpoint.empty())
+          run.node_endpoints[node_id] = answer.endpoint;
         ready();
       },
       [self, setup, node_id, name = slot_name(run, s)](caf::error& err) {
@@ -140,7 +143,6 @@ void spawn_stages(self_ptr self, const job_master_setup& setup) {
   auto& run = *self->state.pipeline;
   const auto& stages = run.placement.stages;
   run.subnets.assign(stages.size(), caf::actor{});
-  run.endpoints.assign(stages.size(), std::string{});
   run.held.assign(stages.size(), {});
   run.taken.assign(stages.size(), {});
   for (std::uint32_t s = 0; s < stages.size(); ++s)
@@ -178,18 +180,15 @@ void start_pipeline(self_ptr self, const job_master_setup& setup, job_placement 
   summary.bubble_fraction_ideal = ideal_bubble(stages, placement.micro_batches);
   // The job's nodes are its stages' (a node beyond --stages idles and is not asked to stop).
   st.nodes.clear();
-  for (std::size_t slot = 0; slot < placement.stages.size(); ++slot) {
-    const auto& stage = placement.stages[slot];
-    if (slot < stages) {
-      summary.stage_layers.push_back({stage.first_layer, stage.end_layer});
-      summary.stage_seconds_predicted.push_back(stage.predicted_seconds);
-    }
+  for (const auto& stage : placement.stages)
     st.nodes.push_back(setup.nodes[stage.node].status.node_id);
-  }
-  st.pipeline = pipeline_run{};
-  st.pipeline->stage_nodes = st.nodes;
-  st.pipeline->placement = std::move(placement);
-  st.pipeline->busy_seconds.assign(stages, 0.0);
+  auto& run = st.pipeline.emplace();
+  run.stage_nodes = st.nodes;
+  run.placement = std::move(placement);
+  report_split(st);
+  run.busy_seconds.assign(stages, 0.0);
+  for (const auto& node : setup.nodes)
+    run.assumed[node.status.node_id] = node.status;
   spawn_stages(self, setup);
 }
 
@@ -217,22 +216,53 @@ void place_then_start(self_ptr self, const job_master_setup& setup) {
   start_pipeline(self, setup, std::move(*placed));
 }
 
-void wire_stage(self_ptr self, std::uint32_t s, const std::vector<std::uint32_t>& neighbours) {
+void connect_node(self_ptr self, std::uint64_t node, const std::vector<std::uint64_t>& peers) {
   auto& st = self->state;
-  const auto& run = *st.pipeline;
+  auto& run = *st.pipeline;
   chain_wiring wiring{st.status.job_id, {}, {}};
-  for (auto t : neighbours)  // a neighbour merged onto the same node needs no connection
-    if (!run.endpoints[t].empty() && run.stage_nodes[t] != run.stage_nodes[s])
-      wiring.endpoints.push_back(run.endpoints[t]);
+  for (auto peer : peers) {
+    const auto pair = std::minmax(node, peer);
+    const auto published = run.node_endpoints.find(peer);
+    // A stage merged onto the same node, or a node reached already, needs no connection.
+    if (peer == node || published == run.node_endpoints.end() || !run.wired.insert(pair).second)
+      continue;
+    wiring.endpoints.push_back(published->second);
+  }
   if (!wiring.endpoints.empty())
-    self->send(st.members.at(run.stage_nodes[s]).agent, std::move(wiring));
+    self->send(st.members.at(node).agent, std::move(wiring));
 }
 
-void start_pipeline_epoch(self_ptr self) {
+void report_split(job_master_state& st) {
+  const auto& run = *st.pipeline;
+  auto& summary = st.report.pipeline;
+  summary.stage_layers.clear();
+  summary.stage_nodes.clear();
+  summary.stage_seconds_predicted.clear();
+  for (std::size_t t = 0; t < run.stages(); ++t) {
+    const auto& stage = run.placement.stages[t];
+    summary.stage_layers.push_back({stage.first_layer, stage.end_layer});
+    summary.stage_nodes.push_back(run.stage_nodes[t]);
+    summary.stage_seconds_predicted.push_back(stage.predicted_seconds);
+  }
+}
+
+void wire_stage(self_ptr self, std::uint32_t s, const std::vector<std::uint32_t>& neighbours) {
+  const auto& run = *self->state.pipeline;
+  std::vector<std::uint64_t> peers;
+  for (auto t : neighbours)
+    peers.push_back(run.stage_nodes[t]);
+  connect_node(self, run.stage_nodes[s], peers);
+}
+
+void run_pipeline_epoch(self_ptr self) {
   auto& st = self->state;
   auto& run = *st.pipeline;
   run.trained = false;
   run.copies_trained = 0;
+  run.epoch_busy.assign(run.subnets.size(), 0.0);
+  run.epoch_steps.assign(run.placement.pipelines, 0);
+  run.epoch_restored = false;
+  run.reported.assign(run.placement.pipelines, std::nullopt);
   for (std::size_t first = 0; first < run.subnets.size(); first += run.stages())
     self->send(run.subnets[first], stage_run{st.status.epoch, false, run.generation, 0});
 }
@@ -242,7 +272,7 @@ void pipeline_snapshot_held(self_ptr self, const stage_snapshot_note& note) {
   if (st.outcome || !st.pipeline || note.stage >= st.pipeline->held.size())
     return;
   auto& run = *st.pipeline;
-  const auto holder = holder_of(note.stage, static_cast<std::uint32_t>(run.subnets.size()));
+  const auto holder = holder_of(note.stage, run.stages());
   if (self->current_sender() != run.subnets[holder].address())
     return;
   auto& held = run.held[note.stage];
@@ -282,16 +312,21 @@ void pipeline_epoch_ended(self_ptr self, const job_master_setup& setup,
   st.epoch_done.samples += ended.samples;
   st.report.iterations += ended.steps;
   const auto stages = std::min(ended.busy_seconds.size(), run.busy_seconds.size());
-  for (std::size_t s = 0; s < stages; ++s)
+  for (std::size_t s = 0; s < stages; ++s) {
     run.busy_seconds[s] += ended.busy_seconds[s];
+    run.epoch_busy[*copy * run.stages() + s] = ended.busy_seconds[s];
+  }
+  run.epoch_steps[*copy] = ended.steps;
+  run.split_steps += ended.steps;
+  run.reported[*copy] = ended;
   if (++run.copies_trained < run.placement.pipelines)
     return;
   st.round_started = self->clock().now();  // the epoch's training ends here
   run.trained = true;
   run.train_seconds += seconds_between(st.epoch_started, st.round_started);
-  // Per minibatch, over the epochs and copies so far; the bubble is the stages' mean idle
-  // share of the time every copy trained.
-  const double steps = static_cast<double>(std::max<std::uint64_t>(st.report.iterations, 1));
+  // Per minibatch, over the epochs and copies on this split; the bubble is the stages' mean
+  // idle share of the time every copy trained.
+  const double steps = static_cast<double>(std::max<std::uint64_t>(run.split_steps, 1));
   summary.stage_seconds.clear();
   for (double busy : run.busy_seconds)
     summary.stage_seconds.push_back(busy / steps);

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -31,10 +33,23 @@ struct job_placement {
   std::uint32_t micro_batches = 0;     ///< a pipeline job's, per minibatch
   std::uint32_t batch_size = 0;        ///< samples a minibatch
   std::uint32_t pipelines = 1;         ///< copies of the pipeline (--pipelines)
+  /// The stages are split again once their measured times over their predictions differ by
+  /// more than this share (distributed.repartitionMargin); 0: never (a speed-blind split).
+  double repartition_margin = 0.0;
   /// Every copy's stages, copy by copy (copy r's stage s at r * stages + s); empty: the job
   /// is no pipeline job.
   std::vector<stage_placement> stages;
 };
+
+/// Each stage's speed correction after an epoch in which stage t was busy `busy_seconds[t]`
+/// over `steps` minibatches (one copy of the pipeline): when the stages' measured times over
+/// their predictions differ by more than `placement.repartition_margin`, a node's speed
+/// drifted against the others, and stage t's node's speed is to be scaled by the least
+/// drifted stage's ratio over its own (at most 1, so a speed factor stays in (0, 1]).
+/// nullopt: no drift beyond the margin, a margin of 0, several copies, or nothing measured.
+std::optional<std::vector<double>> speed_corrections(const job_placement& placement,
+                                                     std::span<const double> busy_seconds,
+                                                     std::uint64_t steps);
 
 /// Places a submission on its worker nodes (by rank), or says why it fits nowhere.
 using job_placer =

@@ -64,7 +64,7 @@ local_node spawn_local_node(caf::actor_system& system, const local_node_setup& s
                       node_sums,
                       setup.kv,
                       kv_sums};
-    one.speed_factor = setup.speed_factor;
+    one.speed = setup.speed;
     if (setup.timeline)
       one.track = setup.timeline->track(setup.node_id, w, "worker " + std::to_string(w));
     one.meter = setup.meter;

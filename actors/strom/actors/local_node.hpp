@@ -10,6 +10,7 @@
 
 #include <caf/all.hpp>
 
+#include "strom/actors/compute_slowdown.hpp"
 #include "strom/actors/kv_pusher.hpp"
 #include "strom/actors/node_framer.hpp"
 #include "strom/actors/parameter_averaging.hpp"
@@ -46,8 +47,8 @@ struct local_node_setup {
   kv_options kv;  ///< parameter servers instead of sharing, with shards
   /// Where the trainers and the relay record what they do (--timeline); null: nowhere.
   std::shared_ptr<timeline_tracks> timeline;
-  /// The trainers' speed factor (compute_slowdown.hpp, a testing aid); 1: not slowed.
-  double speed_factor = 1.0;
+  /// The trainers' speed factor over the epochs (compute_slowdown.hpp, a testing aid).
+  node_speed speed{};
   /// Set in a live simulation: the trainers run on the system's scheduler and tell it what
   /// they compute (sim_seams.hpp).
   std::shared_ptr<compute_meter> meter{};

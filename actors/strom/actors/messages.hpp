@@ -373,7 +373,7 @@ struct shard_stats {
 
 /// Bumped whenever a message of this header changes: nodes of different versions refuse to
 /// join instead of misreading each other.
-inline constexpr std::uint32_t protocol_version = 19;
+inline constexpr std::uint32_t protocol_version = 20;
 
 /// A node that trains (the default).
 inline constexpr const char* node_role_worker = "worker";
@@ -1179,6 +1179,31 @@ struct stage_snapshot_fetch {
   stage_point at;
 };
 
+/// job_master -> a subnet of a re-partitioned pipeline (a new generation on a new split of the
+/// layers, at an epoch's end): put its layers' state together from the old subnets `sources`,
+/// source i holding layers [first_layers[i], end_layers[i]) (each asked with
+/// stage_state_fetch), take up the pipeline's place `to`, then answer (0 minibatches undone).
+struct stage_refill {
+  std::vector<caf::actor> sources;
+  std::vector<std::uint32_t> first_layers;
+  std::vector<std::uint32_t> end_layers;
+  std::uint32_t generation = 0;  ///< the old subnets'
+  stage_snapshot_note to;
+};
+
+/// job_master -> a node agent once a re-partitioned pipeline's new subnets hold their state:
+/// end the old split's `subnets` it runs for job `job_id` (their end is no failure).
+struct stage_retire {
+  std::uint64_t job_id = 0;
+  std::vector<caf::actor> subnets;
+};
+
+/// new subnet -> an old subnet of the same pipeline of generation `generation`, idle at an
+/// epoch's end: send its state as it is now as snapshot chunks, then answer snapshot_sent.
+struct stage_state_fetch {
+  std::uint32_t generation = 0;
+};
+
 template <class F>
 typename F::result_type inspect(F& f, stage_assignment& x) {
   return f(caf::meta::type_name("stage_assignment"), x.job_id, x.job_text, x.source, x.stage,
@@ -1273,6 +1298,22 @@ typename F::result_type inspect(F& f, stage_restore& x) {
 template <class F>
 typename F::result_type inspect(F& f, stage_snapshot_fetch& x) {
   return f(caf::meta::type_name("stage_snapshot_fetch"), x.stage, x.at);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, stage_refill& x) {
+  return f(caf::meta::type_name("stage_refill"), x.sources, x.first_layers, x.end_layers,
+           x.generation, x.to);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, stage_retire& x) {
+  return f(caf::meta::type_name("stage_retire"), x.job_id, x.subnets);
+}
+
+template <class F>
+typename F::result_type inspect(F& f, stage_state_fetch& x) {
+  return f(caf::meta::type_name("stage_state_fetch"), x.generation);
 }
 
 /// Registers every strom message type and the strom error category (errors.hpp) on `cfg`
@@ -1407,5 +1448,10 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   CAF_ADD_TYPE_ID(strom, (strom::actors::average_part))
   CAF_ADD_TYPE_ID(strom, (strom::actors::average_total))
   CAF_ADD_TYPE_ID(strom, (strom::actors::average_tree))
+
+  // re-partitioning a pipeline (issue #20)
+  CAF_ADD_TYPE_ID(strom, (strom::actors::stage_refill))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::stage_state_fetch))
+  CAF_ADD_TYPE_ID(strom, (strom::actors::stage_retire))
 
 CAF_END_TYPE_ID_BLOCK(strom)

@@ -202,7 +202,7 @@ caf::result<stage_ready> run_stage(self_ptr self, const node_agent_setup& setup,
   auto built = setup.stage(work);
   if (!built)
     return make_error(strom_error::bad_job, built.err().message);
-  built->speed_factor = setup.speed_factor;
+  built->speed = setup.speed;
   stage_ready ready{work.job_id, st.node_id, {}};
   // Not detached, unlike a trainer: its handle travels to the other stages' nodes, whose
   // proxies keep it from being destroyed until they go, and a detached actor's thread waits
@@ -237,6 +237,22 @@ caf::result<stage_ready> run_stage(self_ptr self, const node_agent_setup& setup,
             ready.endpoint.empty() ? "" : " at " + ready.endpoint);
   st.served = std::move(served);
   return ready;
+}
+
+/// A re-partitioned pipeline's old subnets here end; only those of the job it serves, and
+/// only its own subnets (a stranger's list ends nothing else).
+void retire_stages(self_ptr self, const stage_retire& retire) {
+  auto& st = self->state;
+  if (!st.served || st.served->job_id != retire.job_id)
+    return;
+  auto& subnets = st.served->subnets;
+  for (const auto& old : retire.subnets) {
+    const auto found = std::find(subnets.begin(), subnets.end(), old);
+    if (found == subnets.end())
+      continue;
+    end_actor(self, *found);
+    subnets.erase(found);
+  }
 }
 
 /// Whether `source` is one of the actors (shards, subnet) this node serves a job with.
@@ -609,7 +625,7 @@ void prepared(self_ptr self, const node_agent_setup& setup, const job_assignment
   job->node.supervisor = caf::actor_cast<caf::actor>(self);
   job->node.timeline = setup.timeline;
   job->node.park_spin = setup.timeouts.park_spin;
-  job->node.speed_factor = setup.speed_factor;
+  job->node.speed = setup.speed;
   job->node.meter = setup.meter;
   auto& run = st.run.emplace();
   run.job_id = assignment.job_id;
@@ -775,6 +791,7 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
     [self, setup](const job_assignment& assignment) { prepare(self, setup, assignment); },
     [self, setup](const shard_assignment& work) { return serve(self, setup, work); },
     [self, setup](const stage_assignment& work) { return run_stage(self, setup, work); },
+    [self](const stage_retire& retire) { retire_stages(self, retire); },
     [self, setup](prepared_atom, const job_assignment& assignment) {
       prepared(self, setup, assignment);
     },

@@ -20,6 +20,7 @@
 
 #include <caf/all.hpp>
 
+#include "strom/actors/compute_slowdown.hpp"
 #include "strom/actors/local_node.hpp"
 #include "strom/actors/messages.hpp"
 #include "strom/actors/parameter_shard.hpp"
@@ -114,8 +115,8 @@ struct node_agent_setup {
   std::shared_ptr<metrics_sink> metrics;
   /// Where its jobs' trainers and relays record what they do (--timeline); null: nowhere.
   std::shared_ptr<timeline_tracks> timeline;
-  /// Its trainers' speed factor (compute_slowdown.hpp, a testing aid); 1: not slowed.
-  double speed_factor = 1.0;
+  /// Its trainers' speed factor over the epochs (compute_slowdown.hpp, a testing aid).
+  node_speed speed{};
   /// Set in a live simulation: its jobs' trainers tell it what they compute, and its relay
   /// reaches the hub through `reach_relay` (sim_seams.hpp).
   std::shared_ptr<compute_meter> meter{};

@@ -6,8 +6,9 @@
 
 namespace strom::actors {
 
-std::uint32_t holder_of(std::uint32_t stage, std::uint32_t stages) {
-  return stage + 1 < stages ? stage + 1 : stage - 1;
+std::uint32_t holder_of(std::uint32_t slot, std::uint32_t stages) {
+  const auto stage = slot % stages;
+  return slot - stage + (stage + 1 < stages ? stage + 1 : stage - 1);
 }
 
 void stage_snapshots::keep_own(own_stage_snapshot taken) {

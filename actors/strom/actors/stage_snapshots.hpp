@@ -22,9 +22,10 @@
 
 namespace strom::actors {
 
-/// The stage that keeps stage `stage`'s copies: the next one, and for the last stage the one
-/// before it.
-std::uint32_t holder_of(std::uint32_t stage, std::uint32_t stages);
+/// The stage slot that keeps slot `slot`'s copies, in the same copy of a pipeline of `stages`
+/// stages (slot r * stages + s is copy r's stage s): the next stage, and for the last stage
+/// the one before it.
+std::uint32_t holder_of(std::uint32_t slot, std::uint32_t stages);
 
 /// A stage's own snapshot and where it was taken (shared with the copy sent in the background).
 struct own_stage_snapshot {

@@ -1,6 +1,8 @@
 #include "strom/actors/subnet.hpp"
 
 #include <algorithm>
+#include <optional>
+#include <utility>
 #include <chrono>
 #include <thread>
 
@@ -34,8 +36,8 @@ void timed(self_ptr self, const subnet_setup& setup, Computation&& computation) 
   const auto start = self->clock().now();
   computation();
   const auto computed = self->clock().now() - start;
-  if (setup.speed_factor < full_speed)
-    std::this_thread::sleep_for(slowdown_wait(setup.speed_factor, computed));
+  if (const double speed = setup.speed.at(setup.replica->core().epoch()); speed < full_speed)
+    std::this_thread::sleep_for(slowdown_wait(speed, computed));
   self->state.busy_seconds +=
     std::chrono::duration<double>(self->clock().now() - start).count();
 }
@@ -119,6 +121,12 @@ caf::behavior copy_sender(caf::event_based_actor* self,
   return {};
 }
 
+/// The stage's slot among every copy's stages (copy r's stage s is r * stages + s): what its
+/// snapshots' notes name.
+std::uint32_t slot_of(const subnet_setup& setup) {
+  return setup.pipeline * setup.stages + setup.stage;
+}
+
 /// Sends a copy of the stage's own snapshot `kept` to its holder, in the background.
 void send_copy(self_ptr self, const subnet_setup& setup, const own_stage_snapshot& kept) {
   const auto& links = self->state.links;
@@ -132,14 +140,16 @@ void send_copy(self_ptr self, const subnet_setup& setup, const own_stage_snapsho
 void take_snapshot(self_ptr self, const subnet_setup& setup, const stage_point& at) {
   auto& st = self->state;
   auto& core = setup.replica->core();
-  stage_snapshot_note note{setup.stage, at, st.step, ++st.snapshots_taken, st.totals.steps,
-                           st.totals.samples, st.totals.loss_sum};
+  stage_snapshot_note note{slot_of(setup), at, st.step, ++st.snapshots_taken,
+                           st.totals.steps, st.totals.samples, st.totals.loss_sum};
   compute::snapshot_progress progress;
   progress.epoch = core.epoch();
   progress.iteration = core.iteration();
   progress.batches_in_epoch = at.epoch_step;
+  // A stage with copies keeps its residual too: it is update not yet sent to them.
   own_stage_snapshot kept{note, std::make_shared<const compute::replica_snapshot>(
-                                  compute::take_snapshot(core, nullptr, std::move(progress)))};
+                                  compute::take_snapshot(core, st.encoder ? &*st.encoder : nullptr,
+                                                         std::move(progress)))};
   send_copy(self, setup, kept);
   st.snapshots.keep_own(std::move(kept));
 }
@@ -158,11 +168,19 @@ caf::result<snapshot_sent> send_snapshot(self_ptr self, const caf::actor& receiv
 caf::error go_back(self_ptr self, const subnet_setup& setup, const stage_snapshot_note& to,
                    const compute::replica_snapshot& saved) {
   auto& st = self->state;
-  if (auto ok = compute::apply_snapshot(saved, setup.replica->core(), nullptr); !ok)
+  if (auto ok = compute::apply_snapshot(saved, setup.replica->core(),
+                                        st.encoder ? &*st.encoder : nullptr);
+      !ok)
     return make_error(strom_error::snapshot_failed,
                       fmt::format("pipeline stage {} of job {}: snapshot refused: {}",
                                   setup.stage + 1, setup.job_id, ok.err().message));
   setup.replica->discard_gradient();
+  // Every copy went back to the same point, where each had sent that many updates; the
+  // updates that arrived since (of an older generation) are dropped with the buffer.
+  std::fill(st.incoming.begin(), st.incoming.end(), 0.0f);
+  for (auto& copy : st.copies)
+    copy = {to.at.epoch, to.at.epoch_step};
+  st.waiting_for_copies = false;
   st.step = to.step;
   st.epoch = to.at.epoch;
   st.epoch_step = st.next_epoch_step = to.at.epoch_step;
@@ -505,6 +523,87 @@ void take_update(self_ptr self, const subnet_setup& setup, const stage_update& i
     start_step(self, setup);
 }
 
+/// The old subnets' states a re-partitioned subnet gathers, by source.
+struct refill_sources {
+  stage_refill request;
+  std::vector<std::optional<compute::replica_snapshot>> received;
+  std::size_t left = 0;
+};
+
+/// Every old subnet's state arrived: the stage's own put together from them and taken up.
+caf::error take_refill(self_ptr self, const subnet_setup& setup, refill_sources& gathered) {
+  auto& st = self->state;
+  std::vector<compute::stage_source> sources;
+  for (std::size_t i = 0; i < gathered.received.size(); ++i)
+    sources.push_back({{gathered.request.first_layers[i], gathered.request.end_layers[i]},
+                       &*gathered.received[i]});
+  const auto range = setup.replica->range();
+  auto regrouped = compute::regroup_stage(setup.network_layers, range, sources);
+  if (!regrouped)
+    return make_error(strom_error::snapshot_failed,
+                      fmt::format("pipeline stage {} of job {}: its layers' state: {}",
+                                  setup.stage + 1, setup.job_id, regrouped.err().message));
+  auto to = gathered.request.to;
+  to.step = regrouped->progress.iteration;  // a minibatch is one updater step on every stage
+  to.snapshot_id = ++st.snapshots_taken;
+  if (auto err = go_back(self, setup, to, *regrouped))
+    return err;
+  // Its first snapshot, for a rollback; the holder gets a copy once the stages are linked.
+  st.snapshots.keep_own(
+    {to, std::make_shared<const compute::replica_snapshot>(std::move(*regrouped))});
+  st.copy_to_send = to;
+  return caf::none;
+}
+
+/// Asks every old subnet of `refill` for its state; answers `promise` once the stage took its
+/// own from them (or with the first error).
+void start_refill(self_ptr self, const subnet_setup& setup, const stage_refill& refill,
+                  caf::typed_response_promise<std::uint64_t> promise) {
+  const auto count = refill.sources.size();
+  if (count == 0 || refill.first_layers.size() != count || refill.end_layers.size() != count) {
+    promise.deliver(make_error(strom_error::bad_job,
+                               fmt::format("pipeline stage {}: {} sources with {} and {} layer "
+                                           "bounds", setup.stage + 1, count,
+                                           refill.first_layers.size(),
+                                           refill.end_layers.size())));
+    return;
+  }
+  auto gathered = std::make_shared<refill_sources>();
+  gathered->request = refill;
+  gathered->received.resize(count);
+  gathered->left = count;
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto source = refill.sources[i];
+    self->request(source, setup.snapshot_timeout, stage_state_fetch{refill.generation})
+      .then(
+        [self, setup, gathered, promise, source, i](const snapshot_sent&) mutable {
+          if (gathered->left == 0)  // an error was answered already
+            return;
+          auto fail = [&](const std::string& why) {
+            gathered->left = 0;
+            promise.deliver(make_error(strom_error::snapshot_failed, why));
+          };
+          auto encoded = self->state.snapshots.take_received(source.address());
+          if (!encoded)
+            return fail(encoded.err().message);
+          auto saved = compute::decode_snapshot(encoded->words());
+          if (!saved)
+            return fail(saved.err().message);
+          gathered->received[i] = std::move(*saved);
+          if (--gathered->left > 0)
+            return;
+          if (auto err = take_refill(self, setup, *gathered))
+            promise.deliver(std::move(err));
+          else
+            promise.deliver(std::uint64_t{0});
+        },
+        [gathered, promise](caf::error& err) mutable {
+          if (std::exchange(gathered->left, 0) > 0)
+            promise.deliver(std::move(err));
+        });
+  }
+}
+
 } // namespace
 
 caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup) {
@@ -631,6 +730,31 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
       if (back.send_copy)
         st.copy_to_send = kept->note;
       return undone;
+    },
+    [self, setup](const stage_state_fetch& fetch) -> caf::result<snapshot_sent> {
+      auto& st = self->state;
+      if (fetch.generation != st.generation)
+        return make_error(strom_error::snapshot_failed,
+                          fmt::format("pipeline stage {} of job {} runs generation {}, not {}",
+                                      setup.stage + 1, setup.job_id, st.generation,
+                                      fetch.generation));
+      auto& core = setup.replica->core();
+      compute::snapshot_progress progress;
+      progress.epoch = core.epoch();
+      progress.iteration = core.iteration();
+      const auto encoded =
+        compute::encode_snapshot(compute::take_snapshot(core, nullptr, std::move(progress)));
+      const auto id = ++st.snapshots_taken;
+      auto sent = send_chunks(self, caf::actor_cast<caf::actor>(self->current_sender()),
+                              {encoded.begin(), encoded.size()}, id);
+      if (!sent)
+        return make_error(strom_error::snapshot_failed, sent.err().message);
+      return snapshot_sent{id, *sent, encoded.size() * sizeof(capnp::word)};
+    },
+    [self, setup](const stage_refill& refill) -> caf::result<std::uint64_t> {
+      auto promise = self->make_response_promise<std::uint64_t>();
+      start_refill(self, setup, refill, promise);
+      return promise;
     },
     [self, setup](const stage_restore& restore) -> caf::result<std::uint64_t> {
       auto promise = self->make_response_promise<std::uint64_t>();

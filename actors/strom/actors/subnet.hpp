@@ -33,6 +33,12 @@
 // its own snapshot of the same point (stage_rollback); the pipeline then goes on from there in
 // a new generation, and messages of older generations still in flight are dropped.
 //
+// Re-partitioning (LightDNN's dynamic partition): at an epoch's end the job_master may split
+// the layers again (job_repartition.cpp). Each subnet of the new split then fetches the state
+// of the old subnets that held its layers (stage_state_fetch) and puts its own together from
+// them (compute::regroup_stage); it keeps that as its first snapshot and sends its holder a
+// copy once linked, so a loss right after finds a point to restore.
+//
 // Pipeline x data parallelism (--pipelines R above 1): R copies of the pipeline each train a
 // share of every epoch, and the copies of a stage share their updates as data-parallel
 // workers do (Deeplearning4j's threshold encoding with residuals): at its flush a stage
@@ -41,7 +47,9 @@
 // copies' updates land in a second buffer, added at the next step boundary, so a minibatch's
 // backward sees the weights its forward saw. The first stage starts minibatch j of an epoch
 // only once every copy has sent the updates of its first j - 1 (one step of staleness), so no
-// copy runs away from the others. Such a pipeline takes no snapshots (its loss fails the job).
+// copy runs away from the others. Every copy snapshots at the same points, its residual
+// included, and keeps its copies with a neighbour in its own copy; a restore takes every
+// stage of every copy back to one point, where each copy had sent the others as many updates.
 
 #include <chrono>
 #include <cstdint>
@@ -51,12 +59,14 @@
 
 #include <caf/all.hpp>
 
+#include "strom/actors/compute_slowdown.hpp"
 #include "strom/actors/messages.hpp"
 #include "strom/actors/stage_snapshots.hpp"
 #include "strom/compute/data/batch_loader.hpp"
 #include "strom/compute/codecs/threshold_encoder.hpp"
 #include "strom/compute/data/dataset.hpp"
 #include "strom/compute/frames/update_frame.hpp"
+#include "strom/compute/pipeline/stage_regroup.hpp"
 #include "strom/compute/pipeline/stage_replica.hpp"
 
 namespace strom::actors {
@@ -73,7 +83,7 @@ struct subnet_setup {
   std::shared_ptr<const compute::dataset> test;
   std::uint64_t seed = 0;  ///< of the epochs' sample order
   bool shuffle = true;
-  double speed_factor = 1.0;  ///< the node's (compute_slowdown.hpp, a testing aid)
+  node_speed speed{};  ///< the node's over the epochs (compute_slowdown.hpp, a testing aid)
   std::uint32_t generation = 0;      ///< the pipeline's when the subnet was spawned
   std::uint32_t pipeline = 0;        ///< which copy of the pipeline (--pipelines)
   std::uint32_t pipelines = 1;       ///< copies: above 1, the stage's copies share updates
@@ -83,6 +93,9 @@ struct subnet_setup {
   /// larger than this is refused, and the stage cannot be restored from it).
   std::size_t snapshot_bytes = 0;
   caf::timespan snapshot_timeout = std::chrono::minutes(2);  ///< for a restore's fetch
+  /// Every layer's size in the whole network: where a re-partitioned stage finds its layers
+  /// in the old stages' state (compute::regroup_stage).
+  std::vector<compute::layer_size> network_layers{};
   /// How many micro-batches the first stage lets go at once (compute::slots_for).
   schema::PipelineSchedule schedule = schema::PipelineSchedule::ONE_FORWARD_ONE_BACKWARD;
 };
@@ -140,7 +153,8 @@ struct subnet_state {
 /// its neighbours; snapshot_chunk and stage_snapshot_note (a neighbour's copy to hold);
 /// stage_snapshot_fetch -> snapshot_sent (a held copy, as chunks to the sender);
 /// stage_rollback -> minibatches undone; stage_restore -> 0 once restored; stage_update from
-/// a copy of the stage.
+/// a copy of the stage; stage_state_fetch -> snapshot_sent (its state now, as chunks to the
+/// sender); stage_refill -> 0 once its layers' state came from the old stages.
 caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup);
 
 } // namespace strom::actors

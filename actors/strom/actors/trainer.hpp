@@ -37,6 +37,7 @@
 
 #include <caf/all.hpp>
 
+#include "strom/actors/compute_slowdown.hpp"
 #include "strom/actors/kv_node_sum.hpp"
 #include "strom/actors/kv_pusher.hpp"
 #include "strom/actors/messages.hpp"
@@ -95,8 +96,8 @@ struct trainer_setup {
   /// the node's first trainer takes; null: the worker is alone on its node.
   std::shared_ptr<kv_node_sum> kv_sums;
   std::shared_ptr<timeline_track> track{};  ///< its timeline (--timeline); null: none kept
-  /// The node's speed factor (compute_slowdown.hpp, a testing aid); 1: not slowed.
-  double speed_factor = 1.0;
+  /// The node's speed factor over the epochs (compute_slowdown.hpp, a testing aid).
+  node_speed speed{};
   /// Set in a live simulation: told each step and applied frame (sim_seams.hpp).
   std::shared_ptr<compute_meter> meter{};
 };

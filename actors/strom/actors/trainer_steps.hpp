@@ -30,12 +30,13 @@ float compute_step(self_ptr self, const trainer_setup& setup, Computation&& comp
     setup.meter->step_computed();
     return loss;
   }
-  if (setup.speed_factor >= full_speed)
+  const double speed = setup.speed.at(setup.replica->epoch());
+  if (speed >= full_speed)
     return computation();
   const auto start = self->clock().now();
   const float loss = computation();
   // Blocking, as the slower machine's computation would: the trainer is a detached actor.
-  std::this_thread::sleep_for(slowdown_wait(setup.speed_factor, self->clock().now() - start));
+  std::this_thread::sleep_for(slowdown_wait(speed, self->clock().now() - start));
   return loss;
 }
 

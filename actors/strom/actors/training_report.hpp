@@ -25,12 +25,14 @@ struct pipeline_summary {
   std::uint32_t pipelines = 0;      ///< copies of the pipeline (1 so far)
   /// Each stage's layers [first, end), as the built layers count them.
   std::vector<std::vector<std::uint32_t>> stage_layers;
+  std::vector<std::uint64_t> stage_nodes;  ///< by stage: the node running it (copy 1's)
   std::vector<double> stage_seconds;            ///< by stage: busy seconds per minibatch
   std::vector<double> stage_seconds_predicted;  ///< by stage: the partitioner's, per minibatch
   double bubble_fraction = 0.0;        ///< the stages' measured idle share of the epochs
   double bubble_fraction_ideal = 0.0;  ///< GPipe's (K-1)/(M+K-1)
   std::uint64_t activation_bytes = 0;  ///< frame bytes of activations and their gradients
-  std::uint32_t stage_restores = 0;    ///< stages re-spawned after a loss (none so far)
+  std::uint32_t stage_restores = 0;    ///< stages re-spawned after a loss
+  std::uint32_t repartitions = 0;      ///< times the layers were split again (speed drift)
 };
 
 /// The outcome of a training run.
@@ -115,8 +117,9 @@ typename F::result_type inspect(F& f, training_report& x) {
 template <class F>
 typename F::result_type inspect(F& f, pipeline_summary& x) {
   return f(caf::meta::type_name("pipeline_summary"), x.stages, x.micro_batches, x.pipelines,
-           x.stage_layers, x.stage_seconds, x.stage_seconds_predicted, x.bubble_fraction,
-           x.bubble_fraction_ideal, x.activation_bytes, x.stage_restores);
+           x.stage_layers, x.stage_nodes, x.stage_seconds, x.stage_seconds_predicted,
+           x.bubble_fraction,
+           x.bubble_fraction_ideal, x.activation_bytes, x.stage_restores, x.repartitions);
 }
 
 template <class F>

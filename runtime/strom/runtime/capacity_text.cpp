@@ -5,6 +5,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "strom/compute/saturating.hpp"
@@ -100,6 +101,61 @@ result<std::vector<double>> parse_node_speeds(std::string_view text, std::uint32
                              speeds.size(), speeds.size() == 1 ? "" : "s", nodes,
                              nodes == 1 ? "" : "s")};
   return speeds;
+}
+
+namespace {
+
+/// A whole number in [1, 2^32) from `text`; nullopt for anything else.
+std::optional<std::uint32_t> positive_count(std::string_view text) {
+  std::uint32_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc{} || end != text.data() + text.size() || value == 0)
+    return std::nullopt;
+  return value;
+}
+
+} // namespace
+
+result<actors::speed_drift> parse_speed_drift(std::string_view text, std::string_view flag) {
+  const auto at = text.find('@');
+  if (at == std::string_view::npos)
+    return error{fmt::format("{}: '{}' is not F@EPOCH (a speed factor from a 1-based epoch on)",
+                             flag, text)};
+  auto factor = parse_speed_factor(text.substr(0, at), flag);
+  if (!factor)
+    return factor.err();
+  const auto epoch = positive_count(text.substr(at + 1));
+  if (!epoch)
+    return error{fmt::format("{}: '{}' is no epoch: epochs count from 1", flag,
+                             text.substr(at + 1))};
+  return actors::speed_drift{*factor, *epoch - 1};
+}
+
+result<std::vector<std::pair<std::uint32_t, actors::speed_drift>>>
+parse_node_drifts(std::string_view text, std::uint32_t nodes, std::string_view flag) {
+  std::vector<std::pair<std::uint32_t, actors::speed_drift>> drifts;
+  std::size_t begin = 0;
+  for (;;) {
+    const auto comma = text.find(',', begin);
+    const auto entry = text.substr(begin, comma - begin);
+    const auto equals = entry.find('=');
+    if (equals == std::string_view::npos)
+      return error{fmt::format("{}: '{}' is not NODE=F@EPOCH", flag, entry)};
+    const auto node = positive_count(entry.substr(0, equals));
+    if (!node || *node > nodes)
+      return error{fmt::format("{}: '{}' is no node of 1 to {}", flag, entry.substr(0, equals),
+                               nodes)};
+    for (const auto& [seen, drift] : drifts)
+      if (seen + 1 == *node)
+        return error{fmt::format("{}: node {} drifts twice", flag, *node)};
+    auto drift = parse_speed_drift(entry.substr(equals + 1), flag);
+    if (!drift)
+      return drift.err();
+    drifts.emplace_back(*node - 1, *drift);
+    if (comma == std::string_view::npos)
+      return drifts;
+    begin = comma + 1;
+  }
 }
 
 } // namespace strom::runtime

@@ -82,9 +82,9 @@ result<std::size_t> in_process_cluster::add_node(std::uint32_t workers, const st
     networked_ ? loopback : "",
     role};
   if (index < node_speeds_.size() && role == actors::node_role_worker)
-    identity.speed_factor = node_speeds_[index];
+    identity.speed = node_speeds_[index];
   if (role == actors::node_role_worker)  // one node at a time: the probes do not overlap
-    identity.compute_rate = measure_node_compute_rate(identity.speed_factor);
+    identity.compute_rate = measure_node_compute_rate(identity.speed.factor);
   identity.memory_limit = memory_limit_;
   caf::scoped_actor self{home()};
   agents_.push_back(

@@ -13,6 +13,7 @@
 
 #include <caf/all.hpp>
 
+#include "strom/actors/compute_slowdown.hpp"
 #include "strom/actors/messages.hpp"
 #include "strom/actors/timing.hpp"
 #include "strom/compute/result.hpp"
@@ -28,9 +29,9 @@ struct cluster_shape {
   std::uint32_t nodes = 1;
   std::uint32_t workers = 1;  ///< trainers per node
   std::uint32_t servers = 0;  ///< server nodes besides (parameter shards of kvstore jobs)
-  /// The worker nodes' speed factors, by index (--node-speeds, a testing aid,
-  /// actors/compute_slowdown.hpp); empty or shorter: the rest run at full speed.
-  std::vector<double> node_speeds{};
+  /// The worker nodes' speed factors over the epochs, by index (--node-speeds, --speed-drift;
+  /// a testing aid, actors/compute_slowdown.hpp); empty or shorter: the rest run at full speed.
+  std::vector<actors::node_speed> node_speeds{};
   /// Bytes strom may place on each node (--memory-limit); 0: no limit set.
   std::uint64_t memory_limit = 0;
 };
@@ -84,7 +85,7 @@ private:
   std::vector<guarded_connection> links_;  ///< nodes 1..K-1 to the scheduler
   std::vector<caf::actor> agents_;
   std::vector<std::uint64_t> node_ids_;    ///< by index
-  std::vector<double> node_speeds_;        ///< cluster_shape::node_speeds
+  std::vector<actors::node_speed> node_speeds_;        ///< cluster_shape::node_speeds
   std::uint64_t memory_limit_ = 0;         ///< cluster_shape::memory_limit
 };
 

@@ -144,6 +144,10 @@ result<void> check_job(const job_spec& job) {
   if (distributed.getSnapshotEvery() < 1)
     return error{fmt::format("{}: distributed.snapshotEvery: must be at least 1 step, got 0",
                              job.source())};
+  if (const auto margin = distributed.getRepartitionMargin();
+      !(margin >= 0.0f) || !std::isfinite(margin))
+    return error{fmt::format("{}: distributed.repartitionMargin: {} must be a share of 0 or more "
+                             "(0: never re-partition)", job.source(), margin)};
   if (distributed.getSpares() > max_pipeline_stages)
     return error{fmt::format("{}: distributed.spares: {} is more than {}", job.source(),
                              distributed.getSpares(), max_pipeline_stages)};

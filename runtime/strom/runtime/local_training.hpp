@@ -35,6 +35,7 @@ struct local_training_options {
   std::optional<std::uint32_t> snapshot_every;  ///< overrides distributed.snapshotEvery
   std::optional<std::uint32_t> spares;          ///< overrides distributed.spares
   std::optional<schema::PipelineSchedule> schedule;  ///< overrides distributed.schedule
+  std::optional<float> repartition_margin;  ///< overrides distributed.repartitionMargin
   std::string checkpoint_dir;           ///< empty: no checkpoint
   training_observer* observer = nullptr;
   observers watch;  ///< metrics and timeline hooks for the run's actors (observation.hpp)

@@ -30,11 +30,15 @@ std::string pipeline_fields(const actors::pipeline_summary& p) {
   layers += ']';
   return fmt::format(
     "\"stages\":{},\"micro_batches\":{},\"pipelines\":{},\"stage_layers\":{},"
+    "\"stage_nodes\":[{}],"
     "\"stage_seconds\":{},\"stage_seconds_predicted\":{},\"bubble_fraction\":{},"
-    "\"bubble_fraction_ideal\":{},\"activation_bytes\":{},\"stage_restores\":{}",
-    p.stages, p.micro_batches, p.pipelines, layers, json_numbers(p.stage_seconds),
+    "\"bubble_fraction_ideal\":{},\"activation_bytes\":{},\"stage_restores\":{},"
+    "\"repartitions\":{}",
+    p.stages, p.micro_batches, p.pipelines, layers, fmt::join(p.stage_nodes, ","),
+    json_numbers(p.stage_seconds),
     json_numbers(p.stage_seconds_predicted), json_number(p.bubble_fraction),
-    json_number(p.bubble_fraction_ideal), p.activation_bytes, p.stage_restores);
+    json_number(p.bubble_fraction_ideal), p.activation_bytes, p.stage_restores,
+    p.repartitions);
 }
 
 } // namespace

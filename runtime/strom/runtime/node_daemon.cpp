@@ -309,9 +309,9 @@ result<void> run_worker_node(const worker_node_options& options) {
     options.workers ? options.workers : std::max(1u, std::thread::hardware_concurrency()),
     {}, *advertised, options.role, options.tls};
   identity.memory_limit = options.memory_limit;
-  identity.speed_factor = options.speed_factor;
+  identity.speed = options.speed;
   if (options.role == actors::node_role_worker)
-    identity.compute_rate = measure_node_compute_rate(options.speed_factor);
+    identity.compute_rate = measure_node_compute_rate(options.speed.factor);
   const auto served = [&]() -> result<void> {
     for (;;) {
       auto ended = serve_scheduler(system, options, identity, *scheduler, (*watching)->hooks());

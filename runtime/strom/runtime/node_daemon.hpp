@@ -51,7 +51,7 @@ struct worker_node_options {
   actors::timing timeouts;
   observation_options observe;  ///< --metrics-listen
   std::uint64_t memory_limit = 0;  ///< --memory-limit: bytes strom may place here; 0: no limit
-  double speed_factor = 1.0;       ///< --speed-factor (a testing aid); 1: not slowed
+  actors::node_speed speed{};      ///< --speed-factor, --speed-drift (a testing aid)
 };
 
 /// Runs a scheduler on `options.listen` until SIGINT or SIGTERM. Once listening it prints

@@ -37,9 +37,9 @@ caf::actor spawn_node(caf::actor_system& system, const caf::actor& scheduler,
   setup.identity.admission_token = identity.admission_token;
   setup.identity.role = identity.role;
   setup.identity.memory_limit = identity.memory_limit;
-  setup.identity.speed_factor = identity.speed_factor;
+  setup.identity.speed_factor = identity.speed.factor;
   setup.identity.compute_rate = identity.compute_rate;
-  setup.speed_factor = identity.speed_factor;
+  setup.speed = identity.speed;
   if (identity.role == actors::node_role_server)
     setup.serve = prepare_shards;
   setup.timeouts = timeouts;

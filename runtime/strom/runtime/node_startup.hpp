@@ -44,8 +44,9 @@ struct node_identity {
   std::string role = actors::node_role_worker;  ///< a server node holds parameter shards
   /// How its relay ports and links to neighbours' relays are secured; null: plaintext.
   std::shared_ptr<const tls_context> tls{};
-  /// Its trainers' speed factor (--speed-factor, actors/compute_slowdown.hpp); 1: not slowed.
-  double speed_factor = 1.0;
+  /// Its speed factor over the epochs (--speed-factor, --speed-drift; a testing aid,
+  /// actors/compute_slowdown.hpp).
+  actors::node_speed speed{};
   /// Bytes strom may place on it (--memory-limit); 0: no limit set.
   std::uint64_t memory_limit = 0;
   /// What it measured before joining (measure_node_compute_rate); 0: not measured.

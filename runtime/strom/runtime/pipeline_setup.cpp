@@ -11,6 +11,7 @@
 #include "strom/compute/model_from_spec.hpp"
 #include "strom/compute/partition/layer_profile.hpp"
 #include "strom/compute/partition/stage_partition.hpp"
+#include "strom/compute/pipeline/stage_regroup.hpp"
 #include "strom/compute/pipeline/stage_replica.hpp"
 #include "strom/compute/random.hpp"
 #include "strom/runtime/job_spec.hpp"
@@ -166,6 +167,8 @@ result<actors::job_placement> place_stages(const job_spec& job,
   placement.micro_batches = micro;
   placement.batch_size = batch;
   placement.pipelines = copies;
+  // A speed-blind split ignores speeds, so their drift does not move it either.
+  placement.repartition_margin = by_speed ? distributed.getRepartitionMargin() : 0.0;
   for (std::uint32_t r = 0; r < copies; ++r)
     for (const auto& stage : split->stages)
       placement.stages.push_back({static_cast<std::uint32_t>(stage.first_layer),
@@ -206,7 +209,11 @@ result<actors::subnet_setup> prepare_stage(const actors::stage_assignment& work)
                                            work.pipeline, slots.rows());
   if (!stage)
     return error{fmt::format("{}: {}", job->source(), stage.err().message)};
+  auto layers = compute::make_layers(spec.getNetwork(), 0);
+  if (!layers)
+    return error{fmt::format("{}: {}", job->source(), layers.err().message)};
   actors::subnet_setup setup;
+  setup.network_layers = compute::layer_sizes_of(*layers);
   setup.job_id = work.job_id;
   setup.stage = work.stage;
   setup.stages = work.stages;
@@ -215,9 +222,7 @@ result<actors::subnet_setup> prepare_stage(const actors::stage_assignment& work)
   setup.generation = work.generation;
   setup.pipeline = work.pipeline;
   setup.pipelines = work.pipelines;
-  // Copies of a pipeline take no snapshots: restoring one of them is not built.
-  setup.snapshot_every =
-    work.pipelines > 1 ? 0 : std::max<std::uint32_t>(spec.getDistributed().getSnapshotEvery(), 1);
+  setup.snapshot_every = std::max<std::uint32_t>(spec.getDistributed().getSnapshotEvery(), 1);
   if (work.pipelines > 1) {
     auto sharing = compute::make_threshold_encoder_options(spec.getDistributed().getSharing());
     if (!sharing)

@@ -50,6 +50,8 @@ result<void> prepare_run(job_spec& job, const local_training_options& options) {
     distributed.setSpares(*options.spares);
   if (options.schedule)
     distributed.setSchedule(*options.schedule);
+  if (options.repartition_margin)
+    distributed.setRepartitionMargin(*options.repartition_margin);
   // Every path to training passes here (after the overrides): a job built in a host
   // program, or received by a node, is checked as thoroughly as a loaded job file.
   if (auto ok = check_job(job); !ok)
