@@ -5,11 +5,13 @@
 #include <cmath>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <caf/all.hpp>
 
 #include "strom/actors/error_text.hpp"
+#include "strom/actors/errors.hpp"
 #include "strom/actors/subnet.hpp"
 #include "strom/compute/codecs/dense_codec.hpp"
 #include "strom/compute/evaluation.hpp"
@@ -90,6 +92,7 @@ struct fixture : testing::deterministic_system {
     subnet_setup one{1, 0, 2, micro, front, std::move(train), std::move(test), 7, false};
     subnet_setup two{1, 1, 2, micro, back, nullptr, nullptr, 7, false};
     one.snapshot_bytes = two.snapshot_bytes = snapshot_bytes;
+    one.master = two.master = self->address();  // the test plays the job_master
     first = sys.spawn(subnet, std::move(one));
     second = sys.spawn(subnet, std::move(two));
     self->send(first, stage_links{{}, second, me()});
@@ -167,6 +170,7 @@ BOOST_FIXTURE_TEST_CASE(the_first_stage_keeps_one_micro_batch_a_stage_in_flight,
   BOOST_TEST(front->rows() == 4u);  // four slots of 1 row, not the minibatch's 8
   subnet_setup one{1, 0, 2, 8, front, samples_of(batch, 3), nullptr, 7, false};
   one.snapshot_bytes = snapshot_bytes;
+  one.master = self->address();
   first = sys.spawn(subnet, std::move(one));
   self->send(first, stage_links{{}, me(), me()});
   sched.run();
@@ -269,6 +273,7 @@ BOOST_FIXTURE_TEST_CASE(a_stage_restored_from_its_holder_trains_on_as_if_never_l
     setup.generation = generation;
     setup.snapshot_every = 3;
     setup.snapshot_bytes = snapshot_bytes;
+    setup.master = self->address();
     return setup;
   };
   first = sys.spawn(subnet, setup_of(0, front, 0));
@@ -353,6 +358,7 @@ struct copy_fixture : fixture {
                          nullptr, 7, false};
       setup.pipelines = 2;
       setup.snapshot_every = 0;
+      setup.master = self->address();
       return setup;
     };
     first = sys.spawn(subnet, setup_of(0, front));
@@ -476,4 +482,33 @@ BOOST_FIXTURE_TEST_CASE(an_update_from_no_copy_or_of_the_wrong_size_is_refused, 
   check_close(split_parameters(), before);
   self->send_exit(stranger, caf::exit_reason::user_shutdown);
   sched.run();
+}
+
+// A stage's state moves only when its job_master says so: links, runs, rollbacks, restores
+// and refills from any other actor are refused (a stranger on the network cannot reset a
+// stage or make it train), and the stage goes on as before.
+BOOST_FIXTURE_TEST_CASE(only_its_job_master_moves_a_stage, fixture) {
+  start(samples_of(2 * batch, 9), 2);
+  const auto before = split_parameters();
+  caf::scoped_actor stranger{sys};
+  stranger->send(first, stage_rollback{0, stage_snapshot_note{}, false});
+  stranger->send(second, stage_restore{first, stage_snapshot_note{}});
+  stranger->send(second, stage_refill{{first}, {0}, {2}, 0, stage_snapshot_note{}});
+  stranger->send(second, stage_links{{}, {}, stranger, 0});
+  stranger->send(first, stage_run{0, false, 0, 0});
+  sched.run();
+  std::vector<std::string> refusals;
+  for (bool more = true; more;)
+    stranger->receive(
+      [&](caf::error& err) {
+        BOOST_TEST((strom_code_of(err) == strom_error::not_permitted));
+        refusals.push_back(sys.render(err));
+      },
+      caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
+  BOOST_TEST(refusals.size() == 4u);  // a run is a message without an answer
+  BOOST_TEST(split_parameters() == before, boost::test_tools::per_element());
+  // Its job_master's run still trains the stages, linked as they were.
+  const auto ended = run({0, false, 0, 0});
+  BOOST_TEST(ended.steps == 2u);
+  BOOST_TEST(split_parameters() != before);
 }

@@ -28,6 +28,7 @@ enum class strom_error : std::uint8_t {
   snapshot_failed,  ///< a trainer could not encode or chunk its snapshot
   state_failed,     ///< the scheduler could not keep its state or a checkpoint
   peer_lost,        ///< a request's target was lost before it answered (request_while_alive)
+  not_permitted,    ///< a message from an actor that may not send it (a stranger to the job)
 };
 
 /// The category every strom error carries.

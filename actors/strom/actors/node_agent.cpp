@@ -203,6 +203,7 @@ caf::result<stage_ready> run_stage(self_ptr self, const node_agent_setup& setup,
   if (!built)
     return make_error(strom_error::bad_job, built.err().message);
   built->speed = setup.speed;
+  built->master = caf::actor_cast<caf::actor_addr>(self->current_sender());
   stage_ready ready{work.job_id, st.node_id, {}};
   // Not detached, unlike a trainer: its handle travels to the other stages' nodes, whose
   // proxies keep it from being destroyed until they go, and a detached actor's thread waits

@@ -523,6 +523,23 @@ void take_update(self_ptr self, const subnet_setup& setup, const stage_update& i
     start_step(self, setup);
 }
 
+/// Whether the message in hand comes from the stage's job_master; anything else is refused
+/// with a warning naming what it was.
+bool from_master(self_ptr self, const subnet_setup& setup, const char* what) {
+  if (self->current_sender() == setup.master)
+    return true;
+  log::warning("pipeline stage {} of job {}: a {} not from its job_master refused",
+               setup.stage + 1, setup.job_id, what);
+  return false;
+}
+
+/// The error a request not from the stage's job_master is answered with.
+caf::error not_from_master(const subnet_setup& setup, const char* what) {
+  return make_error(strom_error::not_permitted,
+                    fmt::format("pipeline stage {} of job {} takes a {} only from its "
+                                "job_master", setup.stage + 1, setup.job_id, what));
+}
+
 /// The old subnets' states a re-partitioned subnet gathers, by source.
 struct refill_sources {
   stage_refill request;
@@ -627,7 +644,9 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
   }
   const auto sender_of = [self] { return caf::actor_cast<caf::actor_addr>(self->current_sender()); };
   return {
-    [self, setup](const stage_links& links) {
+    [self, setup](const stage_links& links) -> caf::result<wired_atom> {
+      if (!from_master(self, setup, "stage_links"))
+        return not_from_master(setup, "stage_links");
       auto& st = self->state;
       st.links = links;
       st.generation = links.generation;
@@ -640,7 +659,8 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
     },
     [self, setup](const stage_run& run) {
       auto& st = self->state;
-      if (setup.stage != 0 || !setup.train || run.generation != st.generation)
+      if (setup.stage != 0 || !setup.train || run.generation != st.generation
+          || !from_master(self, setup, "stage_run"))
         return;
       if (run.evaluation)
         return run_evaluation(self, setup, run.epoch);
@@ -714,6 +734,8 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
                            ++st.snapshots_taken);
     },
     [self, setup](const stage_rollback& back) -> caf::result<std::uint64_t> {
+      if (!from_master(self, setup, "stage_rollback"))
+        return not_from_master(setup, "stage_rollback");
       auto& st = self->state;
       const auto* kept = st.snapshots.own(back.to.at);
       if (!kept)
@@ -752,11 +774,15 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
       return snapshot_sent{id, *sent, encoded.size() * sizeof(capnp::word)};
     },
     [self, setup](const stage_refill& refill) -> caf::result<std::uint64_t> {
+      if (!from_master(self, setup, "stage_refill"))
+        return not_from_master(setup, "stage_refill");
       auto promise = self->make_response_promise<std::uint64_t>();
       start_refill(self, setup, refill, promise);
       return promise;
     },
     [self, setup](const stage_restore& restore) -> caf::result<std::uint64_t> {
+      if (!from_master(self, setup, "stage_restore"))
+        return not_from_master(setup, "stage_restore");
       auto promise = self->make_response_promise<std::uint64_t>();
       const auto holder = restore.holder;
       const auto to = restore.to;

@@ -85,6 +85,9 @@ struct subnet_setup {
   bool shuffle = true;
   node_speed speed{};  ///< the node's over the epochs (compute_slowdown.hpp, a testing aid)
   std::uint32_t generation = 0;      ///< the pipeline's when the subnet was spawned
+  /// The job_master that placed it: the only sender whose links, runs, rollbacks, restores
+  /// and refills it takes (a stranger cannot move a stage's state).
+  caf::actor_addr master{};
   std::uint32_t pipeline = 0;        ///< which copy of the pipeline (--pipelines)
   std::uint32_t pipelines = 1;       ///< copies: above 1, the stage's copies share updates
   compute::threshold_encoder_options sharing{};  ///< how a stage with copies encodes updates
