@@ -169,6 +169,46 @@ BOOST_AUTO_TEST_CASE(a_pipeline_that_fits_no_split_is_refused_naming_what_each_n
   BOOST_TEST(placed.err().message.find("w1") != std::string::npos, placed.err().message);
 }
 
+// LightDNN's model-parallel fully connected layers: the MLP's dense 784x512 layer (6.4 MB
+// with Adam) fits no node of 4 MiB, so it is split into two blocks of 256 output columns,
+// each a stage on its own node, and the rest goes on a third; the blocks chain as a pipeline's
+// layers (layers/dense_columns.hpp), so the job trains as any pipeline does.
+BOOST_AUTO_TEST_CASE(a_dense_layer_larger_than_every_node_is_split_by_columns_across_nodes) {
+  const auto placed =
+    runtime::place_job(fashion_mlp(schema::TrainingMode::PIPELINE), nodes_of(3, 4 * mebibyte));
+  BOOST_REQUIRE_MESSAGE(placed, (placed ? "" : placed.err().message));
+  BOOST_REQUIRE_EQUAL(placed->column_plans.size(), 1u);
+  BOOST_TEST(placed->column_plans[0].layer == 0u);
+  BOOST_TEST((placed->column_plans[0].bounds == std::vector<std::uint32_t>{0, 256, 512}));
+  BOOST_REQUIRE_EQUAL(placed->stages.size(), 3u);
+  BOOST_TEST(placed->stages[0].first_layer == 0u);
+  BOOST_TEST(placed->stages[0].end_layer == 1u);  // block 1
+  BOOST_TEST(placed->stages[1].end_layer >= 2u);  // block 2 (with its ReLU or not)
+  BOOST_TEST(placed->stages[2].end_layer == 6u);  // the 5 built layers and one more block
+  for (const auto& stage : placed->stages)
+    BOOST_TEST(stage.memory_bytes <= 4 * mebibyte);
+
+  auto job = runtime::load_job_file(STROM_SOURCE_DIR "/examples/fashion_mlp.job");
+  BOOST_REQUIRE_MESSAGE(job, (job ? "" : job.err().message));
+  runtime::local_training_options options;
+  options.epochs = 1;
+  options.mode = schema::TrainingMode::PIPELINE;
+  runtime::cluster_shape shape;
+  shape.nodes = 3;
+  shape.memory_limit = 4 * mebibyte;
+  auto trained = runtime::train_on_cluster(*job, options, shape);
+  BOOST_REQUIRE_MESSAGE(trained, (trained ? "" : trained.err().message));
+  const auto& p = trained->pipeline;
+  BOOST_TEST_MESSAGE("in columns: accuracy " << trained->test_accuracy << ", "
+                     << trained->train_samples_per_second << " samples/s");
+  BOOST_REQUIRE_EQUAL(p.column_splits.size(), 1u);
+  BOOST_TEST((p.column_splits[0] == std::vector<std::uint32_t>{0, 0, 256, 512}));
+  BOOST_TEST(trained->train_samples == 60000u);
+  BOOST_TEST(trained->test_accuracy >= 0.84);  // one epoch unsplit: 86.3%
+  BOOST_TEST(runtime::to_json(*trained).find("\"column_splits\":[[0,0,256,512]]")
+             != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(a_pipeline_job_with_more_stages_than_nodes_is_refused) {
   auto submission = fashion_mlp(schema::TrainingMode::PIPELINE);
   const auto placed = runtime::place_job(submission, nodes_of(1, 0));

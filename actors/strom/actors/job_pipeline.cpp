@@ -112,7 +112,8 @@ void assign_stage(self_ptr self, const job_master_setup& setup, std::uint32_t s,
                         run.placement.micro_batches,
                         run.generation,
                         s / run.stages(),
-                        run.placement.pipelines};
+                        run.placement.pipelines,
+                        run.placement.column_plans};
   request_while_alive(self, st.awaiting, node_id, node.agent, setup.timeouts.prepare_timeout,
                       std::move(work))
     .then(
@@ -178,6 +179,11 @@ void start_pipeline(self_ptr self, const job_master_setup& setup, job_placement 
   summary.micro_batches = placement.micro_batches;
   summary.pipelines = placement.pipelines;
   summary.bubble_fraction_ideal = ideal_bubble(stages, placement.micro_batches);
+  for (const auto& plan : placement.column_plans) {
+    summary.column_splits.push_back({plan.layer});
+    summary.column_splits.back().insert(summary.column_splits.back().end(),
+                                        plan.bounds.begin(), plan.bounds.end());
+  }
   // The job's nodes are its stages' (a node beyond --stages idles and is not asked to stop).
   st.nodes.clear();
   for (const auto& stage : placement.stages)

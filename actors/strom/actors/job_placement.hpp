@@ -39,6 +39,9 @@ struct job_placement {
   /// Every copy's stages, copy by copy (copy r's stage s at r * stages + s); empty: the job
   /// is no pipeline job.
   std::vector<stage_placement> stages;
+  /// Dense layers too large for a node, split into blocks of output columns; the stages'
+  /// layer ranges count the blocks as layers.
+  std::vector<compute::column_plan> column_plans;
 };
 
 /// Each stage's speed correction after an epoch in which stage t was busy `busy_seconds[t]`

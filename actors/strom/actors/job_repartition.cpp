@@ -183,10 +183,11 @@ void start_pipeline_epoch(self_ptr self, const job_master_setup& setup) {
     return run_pipeline_epoch(self);
   auto nodes = nodes_to_place(st, *scale);
   auto placed = setup.place(setup.submission, nodes);
-  if (!placed || placed->stages.size() != run.placement.stages.size()) {
+  if (!placed || placed->stages.size() != run.placement.stages.size()
+      || placed->column_plans != run.placement.column_plans) {
     log::warning("job_master: job {}: its stages' speeds drifted, and placing them again "
                  "failed: {}; the split stays", st.status.job_id,
-                 placed ? "another number of stages" : placed.err().message);
+                 placed ? "another number of stages or column blocks" : placed.err().message);
     return run_pipeline_epoch(self);
   }
   // From here the corrected speeds are what the split was placed with.

@@ -16,6 +16,7 @@
 #include "strom/actors/progress.hpp"
 #include "strom/actors/training_report.hpp"
 #include "strom/compute/frames/frame.hpp"
+#include "strom/compute/pipeline/column_blocks.hpp"
 #include "strom/compute/snapshots/snapshot_chunks.hpp"
 
 namespace strom::actors {
@@ -1051,6 +1052,8 @@ struct stage_assignment {
   std::uint32_t generation = 0;     ///< the pipeline's, which grows with every stage restore
   std::uint32_t pipeline = 0;       ///< which copy of the pipeline (--pipelines)
   std::uint32_t pipelines = 1;      ///< copies, each stage's sharing their updates
+  /// Dense layers split into blocks of output columns (the layer ranges count the blocks).
+  std::vector<compute::column_plan> column_plans{};
 };
 
 /// node_agent -> job_master: the node's subnet runs.
@@ -1208,7 +1211,7 @@ template <class F>
 typename F::result_type inspect(F& f, stage_assignment& x) {
   return f(caf::meta::type_name("stage_assignment"), x.job_id, x.job_text, x.source, x.stage,
            x.stages, x.first_layer, x.end_layer, x.micro_batches, x.generation, x.pipeline,
-           x.pipelines);
+           x.pipelines, x.column_plans);
 }
 
 template <class F>
@@ -1262,6 +1265,19 @@ typename F::result_type inspect(F& f, stage_epoch_end& x) {
   return f(caf::meta::type_name("stage_epoch_end"), x.generation, x.epoch, x.evaluation,
            x.steps, x.samples, x.loss_sum, x.correct, x.busy_seconds, x.activation_bytes);
 }
+
+} // namespace strom::actors
+
+namespace strom::compute {
+
+template <class F>
+typename F::result_type inspect(F& f, column_plan& x) {
+  return f(caf::meta::type_name("column_plan"), x.layer, x.bounds);
+}
+
+} // namespace strom::compute
+
+namespace strom::actors {
 
 template <class F>
 typename F::result_type inspect(F& f, stage_point& x) {

@@ -23,8 +23,11 @@ struct pipeline_summary {
   std::uint32_t stages = 0;
   std::uint32_t micro_batches = 0;  ///< per minibatch
   std::uint32_t pipelines = 0;      ///< copies of the pipeline (1 so far)
-  /// Each stage's layers [first, end), as the built layers count them.
+  /// Each stage's layers [first, end), as the built layers count them (a dense layer split
+  /// by columns counts each block).
   std::vector<std::vector<std::uint32_t>> stage_layers;
+  /// Dense layers split into blocks of output columns: the layer, then the blocks' bounds.
+  std::vector<std::vector<std::uint32_t>> column_splits;
   std::vector<std::uint64_t> stage_nodes;  ///< by stage: the node running it (copy 1's)
   std::vector<double> stage_seconds;            ///< by stage: busy seconds per minibatch
   std::vector<double> stage_seconds_predicted;  ///< by stage: the partitioner's, per minibatch
@@ -117,7 +120,7 @@ typename F::result_type inspect(F& f, training_report& x) {
 template <class F>
 typename F::result_type inspect(F& f, pipeline_summary& x) {
   return f(caf::meta::type_name("pipeline_summary"), x.stages, x.micro_batches, x.pipelines,
-           x.stage_layers, x.stage_nodes, x.stage_seconds, x.stage_seconds_predicted,
+           x.stage_layers, x.column_splits, x.stage_nodes, x.stage_seconds, x.stage_seconds_predicted,
            x.bubble_fraction,
            x.bubble_fraction_ideal, x.activation_bytes, x.stage_restores, x.repartitions);
 }

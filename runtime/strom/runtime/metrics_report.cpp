@@ -22,19 +22,25 @@ std::string json_numbers(const std::vector<double>& values) {
   return text + ']';
 }
 
+/// Lists of whole numbers as a JSON array of arrays.
+std::string lists_text(const std::vector<std::vector<std::uint32_t>>& lists) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < lists.size(); ++i)
+    text += fmt::format("{}[{}]", i ? "," : "", fmt::join(lists[i], ","));
+  return text + ']';
+}
+
 /// A pipeline job's keys (mode "pipeline", issue #20), without the braces.
 std::string pipeline_fields(const actors::pipeline_summary& p) {
-  std::string layers = "[";
-  for (std::size_t i = 0; i < p.stage_layers.size(); ++i)
-    layers += fmt::format("{}[{}]", i ? "," : "", fmt::join(p.stage_layers[i], ","));
-  layers += ']';
+  const auto layers = lists_text(p.stage_layers);
   return fmt::format(
     "\"stages\":{},\"micro_batches\":{},\"pipelines\":{},\"stage_layers\":{},"
-    "\"stage_nodes\":[{}],"
+    "\"stage_nodes\":[{}],\"column_splits\":{},"
     "\"stage_seconds\":{},\"stage_seconds_predicted\":{},\"bubble_fraction\":{},"
     "\"bubble_fraction_ideal\":{},\"activation_bytes\":{},\"stage_restores\":{},"
     "\"repartitions\":{}",
     p.stages, p.micro_batches, p.pipelines, layers, fmt::join(p.stage_nodes, ","),
+    lists_text(p.column_splits),
     json_numbers(p.stage_seconds),
     json_numbers(p.stage_seconds_predicted), json_number(p.bubble_fraction),
     json_number(p.bubble_fraction_ideal), p.activation_bytes, p.stage_restores,

@@ -5,12 +5,17 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <optional>
+#include <span>
+#include <utility>
 
 #include "strom/compute/codecs/threshold_encoder_from_spec.hpp"
 #include "strom/compute/memory_estimate.hpp"
 #include "strom/compute/model_from_spec.hpp"
 #include "strom/compute/partition/layer_profile.hpp"
+#include "strom/compute/layers/dense.hpp"
 #include "strom/compute/partition/stage_partition.hpp"
+#include "strom/compute/pipeline/column_blocks.hpp"
 #include "strom/compute/pipeline/stage_regroup.hpp"
 #include "strom/compute/pipeline/stage_replica.hpp"
 #include "strom/compute/random.hpp"
@@ -94,6 +99,60 @@ std::vector<double> relative_speeds(const std::vector<actors::node_status>& node
   return speeds;
 }
 
+/// A split that places dense layers too large for any node as blocks of output columns.
+struct column_placement {
+  std::vector<compute::column_plan> plans;
+  compute::stage_partition split;
+};
+
+/// LightDNN's answer to a layer larger than a node: every dense layer whose resident bytes
+/// exceed the largest budget offered is split into blocks of (nearly) equal columns, each
+/// within that budget, in as few blocks as the stages then fit (2 up to one a stage). nullopt
+/// when no layer is that large; an error when no number of blocks fits.
+result<std::optional<column_placement>> place_in_columns(const compute::network_layers& net,
+                                                 const compute::layer_costs& costs,
+                                                 std::span<const compute::stage_node> offered,
+                                                 const compute::stage_partition_options& options) {
+  std::uint64_t largest = 0;
+  for (const auto& node : offered)
+    largest = std::max(largest, node.memory_budget);
+  std::vector<std::pair<std::uint32_t, const compute::dense*>> large;
+  for (std::size_t i = 0; i < net.layers.size(); ++i)
+    if (const auto* d = dynamic_cast<const compute::dense*>(net.layers[i].get());
+        d && costs.layers[i].resident_bytes() > largest)
+      large.emplace_back(static_cast<std::uint32_t>(i), d);
+  if (large.empty())
+    return std::optional<column_placement>{};
+  const std::uint64_t rows = std::uint64_t{options.micro_batch_size} * options.micro_batches_in_flight;
+  for (std::size_t blocks = 2; blocks <= offered.size(); ++blocks) {
+    column_placement placed;
+    std::vector<std::size_t> inputs;
+    for (const auto& [index, d] : large) {
+      const auto parameters = std::max<std::uint64_t>(d->parameter_count(), 1);
+      // What a parameter costs where it lies, and the activations every block keeps.
+      const compute::dense_layer_size size{
+        d->inputs(), d->units(), (costs.layers[index].resident_bytes() + parameters - 1) / parameters,
+        rows * (d->inputs() + d->units()) * sizeof(float)};
+      auto plan = compute::plan_columns(index, size, blocks, largest);
+      if (!plan)
+        break;
+      placed.plans.push_back(std::move(*plan));
+      inputs.push_back(d->inputs());
+    }
+    if (placed.plans.size() != large.size())
+      continue;
+    auto split = compute::partition_stages(compute::split_costs(costs, placed.plans, inputs),
+                                           offered, options);
+    if (split) {
+      placed.split = std::move(*split);
+      return std::optional{std::move(placed)};
+    }
+  }
+  return error{fmt::format("layer {} ({}) is larger than every node, and in blocks of output "
+                           "columns on 2 to {} nodes it and the other layers do not fit either",
+                           large.front().first, large.front().second->kind(), offered.size())};
+}
+
 /// A pipeline job's stages on its first stages x pipelines nodes: copy r of stage s on node
 /// r * stages + s. One split serves every copy (their stages share parameters), chosen for
 /// each stage position's slowest node (relative_speeds) and smallest budget among its copies.
@@ -159,14 +218,22 @@ result<actors::job_placement> place_stages(const job_spec& job,
   options.micro_batches_in_flight = slots.slots;  // what the schedule keeps on a stage
   options.try_node_orders = true;
   auto split = compute::partition_stages(*costs, offered, options);
-  if (!split)
-    return error{fmt::format("{}: {}", job.source(), split.err().message)};
+  std::vector<compute::column_plan> column_plans;
+  if (!split) {
+    auto in_columns = place_in_columns(*layers, *costs, offered, options);
+    if (!in_columns || !*in_columns)
+      return error{fmt::format("{}: {}{}", job.source(), split.err().message,
+                               in_columns ? "" : "; " + in_columns.err().message)};
+    column_plans = std::move((*in_columns)->plans);
+    split = std::move((*in_columns)->split);
+  }
   actors::job_placement placement;
   placement.job_name = spec.getName();
   placement.epochs = spec.getTraining().getEpochs();
   placement.micro_batches = micro;
   placement.batch_size = batch;
   placement.pipelines = copies;
+  placement.column_plans = std::move(column_plans);
   // A speed-blind split ignores speeds, so their drift does not move it either.
   placement.repartition_margin = by_speed ? distributed.getRepartitionMargin() : 0.0;
   for (std::uint32_t r = 0; r < copies; ++r)
@@ -206,12 +273,14 @@ result<actors::subnet_setup> prepare_stage(const actors::stage_assignment& work)
   const auto slots = compute::slots_for(spec.getTraining().getBatchSize(), work.micro_batches,
                                         work.stages, schedule);
   auto stage = compute::make_stage_replica(spec, {work.first_layer, work.end_layer},
-                                           work.pipeline, slots.rows());
+                                           work.pipeline, slots.rows(), work.column_plans);
   if (!stage)
     return error{fmt::format("{}: {}", job->source(), stage.err().message)};
   auto layers = compute::make_layers(spec.getNetwork(), 0);
   if (!layers)
     return error{fmt::format("{}: {}", job->source(), layers.err().message)};
+  if (auto split = compute::split_columns(*layers, work.column_plans); !split)
+    return error{fmt::format("{}: {}", job->source(), split.err().message)};
   actors::subnet_setup setup;
   setup.network_layers = compute::layer_sizes_of(*layers);
   setup.job_id = work.job_id;

@@ -4,7 +4,8 @@
 // (--memory-limit) against what the job puts there, and for a pipeline job profiles its layers
 // on synthetic batches (compute time does not depend on the values) and splits them into
 // stages by the nodes' speeds (measured when they joined, speed factor included) and budgets
-// (compute/partition). A worker node turns its
+// (compute/partition), a dense layer larger than every node split by output columns into
+// blocks of its own (compute/pipeline/column_blocks.hpp). A worker node turns its
 // stage assignment into a subnet: the stage's layers, initialised as the whole network's, and
 // on the first stage the data.
 

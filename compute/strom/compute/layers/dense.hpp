@@ -26,6 +26,10 @@ public:
   std::size_t parameter_count() const override;
   /// The weights W, not the biases.
   float_range regularized_range() const override;
+  /// Input floats per sample, output columns, and how the weights are drawn.
+  std::size_t inputs() const noexcept { return inputs_; }
+  std::size_t units() const noexcept { return units_; }
+  weight_init init() const noexcept { return init_; }
 
   // -- set-up ----------------------------------------------------------------------------
 

@@ -1,9 +1,10 @@
 #pragma once
 // A dense layer too large for one node's memory budget is split by output columns across
 // nodes (LightDNN runs large fully connected layers model-parallel): every node holds the
-// whole input and the weights and bias of its own columns, computes its columns of the
-// output, and the pieces are concatenated. Columns are given out so that the slowest node
-// finishes first (each column costs the same time), never past a node's budget.
+// whole input and the weights and bias of its own columns and computes its columns of the
+// output (the placer chains them as pipeline layers: pipeline/column_blocks.hpp). Columns are
+// given out so that the slowest node finishes first (each column costs the same time), never
+// past a node's budget.
 
 #include <cstddef>
 #include <cstdint>

@@ -101,10 +101,9 @@ std::span<const float> stage_replica::predict(std::span<const float> input, std:
   return core_->net().predict(input, rows);
 }
 
-result<std::unique_ptr<stage_replica>> make_stage_replica(schema::Job::Reader job,
-                                                          layer_range range,
-                                                          std::uint32_t pipeline,
-                                                          std::size_t rows) {
+result<std::unique_ptr<stage_replica>> make_stage_replica(
+  schema::Job::Reader job, layer_range range, std::uint32_t pipeline, std::size_t rows,
+  std::span<const column_plan> columns) {
   auto training = job.getTraining();
   if (auto ok = check_training(training); !ok)
     return ok.err();
@@ -112,6 +111,8 @@ result<std::unique_ptr<stage_replica>> make_stage_replica(schema::Job::Reader jo
   auto built = make_layers(job.getNetwork(), dropout_seed(training.getSeed(), pipeline));
   if (!built)
     return built.err();
+  if (auto split = split_columns(*built, columns); !split)
+    return split.err();
   const auto count = built->layers.size();
   if (range.first >= range.end || range.end > count)
     return error{fmt::format("pipeline stage: layers [{}, {}) are not a non-empty range of the "

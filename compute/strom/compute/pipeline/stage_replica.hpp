@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "strom/compute/codecs/threshold_encoder.hpp"
+#include "strom/compute/pipeline/column_blocks.hpp"
 #include "strom/compute/replica.hpp"
 #include "strom/compute/result.hpp"
 #include "strom/schema/job.capnp.h"
@@ -132,13 +133,13 @@ private:
   std::vector<float> logit_gradient_;  // the last stage's dL/d(logits) of one micro-batch
 };
 
-/// Stage `range` of `job`'s network in pipeline copy `pipeline` (--pipelines): its layers
+/// Stage `range` of `job`'s network, its dense layers split by `columns` (the range counts
+/// their blocks as layers), in pipeline copy `pipeline` (--pipelines): its layers
 /// built, parameters initialised as the whole network's are, dropout masks drawn as
 /// data-parallel worker `pipeline`'s, the job's updater, reserved for `rows` rows (0: the
 /// job's batch size). Errors name the layer or the range.
-result<std::unique_ptr<stage_replica>> make_stage_replica(schema::Job::Reader job,
-                                                          layer_range range,
-                                                          std::uint32_t pipeline = 0,
-                                                          std::size_t rows = 0);
+result<std::unique_ptr<stage_replica>> make_stage_replica(
+  schema::Job::Reader job, layer_range range, std::uint32_t pipeline = 0, std::size_t rows = 0,
+  std::span<const column_plan> columns = {});
 
 } // namespace strom::compute
