@@ -134,22 +134,28 @@ void send_copy(self_ptr self, const subnet_setup& setup, const own_stage_snapsho
   self->spawn(copy_sender, kept.saved, kept.note, holder, setup.job_id);
 }
 
+/// The stage's state as it is now, `epoch_step` minibatches into its epoch; a stage with copies
+/// keeps its residual too: it is update not yet sent to them.
+compute::replica_snapshot state_now(self_ptr self, const subnet_setup& setup,
+                                    std::uint64_t epoch_step) {
+  auto& st = self->state;
+  const auto& core = setup.replica->core();
+  compute::snapshot_progress progress;
+  progress.epoch = core.epoch();
+  progress.iteration = core.iteration();
+  progress.batches_in_epoch = epoch_step;
+  return compute::take_snapshot(core, st.encoder ? &*st.encoder : nullptr, std::move(progress));
+}
+
 /// The stage's snapshot at `at`: kept for a rollback, and a copy sent (chunks, then the note)
 /// to the stage's holder, which tells the job_master once it holds it whole. Only the copy of
 /// the parameters and updater state is taken here; encoding and sending it is not.
 void take_snapshot(self_ptr self, const subnet_setup& setup, const stage_point& at) {
   auto& st = self->state;
-  auto& core = setup.replica->core();
   stage_snapshot_note note{slot_of(setup), at, st.step, ++st.snapshots_taken,
                            st.totals.steps, st.totals.samples, st.totals.loss_sum};
-  compute::snapshot_progress progress;
-  progress.epoch = core.epoch();
-  progress.iteration = core.iteration();
-  progress.batches_in_epoch = at.epoch_step;
-  // A stage with copies keeps its residual too: it is update not yet sent to them.
   own_stage_snapshot kept{note, std::make_shared<const compute::replica_snapshot>(
-                                  compute::take_snapshot(core, st.encoder ? &*st.encoder : nullptr,
-                                                         std::move(progress)))};
+                                  state_now(self, setup, at.epoch_step))};
   send_copy(self, setup, kept);
   st.snapshots.keep_own(std::move(kept));
 }
@@ -523,21 +529,24 @@ void take_update(self_ptr self, const subnet_setup& setup, const stage_update& i
     start_step(self, setup);
 }
 
-/// Whether the message in hand comes from the stage's job_master; anything else is refused
-/// with a warning naming what it was.
-bool from_master(self_ptr self, const subnet_setup& setup, const char* what) {
+/// None when the message in hand (`what`) comes from the stage's job_master; else the error
+/// a request is answered with, and a warning naming it.
+caf::error not_from_master(self_ptr self, const subnet_setup& setup, const char* what) {
   if (self->current_sender() == setup.master)
-    return true;
+    return caf::none;
   log::warning("pipeline stage {} of job {}: a {} not from its job_master refused",
                setup.stage + 1, setup.job_id, what);
-  return false;
-}
-
-/// The error a request not from the stage's job_master is answered with.
-caf::error not_from_master(const subnet_setup& setup, const char* what) {
   return make_error(strom_error::not_permitted,
                     fmt::format("pipeline stage {} of job {} takes a {} only from its "
                                 "job_master", setup.stage + 1, setup.job_id, what));
+}
+
+/// The snapshot `source` sent whole as chunks, decoded.
+result<compute::replica_snapshot> received_from(self_ptr self, const caf::actor& source) {
+  auto encoded = self->state.snapshots.take_received(source.address());
+  if (!encoded)
+    return encoded.err();
+  return compute::decode_snapshot(encoded->words());
 }
 
 /// The old subnets' states a re-partitioned subnet gathers, by source.
@@ -596,16 +605,12 @@ void start_refill(self_ptr self, const subnet_setup& setup, const stage_refill& 
         [self, setup, gathered, promise, source, i](const snapshot_sent&) mutable {
           if (gathered->left == 0)  // an error was answered already
             return;
-          auto fail = [&](const std::string& why) {
+          auto saved = received_from(self, source);
+          if (!saved) {
             gathered->left = 0;
-            promise.deliver(make_error(strom_error::snapshot_failed, why));
-          };
-          auto encoded = self->state.snapshots.take_received(source.address());
-          if (!encoded)
-            return fail(encoded.err().message);
-          auto saved = compute::decode_snapshot(encoded->words());
-          if (!saved)
-            return fail(saved.err().message);
+            promise.deliver(make_error(strom_error::snapshot_failed, saved.err().message));
+            return;
+          }
           gathered->received[i] = std::move(*saved);
           if (--gathered->left > 0)
             return;
@@ -645,8 +650,8 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
   const auto sender_of = [self] { return caf::actor_cast<caf::actor_addr>(self->current_sender()); };
   return {
     [self, setup](const stage_links& links) -> caf::result<wired_atom> {
-      if (!from_master(self, setup, "stage_links"))
-        return not_from_master(setup, "stage_links");
+      if (auto refused = not_from_master(self, setup, "stage_links"))
+        return refused;
       auto& st = self->state;
       st.links = links;
       st.generation = links.generation;
@@ -660,7 +665,7 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
     [self, setup](const stage_run& run) {
       auto& st = self->state;
       if (setup.stage != 0 || !setup.train || run.generation != st.generation
-          || !from_master(self, setup, "stage_run"))
+          || not_from_master(self, setup, "stage_run"))
         return;
       if (run.evaluation)
         return run_evaluation(self, setup, run.epoch);
@@ -734,8 +739,8 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
                            ++st.snapshots_taken);
     },
     [self, setup](const stage_rollback& back) -> caf::result<std::uint64_t> {
-      if (!from_master(self, setup, "stage_rollback"))
-        return not_from_master(setup, "stage_rollback");
+      if (auto refused = not_from_master(self, setup, "stage_rollback"))
+        return refused;
       auto& st = self->state;
       const auto* kept = st.snapshots.own(back.to.at);
       if (!kept)
@@ -760,12 +765,7 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
                           fmt::format("pipeline stage {} of job {} runs generation {}, not {}",
                                       setup.stage + 1, setup.job_id, st.generation,
                                       fetch.generation));
-      auto& core = setup.replica->core();
-      compute::snapshot_progress progress;
-      progress.epoch = core.epoch();
-      progress.iteration = core.iteration();
-      const auto encoded =
-        compute::encode_snapshot(compute::take_snapshot(core, nullptr, std::move(progress)));
+      const auto encoded = compute::encode_snapshot(state_now(self, setup, st.epoch_step));
       const auto id = ++st.snapshots_taken;
       auto sent = send_chunks(self, caf::actor_cast<caf::actor>(self->current_sender()),
                               {encoded.begin(), encoded.size()}, id);
@@ -774,15 +774,15 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
       return snapshot_sent{id, *sent, encoded.size() * sizeof(capnp::word)};
     },
     [self, setup](const stage_refill& refill) -> caf::result<std::uint64_t> {
-      if (!from_master(self, setup, "stage_refill"))
-        return not_from_master(setup, "stage_refill");
+      if (auto refused = not_from_master(self, setup, "stage_refill"))
+        return refused;
       auto promise = self->make_response_promise<std::uint64_t>();
       start_refill(self, setup, refill, promise);
       return promise;
     },
     [self, setup](const stage_restore& restore) -> caf::result<std::uint64_t> {
-      if (!from_master(self, setup, "stage_restore"))
-        return not_from_master(setup, "stage_restore");
+      if (auto refused = not_from_master(self, setup, "stage_restore"))
+        return refused;
       auto promise = self->make_response_promise<std::uint64_t>();
       const auto holder = restore.holder;
       const auto to = restore.to;
@@ -790,12 +790,7 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
         ->request(holder, setup.snapshot_timeout, stage_snapshot_fetch{to.stage, to.at})
         .then(
           [self, setup, promise, holder, to](const snapshot_sent&) mutable {
-            auto encoded = self->state.snapshots.take_received(holder.address());
-            if (!encoded) {
-              promise.deliver(make_error(strom_error::snapshot_failed, encoded.err().message));
-              return;
-            }
-            auto saved = compute::decode_snapshot(encoded->words());
+            auto saved = received_from(self, holder);
             if (!saved) {
               promise.deliver(make_error(strom_error::snapshot_failed, saved.err().message));
               return;
