@@ -196,6 +196,8 @@ struct GivenCosts {
   batchSize @5 :UInt32 = 0;       # 0: the job's training.batchSize
   parameters @6 :UInt64 = 0;      # floats in the model (snapshots); 0: the job's network
   samplesPerEpoch @7 :UInt64 = 60000;
+  tlsSealBytesPerSecond @8 :Float64 = 0;  # TLS encryption of a frame (strom sim --tls-*)
+  tlsOpenBytesPerSecond @9 :Float64 = 0;  # TLS decryption of a frame
 }
 
 struct ModelOptions {
@@ -226,6 +228,8 @@ struct Calibration {
   stepSeconds @6 :Float64;      # one batch, one worker, median of the measured steps
   measuredDensity @7 :Float64;  # the density the job's threshold settled at
   densities @8 :List(DensityCosts);  # ascending density
+  tlsSealBytesPerSecond @9 :Float64;  # sealing a frame into TLS 1.3 records (0: not measured)
+  tlsOpenBytesPerSecond @10 :Float64; # opening them (links of strom sim --tls-*)
 }
 
 struct DensityCosts {

@@ -13,6 +13,7 @@
 #include "strom/runtime/sim/calibration.hpp"
 #include "strom/runtime/sim/run_scenario.hpp"
 #include "strom/runtime/sim/sim_report_page.hpp"
+#include "tls_flags.hpp"
 
 namespace strom::cli {
 
@@ -23,15 +24,17 @@ const command_spec sim_spec{
   "Runs a simulation scenario (Cap'n Proto text, schema/scenario.capnp; see examples/sim)\n"
   "and checks its expectations: exit 0 when all hold, 1 naming those that do not.\n"
   "Live mode trains with strom's own actors in virtual time; model mode is a discrete-event\n"
-  "model of the cluster.\n"
+  "model of the cluster. With --tls-*, every simulated node presents that (node) certificate\n"
+  "and the links are TLS connections: made and used for real in live mode, their bytes and\n"
+  "costs modelled in model mode.\n"
   "'strom sim calibrate JOB [-o FILE]' measures this machine's costs for a job.",
-  {
+  with_tls_options({
     {"seed", "S", "seed of the run's random draws (default: the job's training.seed)"},
     {"mode", "MODE", "live or model: overrides the scenario's mode"},
     {"report-out", "FILE", "write the report, one JSON object"},
     {"trace-out", "FILE", "write the event trace, one JSON object a line"},
     {"html-out", "FILE", "write the report as a self-contained HTML page with charts"},
-  },
+  }),
   1,
 };
 
@@ -39,7 +42,7 @@ const command_spec calibrate_spec{
   "strom sim calibrate JOB [-o FILE]",
   "Measures this machine's costs for a job with the real compute library (a step on its\n"
   "model and data, the density its threshold settles at, frame sizes and encode and decode\n"
-  "times at several densities) in a few seconds, and writes a calibration file (Cap'n Proto\n"
+  "times at several densities, sealing and opening TLS records) in a few seconds, and writes a calibration file (Cap'n Proto\n"
   "text, schema/scenario.capnp Calibration) that scenarios name in costs.calibration.",
   {
     {"out", "FILE", "write the calibration here (also -o); default: print it"},
@@ -127,6 +130,12 @@ int run_sim(int argc, char** argv) {
         return exit_failure;
       }
   options.trace_out = args->get("trace-out").value_or("");
+  auto tls = tls_of(*args);
+  if (!tls) {
+    fmt::print(stderr, "strom sim: {}\n", tls.err().message);
+    return exit_failure;
+  }
+  options.tls = std::move(*tls);
   auto loaded = runtime::sim::load_scenario_file(args->positionals()[0]);
   if (!loaded) {
     fmt::print(stderr, "strom sim: {}\n", loaded.err().message);

@@ -13,7 +13,7 @@ namespace {
 
 /// A short calibration of the small Fashion-MNIST job, read back from its text.
 calibration_table calibrated() {
-  calibrate_options quick{0.2, 0.3, 0.05};
+  calibrate_options quick{0.2, 0.3, 0.05, 0.02};
   auto measured = calibrate(strom::testing::small_fashion_job(), quick);
   BOOST_REQUIRE_MESSAGE(measured, (measured ? "" : measured.err().message));
   const auto text = to_text((*measured)->getRoot<strom::schema::Calibration>().asReader());
@@ -32,6 +32,8 @@ BOOST_AUTO_TEST_CASE(calibration_measures_the_job_and_reads_back) {
   BOOST_TEST(table.base.step_seconds > 0);
   BOOST_TEST(table.measured_density > 0);
   BOOST_TEST(table.measured_density <= 1);
+  BOOST_TEST(table.base.tls_seal_bytes_per_second > 0);
+  BOOST_TEST(table.base.tls_open_bytes_per_second > 0);
 }
 
 BOOST_AUTO_TEST_CASE(frames_grow_with_density_until_the_bitmap_caps_them) {

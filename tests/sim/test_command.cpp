@@ -5,6 +5,7 @@
 
 #include "sim/scenario_text.hpp"
 #include "strom/runtime/sim/calibration.hpp"
+#include "sim/sim_certificates.hpp"
 #include "sim/sim_reports.hpp"
 #include "support/scratch_dir.hpp"
 #include "support/strom_program.hpp"
@@ -106,6 +107,34 @@ BOOST_AUTO_TEST_CASE(model_mode_refuses_server_nodes_naming_the_node) {
   BOOST_TEST(contains(run.output, "cluster.nodes.list[2].server: model mode does not model "
                                   "parameter servers"),
              run.output);
+}
+
+BOOST_AUTO_TEST_CASE(tls_flags_model_tls_links_and_refuse_what_no_node_could_present) {
+  strom::test::scratch dir;
+  const auto ours = dir.path() / "ours";
+  const auto theirs = dir.path() / "theirs";
+  strom::test::make_certificates(ours, {"w1"}, {"alice"});
+  strom::test::make_certificates(theirs, {"w9"});
+  const auto scenario = "sim " + examples + "scaling_4_nodes.scenario --mode model ";
+  const auto report = dir.path() / "report.json";
+  auto sealed = run_strom(scenario + strom::test::tls_flags(ours, "w1") + " --report-out "
+                          + report.string());
+  BOOST_TEST(sealed.status == 0, sealed.output);
+  BOOST_TEST(contains(read_file(report), "\"tls\":{\"identity\":\"w1\",\"links\":null"));
+  auto client = run_strom(scenario + strom::test::tls_flags(ours, "alice"));
+  BOOST_TEST(client.status == 1, client.output);
+  BOOST_TEST(contains(client.output, "the TLS identity 'alice' is a client's certificate"),
+             client.output);
+  auto stranger = run_strom(scenario + strom::test::tls_flags(theirs, "w9", ours));
+  BOOST_TEST(stranger.status == 1, stranger.output);
+  BOOST_TEST(contains(stranger.output, "w9.pem: not signed by the CA"), stranger.output);
+  // Deeplearning4j's example gives its costs without TLS's: the error says what is missing.
+  auto no_rates = run_strom("sim " + examples + "dl4j_scalability.scenario "
+                            + strom::test::tls_flags(ours, "w1"));
+  BOOST_TEST(no_rates.status == 1, no_rates.output);
+  BOOST_TEST(contains(no_rates.output, "dl4j_scalability.scenario: costs: TLS links (--tls-*) "
+                                       "need"),
+             no_rates.output);
 }
 
 BOOST_AUTO_TEST_CASE(an_unknown_option_is_a_usage_error) {

@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 
+#include "sim/sim_certificates.hpp"
 #include "sim/sim_reports.hpp"
 #include "strom/runtime/sim/run_scenario.hpp"
 #include "support/scratch_dir.hpp"
@@ -104,6 +105,24 @@ BOOST_AUTO_TEST_CASE(the_same_seed_gives_the_same_trace_and_another_seed_another
   BOOST_TEST(first.size() == 66u, first);  // 64 hex digits in quotes
   BOOST_TEST(first == again);
   BOOST_TEST(first != other);
+}
+
+BOOST_AUTO_TEST_CASE(over_tls_links_the_cluster_trains_and_a_seed_still_gives_one_trace) {
+  strom::test::scratch dir;
+  strom::test::make_certificates(dir.path(), {"w1"});
+  const auto scenario = examples + "scaling_4_nodes.scenario --mode live --seed 7 ";
+  const auto tls = strom::test::tls_flags(dir.path(), "w1");
+  const auto first = report_of(dir, scenario, tls);
+  // 4 nodes and the hub: a connection each way on each of 4 links, every frame sealed and
+  // opened on it, nothing failed.
+  BOOST_TEST(contains(first, "\"tls\":{\"identity\":\"w1\",\"links\":8,\"handshake_bytes\":"),
+             first);
+  BOOST_TEST(contains(first, "\"failures\":0}"), first);
+  BOOST_TEST(report_field(first, "passed") == "true", first);
+  BOOST_TEST(std::stod(report_field(first, "test_accuracy")) > 0.8);
+  BOOST_TEST(report_field(report_of(dir, scenario, tls), "trace_sha256")
+             == report_field(first, "trace_sha256"));
+  BOOST_TEST(report_field(report_of(dir, scenario, ""), "tls") == "null");
 }
 
 BOOST_AUTO_TEST_CASE(the_trace_file_holds_the_events_and_the_frame_faults) {

@@ -17,6 +17,7 @@
 #include "strom/compute/data/dataset_from_spec.hpp"
 #include "strom/compute/frames/update_frame.hpp"
 #include "strom/compute/replica_from_spec.hpp"
+#include "strom/runtime/sim/calibrate_tls.hpp"
 
 namespace strom::runtime::sim {
 
@@ -208,6 +209,11 @@ result<calibration_message> calibrate(const job_spec& job, const calibrate_optio
     list[i].setDecodeSeconds(measured->decode_seconds);
     list[i].setFrameBytes(measured->frame_bytes);
   }
+  auto tls = measure_tls_rates(options.tls_seconds_budget);
+  if (!tls)
+    return prefixed(tls.err());
+  out.setTlsSealBytesPerSecond(tls->seal_bytes_per_second);
+  out.setTlsOpenBytesPerSecond(tls->open_bytes_per_second);
   return message;
 }
 

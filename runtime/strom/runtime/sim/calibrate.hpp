@@ -2,7 +2,8 @@
 // `strom sim calibrate JOB`: measures what a job costs on this machine with the real compute
 // library (compute/): one worker's step on the job's model and data, the density the job's
 // threshold settles at when its updates are shared, and at several densities the time to
-// encode an update into a frame, the frame's size and the time to read and apply it. The
+// encode an update into a frame, the frame's size and the time to read and apply it, and what
+// sealing and opening a frame's TLS records cost (calibrate_tls.hpp). The
 // result is a Calibration (schema/scenario.capnp) that scenarios name (costs.calibration).
 
 #include <capnp/message.h>
@@ -21,6 +22,7 @@ struct calibrate_options {
   double step_seconds_budget = 1.5;     ///< plain training steps
   double sharing_seconds_budget = 1.5;  ///< sharing steps that find the job's density
   double density_seconds_budget = 0.3;  ///< each density's encode and decode
+  double tls_seconds_budget = 0.2;      ///< sealing and opening TLS records
 };
 
 /// The measured costs; the message owns them.

@@ -40,7 +40,13 @@ result<calibration_table> parse_calibration(std::string_view text, const std::st
   if (c.getDensities().size() == 0)
     return error{fmt::format("{}: densities: none measured; run 'strom sim calibrate' again",
                              source)};
+  for (auto [field, rate] : {std::pair{"tlsSealBytesPerSecond", c.getTlsSealBytesPerSecond()},
+                             std::pair{"tlsOpenBytesPerSecond", c.getTlsOpenBytesPerSecond()}})
+    if (!finite_non_negative(rate))
+      return bad(field, rate, "is not a rate of at least 0");
   calibration_table table;
+  table.base.tls_seal_bytes_per_second = c.getTlsSealBytesPerSecond();
+  table.base.tls_open_bytes_per_second = c.getTlsOpenBytesPerSecond();
   table.base.step_seconds = c.getStepSeconds();
   table.base.batch_size = c.getBatchSize();
   table.base.parameters = c.getParameters();

@@ -65,8 +65,11 @@ std::optional<compute::frame> corrupted(const compute::frame& frame, std::mt1993
 
 } // namespace
 
-live_network::live_network(std::uint64_t seed, sim_trace& trace, const time_point& now)
-    : trace_(trace), now_(now), random_(seed) {}
+live_network::live_network(std::uint64_t seed, sim_trace& trace, const time_point& now,
+                           live_tls tls)
+    : trace_(trace), now_(now), random_(seed), tls_(tls) {
+  tls_figures_.on = tls_.identity != nullptr;
+}
 
 std::size_t live_network::add(live_endpoint endpoint) {
   endpoints_.push_back(std::move(endpoint));
@@ -202,19 +205,34 @@ void live_network::carry(std::size_t from, const caf::actor& target,
     return;
   }
   const bool is_frame = content.match_elements<actors::shared_frame>();
-  const auto bytes =
+  const auto plain =
     is_frame ? content.get_as<actors::shared_frame>(0).value.size() : control_bytes;
-  // The sender's link sends one message at a time at its bandwidth, then latency.
   const auto& link = endpoints_[from].link;
   auto& sending = sending_until_[from];
-  const auto start = std::max(now_, sending);
-  sending = start + to_timespan(static_cast<double>(bytes) / link.bytes_per_second);
-  auto arrival = sending + to_timespan(link.latency_seconds);
+  auto start = std::max(now_, sending);
+  tls_pipe* tls = nullptr;
+  if (tls_.identity) {
+    bool opened = false;
+    tls = secured(from, to, opened);
+    if (!tls)
+      return;  // no connection: nothing crosses
+    if (opened)
+      start += 2 * to_timespan(link.latency_seconds);  // the handshake's round trip first
+  }
+  // The sender's link sends one message at a time at its bandwidth, then latency. Only
+  // frames are bytes here to seal: other messages are charged their records' size alone.
+  const auto bytes = tls ? tls_wire_bytes(plain) : plain;
+  const auto seal = tls && is_frame ? static_cast<double>(plain) / tls_.seal_bytes_per_second : 0;
+  const auto open = tls && is_frame ? static_cast<double>(plain) / tls_.open_bytes_per_second : 0;
+  sending = start + to_timespan(seal + static_cast<double>(bytes) / link.bytes_per_second);
+  auto arrival = sending + to_timespan(link.latency_seconds + open);
   auto& figure = figures(from, to);
   figure.bytes += bytes;
   figure.frames += is_frame ? 1 : 0;
   bool duplicate = false;
   if (is_frame && !apply_faults(from, to, arrival, content, duplicate))
+    return;
+  if (tls && is_frame && !through_tls(*tls, content))
     return;
   // Delivered as from the peer's own shim to this node, so the receiving relay knows the
   // sender as the peer it holds.
@@ -224,6 +242,43 @@ void live_network::carry(std::size_t from, const caf::actor& target,
   if (duplicate)
     schedule(arrival + overtaken_by, {target, sender, mid, content});
   schedule(arrival, {target, std::move(sender), mid, std::move(content)});
+}
+
+tls_pipe* live_network::secured(std::size_t from, std::size_t to, bool& opened) {
+  auto& link = tls_pipes_[{from, to}];
+  if (link)
+    return link.get();
+  // One identity for every node: each end verifies the other's certificate against the CA.
+  auto made = tls_pipe::open(*tls_.identity, *tls_.identity);
+  if (!made) {
+    ++tls_figures_.failures;
+    note("tls_refused", from, to, 0);
+    tls_pipes_.erase({from, to});  // tried again with the next message
+    return nullptr;
+  }
+  link = std::move(*made);
+  opened = true;
+  ++tls_figures_.links;
+  tls_figures_.handshake_bytes += link->handshake_bytes();
+  return link.get();
+}
+
+bool live_network::through_tls(tls_pipe& link, caf::message& content) {
+  const auto bytes = content.get_as<actors::shared_frame>(0).value.bytes();
+  auto records = link.seal(bytes);
+  auto words = compute::allocate_frame_words(bytes.size() / sizeof(capnp::word));
+  std::span<std::byte> opened{reinterpret_cast<std::byte*>(words.get()), bytes.size()};
+  if (!records || !link.open_into(*records, opened)) {
+    ++tls_figures_.failures;
+    return false;
+  }
+  auto frame = compute::frame::from_bytes(opened, std::move(words));
+  if (!frame) {
+    ++tls_figures_.failures;
+    return false;
+  }
+  content = caf::make_message(actors::shared_frame{std::move(*frame)});
+  return true;
 }
 
 void live_network::schedule(time_point at, in_flight message) {

@@ -8,6 +8,13 @@
 // reorder, delay, corrupt. Requests
 // (a master's forget or stats) cross at once and are answered directly: only one-way messages
 // are timed, which is all that frames and drain markers are.
+//
+// With TLS (strom sim --tls-*), each link from one node to another is a TLS connection made
+// in memory with the node identity given (tls_pipe.hpp): its first message waits for the
+// handshake's round trip, every frame is sealed and opened for real, and what crosses the
+// link (and takes its bandwidth) are the records, sealing and opening charged at the
+// calibrated rates. Frame faults hit the frame before it is sealed: a sender's damage, which
+// TLS does not see (damage on the wire would fail the record's check and end the connection).
 
 #include <cstdint>
 #include <map>
@@ -18,6 +25,7 @@
 #include <caf/all.hpp>
 
 #include "strom/compute/result.hpp"
+#include "strom/runtime/sim/tls_pipe.hpp"
 #include "strom/runtime/sim/model.hpp"
 #include "strom/runtime/sim/scenario.hpp"
 #include "strom/runtime/sim/sim_trace.hpp"
@@ -39,12 +47,19 @@ struct live_link_figures {
   std::uint64_t frames = 0;
 };
 
+/// TLS on a simulated network's links.
+struct live_tls {
+  const tls_context* identity = nullptr;  ///< what every node presents; null: no TLS
+  double seal_bytes_per_second = 0;
+  double open_bytes_per_second = 0;
+};
+
 class live_network {
 public:
   using time_point = caf::actor_clock::time_point;
 
   /// `trace` is told every fault applied; `now` is the simulation's virtual time.
-  live_network(std::uint64_t seed, sim_trace& trace, const time_point& now);
+  live_network(std::uint64_t seed, sim_trace& trace, const time_point& now, live_tls tls = {});
 
   /// Adds a node; its index in the network.
   std::size_t add(live_endpoint endpoint);
@@ -80,6 +95,7 @@ public:
 
   const std::vector<live_link_figures>& links() const noexcept { return links_; }
   const frame_fault_counts& faults() const noexcept { return counts_; }
+  const tls_figures& tls() const noexcept { return tls_figures_; }
   const live_endpoint& endpoint(std::size_t index) const { return endpoints_.at(index); }
 
 private:
@@ -103,6 +119,11 @@ private:
   bool apply_faults(std::size_t from, std::size_t to, time_point& arrival,
                     caf::message& content, bool& duplicate);
   void note(const char* fault, std::size_t from, std::size_t to, std::size_t bytes);
+  /// The TLS connection from `from` to `to`, made on first use (then `opened` is set); null
+  /// when its handshake failed (noted in the trace).
+  tls_pipe* secured(std::size_t from, std::size_t to, bool& opened);
+  /// `content`'s frame sealed and opened on `link`; false when it could not be.
+  bool through_tls(tls_pipe& link, caf::message& content);
 
   sim_trace& trace_;
   const time_point& now_;
@@ -116,6 +137,9 @@ private:
   std::uint64_t queued_ = 0;  // ties in time arrive in the order sent
   std::vector<live_link_figures> links_;
   frame_fault_counts counts_;
+  live_tls tls_;
+  std::map<std::pair<std::size_t, std::size_t>, std::unique_ptr<tls_pipe>> tls_pipes_;
+  tls_figures tls_figures_;
 };
 
 } // namespace strom::runtime::sim

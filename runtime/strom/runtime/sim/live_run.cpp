@@ -108,11 +108,19 @@ result<void> require_live_costs(const scenario& s) {
   return success();
 }
 
+/// The links' TLS: `identity` (may be null) at the scenario's calibrated rates.
+live_tls tls_of(const scenario& s, const tls_context* identity) {
+  if (!identity || !s.costs)
+    return {};
+  return {identity, s.costs->tls_seal_bytes_per_second, s.costs->tls_open_bytes_per_second};
+}
+
 class live_run {
 public:
-  live_run(const scenario& s, std::uint64_t seed, sim_trace& trace, training_observer* observer)
+  live_run(const scenario& s, std::uint64_t seed, sim_trace& trace, training_observer* observer,
+           const tls_context* tls)
       : s_(s), seed_(seed), trace_(trace), observer_(observer), random_(seed),
-        network_(seed + 1, trace, now_) {}
+        network_(seed + 1, trace, now_, tls_of(s, tls)) {}
 
   result<model_outcome> run();
 
@@ -479,6 +487,9 @@ void live_run::shut_down() {
 result<model_outcome> live_run::run() {
   if (auto ok = require_live_costs(s_); !ok)
     return ok.err();
+  if (network_.tls().on)
+    if (auto ok = require_tls_costs(s_); !ok)
+      return ok.err();
   timeouts_.heartbeat_interval = to_timespan(s_.heartbeat_interval_seconds);
   timeouts_.heartbeat_timeout = to_timespan(s_.heartbeat_timeout_seconds);
   timeouts_.park_spin = caf::timespan::zero();
@@ -598,6 +609,7 @@ model_outcome live_run::outcome() const {
   m.scheduler_restarts = r.scheduler_restarts;
   m.server_failovers = r.server_failovers;
   m.frame_faults = network_.faults();
+  m.tls = network_.tls();
   for (const auto& [at, summary] : log_.epochs) {
     m.train_loss.push_back({seconds_of(at - job_start_), summary.train_loss});
     if (summary.test_accuracy >= 0)
@@ -609,8 +621,8 @@ model_outcome live_run::outcome() const {
 } // namespace
 
 result<model_outcome> run_live(const scenario& s, std::uint64_t seed, sim_trace& trace,
-                               training_observer* observer) {
-  live_run run{s, seed, trace, observer};
+                               training_observer* observer, const tls_context* tls) {
+  live_run run{s, seed, trace, observer, tls};
   return run.run();
 }
 

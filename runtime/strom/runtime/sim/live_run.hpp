@@ -10,7 +10,7 @@
 //     given) divided by the node's speed, and a frame applied its decode cost; a node computes
 //     nothing else until that time passed (its workers share the cost: each has a core);
 //   - frames between nodes cross shims on the links (live_network.hpp), which apply latency,
-//     bandwidth and the scenario's frame faults;
+//     bandwidth and the scenario's frame faults, and with a TLS identity seal and open them;
 //   - a kill stops the node's agent (its peers see it go at once); a silent kill or a hang
 //     stops running its system (only heartbeats tell); a restart or a join starts a new
 //     system that joins as a new incarnation; a partition stops running the nodes cut off
@@ -27,6 +27,7 @@
 #include <cstdint>
 
 #include "strom/compute/result.hpp"
+#include "strom/runtime/security/tls_context.hpp"
 #include "strom/runtime/sim/model.hpp"
 #include "strom/runtime/sim/scenario.hpp"
 #include "strom/runtime/sim/sim_trace.hpp"
@@ -35,9 +36,11 @@
 namespace strom::runtime::sim {
 
 /// Runs `s` live with `seed` for the order of events and the faults' draws; every event goes
-/// to `trace`, the job's progress to `observer` (may be null). The figures are the job's own
-/// report, in virtual seconds.
+/// to `trace`, the job's progress to `observer` (may be null). With `tls`, every link is a TLS
+/// connection on which each node presents that identity (the scenario's costs then hold
+/// TLS's rates: require_tls_costs). The figures are the job's own report, in virtual seconds.
 result<model_outcome> run_live(const scenario& s, std::uint64_t seed, sim_trace& trace,
-                               training_observer* observer = nullptr);
+                               training_observer* observer = nullptr,
+                               const tls_context* tls = nullptr);
 
 } // namespace strom::runtime::sim

@@ -14,6 +14,7 @@
 #include "strom/actors/timing.hpp"
 #include "strom/actors/topology.hpp"
 #include "strom/runtime/sim/failure_timing.hpp"
+#include "strom/runtime/sim/tls_pipe.hpp"
 
 namespace strom::runtime::sim {
 
@@ -117,8 +118,11 @@ std::string seconds_text(double t) { return fmt::format("{:.9f}", t); }
 
 class model_run {
 public:
-  model_run(const scenario& s, assumptions assumed, std::uint64_t seed, sim_trace& trace)
-    : s_(s), costs_(*s.costs), assumed_(assumed), random_(seed), trace_(trace) {}
+  model_run(const scenario& s, assumptions assumed, std::uint64_t seed, sim_trace& trace,
+            bool tls)
+    : s_(s), costs_(*s.costs), assumed_(assumed), tls_(tls), random_(seed), trace_(trace) {
+    out_.tls.on = tls;
+  }
 
   result<model_outcome> run();
 
@@ -136,6 +140,22 @@ private:
     return (nodes_[a].spec.link.latency_seconds + nodes_[b].spec.link.latency_seconds) / 2;
   }
   double latency_to_scheduler(std::uint32_t a) const { return hop_latency(a, hub_); }
+  /// Frames in a message of `bytes` (messages carry whole frames of costs_.frame_bytes).
+  std::uint64_t frames_in(std::uint64_t bytes) const {
+    return std::max<std::uint64_t>(1, costs_.frame_bytes > 0 ? bytes / costs_.frame_bytes : 1);
+  }
+  /// What a message of `bytes` takes on a link: with TLS, each frame in its records.
+  std::uint64_t on_wire(std::uint64_t bytes) const {
+    if (!tls_)
+      return bytes;
+    return bytes + frames_in(bytes) * (tls_wire_bytes(costs_.frame_bytes) - costs_.frame_bytes);
+  }
+  double sealing_seconds(std::uint64_t bytes) const {
+    return tls_ ? static_cast<double>(bytes) / costs_.tls_seal_bytes_per_second : 0;
+  }
+  double opening_seconds(std::uint64_t bytes) const {
+    return tls_ ? static_cast<double>(bytes) / costs_.tls_open_bytes_per_second : 0;
+  }
 
   // -- the event queue -----------------------------------------------------------------------
   void push(queued_event e) {
@@ -185,6 +205,7 @@ private:
   const scenario& s_;
   const step_costs costs_;
   const assumptions assumed_;
+  const bool tls_;  // links carry TLS records (strom sim --tls-*)
   std::mt19937_64 random_;
   sim_trace& trace_;
 
@@ -477,15 +498,18 @@ void model_run::try_forward(std::uint32_t a, std::uint64_t step) {
   if (targets.empty())
     return;
   double wire_total = 0;
+  double sealing = 0;  // TLS: each neighbour's connection seals what it carries
   std::vector<std::uint64_t> sizes;
   for (auto j : targets) {
     sizes.push_back(r.bytes - (r.in_bytes[j] == not_received ? 0 : r.in_bytes[j]));
     const auto& link = n.spec.link;
-    wire_total += static_cast<double>(sizes.back()) * (1 + link.duplication) / (1 - link.loss);
+    wire_total +=
+      static_cast<double>(on_wire(sizes.back())) * (1 + link.duplication) / (1 - link.loss);
+    sealing += sealing_seconds(sizes.back());
   }
   // The node's link sends the messages side by side (one FIFO, shared): all finish together.
   const double start = std::max(n.egress_free, r.first);
-  const double finish = start + wire_total / n.spec.link.bytes_per_second;
+  const double finish = start + sealing + wire_total / n.spec.link.bytes_per_second;
   n.egress_free = finish;
   for (std::size_t t = 0; t < targets.size(); ++t) {
     const auto j = targets[t];
@@ -505,10 +529,9 @@ void model_run::send(std::uint32_t a, std::uint32_t b, std::uint64_t step, std::
                      double start, double finish, double ready) {
   auto& from = nodes_[a];
   const auto& link = from.spec.link;
-  const std::uint64_t frames =
-    std::max<std::uint64_t>(1, costs_.frame_bytes > 0 ? bytes / costs_.frame_bytes : 1);
+  const std::uint64_t frames = frames_in(bytes);
   const auto wire = static_cast<std::uint64_t>(
-    std::llround(static_cast<double>(bytes) * (1 + link.duplication) / (1 - link.loss)));
+    std::llround(static_cast<double>(on_wire(bytes)) * (1 + link.duplication) / (1 - link.loss)));
   double delay = 0;
   if (any_of(link.loss, frames))
     delay += retransmit_seconds;
@@ -552,7 +575,7 @@ void model_run::send(std::uint32_t a, std::uint32_t b, std::uint64_t step, std::
   from.bytes_out += wire;
   link_bytes_[{a, b}] += wire;
   const double latency = hop_latency(a, b);
-  const double last = std::max(finish, ready) + latency + delay;
+  const double last = std::max(finish, ready) + latency + delay + opening_seconds(bytes);
   push({last, 0, event_type::arrival, b, a, step, version_, bytes, start + latency});
 }
 
@@ -1017,7 +1040,7 @@ result<model_outcome> model_run::run() {
 } // namespace
 
 result<model_outcome> run_model(const scenario& s, assumptions assumed, std::uint64_t seed,
-                                sim_trace& trace) {
+                                sim_trace& trace, bool tls) {
   if (!s.costs)
     return error{fmt::format("{}: costs: model mode needs the costs of a step", s.source)};
   if (s.costs->batch_size == 0 || s.costs->step_seconds <= 0)
@@ -1028,7 +1051,10 @@ result<model_outcome> run_model(const scenario& s, assumptions assumed, std::uin
       return error{fmt::format("{}: cluster.nodes.list[{}].server: model mode does not model "
                                "parameter servers; run the scenario with --mode live",
                                s.source, i)};
-  model_run run{s, assumed, seed, trace};
+  if (tls)
+    if (auto ok = require_tls_costs(s); !ok)
+      return ok.err();
+  model_run run{s, assumed, seed, trace, tls};
   return run.run();
 }
 

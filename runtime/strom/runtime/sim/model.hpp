@@ -74,6 +74,14 @@ struct frame_fault_counts {
 };
 
 /// What a model run predicts.
+/// TLS on the links (strom sim --tls-*).
+struct tls_figures {
+  bool on = false;
+  std::uint64_t links = 0;            ///< live mode: connections made, each a handshake
+  std::uint64_t handshake_bytes = 0;  ///< live mode: what their handshakes moved
+  std::uint64_t failures = 0;         ///< live mode: handshakes, seals or opens that failed
+};
+
 struct model_outcome {
   bool completed = false;
   std::string failure;                 ///< why the job failed, when it did
@@ -101,6 +109,7 @@ struct model_outcome {
   std::uint32_t scheduler_restarts = 0;  ///< the scheduler's restarts the job went through
   std::uint32_t server_failovers = 0;    ///< live mode: parameter servers lost and replaced
   frame_fault_counts frame_faults;       ///< live mode
+  tls_figures tls;
   double test_accuracy = -1;             ///< live mode: the job's (-1: none, or model mode)
   std::vector<timed_value> train_loss;     ///< live mode: at each epoch's end
   std::vector<timed_value> epoch_accuracy; ///< live mode: test accuracy at each epoch's end
@@ -108,7 +117,8 @@ struct model_outcome {
 
 /// Runs the model of `s` (whose costs must be set) with `seed` for the random draws (frame
 /// losses and faults); every event goes to `trace`.
+/// With `tls`, the links carry TLS records, sealed and opened at the costs' TLS rates.
 result<model_outcome> run_model(const scenario& s, assumptions assumed, std::uint64_t seed,
-                                sim_trace& trace);
+                                sim_trace& trace, bool tls = false);
 
 } // namespace strom::runtime::sim

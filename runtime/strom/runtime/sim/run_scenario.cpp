@@ -7,6 +7,7 @@
 #include "strom/runtime/json_text.hpp"
 #include "strom/runtime/sim/live_run.hpp"
 #include "strom/runtime/sim/sim_trace.hpp"
+#include "strom/runtime/sim/tls_pipe.hpp"
 
 namespace strom::runtime::sim {
 
@@ -102,6 +103,30 @@ std::string node_json(const model_node_figures& n) {
 
 std::string optional_seconds(double value) { return value < 0 ? "null" : json_number(value); }
 
+/// Whether the simulated nodes may present `identity`: they join as nodes, and the one
+/// identity must also pass its own handshake (each link's ends present it to each other).
+result<void> check_node_identity(const tls_context& identity) {
+  if (identity.identity().role != peer_role::node)
+    return error{fmt::format("the TLS identity '{}' is a {}'s certificate: simulated nodes "
+                             "join as nodes and need a node's",
+                             identity.identity().name, to_string(identity.identity().role))};
+  if (auto link = tls_pipe::open(identity, identity); !link)
+    return error{fmt::format("the TLS identity '{}' fails its own handshake: {}",
+                             identity.identity().name, link.err().message)};
+  return success();
+}
+
+std::string tls_json(const sim_result& r) {
+  const auto& t = r.model.tls;
+  if (!t.on)
+    return "null";
+  if (r.mode == sim_mode::model)  // the model makes no connections: their costs only
+    return fmt::format("{{\"identity\":{},\"links\":null,\"handshake_bytes\":null,"
+                       "\"failures\":null}}", json_string(r.tls_identity));
+  return fmt::format("{{\"identity\":{},\"links\":{},\"handshake_bytes\":{},\"failures\":{}}}",
+                     json_string(r.tls_identity), t.links, t.handshake_bytes, t.failures);
+}
+
 } // namespace
 
 result<sim_result> run_scenario(const scenario& s, const run_options& options) {
@@ -114,6 +139,11 @@ result<sim_result> run_scenario(const scenario& s, const run_options& options) {
   if (r.mode == sim_mode::model)
     if (auto ok = require_model_costs(s); !ok)
       return ok.err();
+  if (options.tls) {
+    if (auto ok = check_node_identity(*options.tls); !ok)
+      return ok.err();
+    r.tls_identity = options.tls->identity().name;
+  }
   std::unique_ptr<sim_trace> trace;
   if (options.trace_out.empty()) {
     trace = std::make_unique<sim_trace>();
@@ -123,8 +153,10 @@ result<sim_result> run_scenario(const scenario& s, const run_options& options) {
       return to_file.err();
     trace = std::move(*to_file);
   }
-  auto model = r.mode == sim_mode::live ? run_live(s, r.seed, *trace, options.observer)
-                                        : run_model(s, s.model_assumptions, r.seed, *trace);
+  const bool tls = options.tls != nullptr;
+  auto model = r.mode == sim_mode::live
+                 ? run_live(s, r.seed, *trace, options.observer, options.tls.get())
+                 : run_model(s, s.model_assumptions, r.seed, *trace, tls);
   if (!model)
     return model.err();
   r.model = std::move(*model);
@@ -139,7 +171,7 @@ result<sim_result> run_scenario(const scenario& s, const run_options& options) {
       scenario variant = s;
       variant.topology.kind = kind;
       sim_trace untraced;
-      auto ours = run_model(variant, assumptions::strom, r.seed, untraced);
+      auto ours = run_model(variant, assumptions::strom, r.seed, untraced, tls);
       if (!ours)
         return ours.err();
       r.strom_design.push_back({ours->topology, ours->samples_per_second,
@@ -223,7 +255,7 @@ std::string to_json(const sim_result& r) {
     "\"corrupted\":{}}},"
     "\"topology\":{{\"kind\":{},\"fanout\":{},\"version\":{},\"max_links\":{}}},"
     "\"root\":{},\"faults\":[{}],\"strom_design\":[{}],\"model_events\":{},"
-    "\"per_node\":[{}],\"links\":[{}]}}",
+    "\"per_node\":[{}],\"links\":[{}],\"tls\":{}}}",
     r.passed, json_string(to_string(r.mode)), json_string(r.scenario), r.nodes,
     m.workers, r.seed, json_string(r.trace_sha256), r.trace_lines,
     json_string(r.assumed == assumptions::strom ? "strom" : "deeplearning4j"), m.completed,
@@ -237,7 +269,7 @@ std::string to_json(const sim_result& r) {
     m.frame_faults.duplicated, m.frame_faults.reordered, m.frame_faults.delayed,
     m.frame_faults.corrupted, json_string(m.topology),
     m.fanout, m.topology_version, m.max_links, node_json(m.root), faults, design, m.events,
-    nodes, links);
+    nodes, links, tls_json(r));
 }
 
 } // namespace strom::runtime::sim

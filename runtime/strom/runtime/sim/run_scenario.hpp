@@ -4,11 +4,13 @@
 // the same way the command does (the command is a thin front over it).
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "strom/compute/result.hpp"
+#include "strom/runtime/security/tls_context.hpp"
 #include "strom/runtime/training_progress.hpp"
 #include "strom/runtime/sim/model.hpp"
 #include "strom/runtime/sim/scenario.hpp"
@@ -23,6 +25,10 @@ struct run_options {
   /// Live mode: told the job's progress as a client of the scheduler is (a terminal's
   /// progress line); null: nobody.
   training_observer* observer = nullptr;
+  /// The identity every simulated node presents on its links, which are then TLS
+  /// connections (live mode: made and used for real; model mode: their bytes and costs).
+  /// Null: plaintext links, as in a cluster without --tls-*.
+  std::shared_ptr<const tls_context> tls;
 };
 
 /// One expectation and what the run found.
@@ -52,6 +58,7 @@ struct sim_result {
   std::uint64_t seed = 0;
   std::string trace_sha256;
   std::uint64_t trace_lines = 0;
+  std::string tls_identity;  ///< whose certificate the nodes presented; empty: no TLS
   assumptions assumed = assumptions::strom;
   model_outcome model;
   std::vector<expectation_result> expectations;

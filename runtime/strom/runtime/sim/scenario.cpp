@@ -338,6 +338,13 @@ result<step_costs> read_given_costs(schema::GivenCosts::Reader given, const job_
   out.encode_seconds = given.getEncodeSeconds();
   out.decode_seconds = given.getDecodeSeconds();
   out.overhead_seconds = given.getOverheadSeconds();
+  for (auto [name, rate] : {std::pair{"tlsSealBytesPerSecond", given.getTlsSealBytesPerSecond()},
+                            std::pair{"tlsOpenBytesPerSecond", given.getTlsOpenBytesPerSecond()}})
+    if (!(std::isfinite(rate) && rate >= 0))
+      return p.at(fmt::format("costs.given.{}", name),
+                  fmt::format("{} is not a rate of at least 0 bytes/s", rate));
+  out.tls_seal_bytes_per_second = given.getTlsSealBytesPerSecond();
+  out.tls_open_bytes_per_second = given.getTlsOpenBytesPerSecond();
   out.frame_bytes = given.getFrameBytes();
   out.samples_per_epoch = given.getSamplesPerEpoch();
   if (out.samples_per_epoch < 1)
@@ -558,6 +565,16 @@ result<void> require_model_costs(const scenario& s) {
     return success();
   return error{fmt::format("{}: costs: model mode needs the costs of a step: name a calibration "
                            "file ('strom sim calibrate JOB -o FILE' writes one) or give them",
+                           s.source)};
+}
+
+result<void> require_tls_costs(const scenario& s) {
+  if (s.costs && s.costs->tls_seal_bytes_per_second > 0 && s.costs->tls_open_bytes_per_second > 0)
+    return success();
+  return error{fmt::format("{}: costs: TLS links (--tls-*) need what sealing and opening cost: "
+                           "tlsSealBytesPerSecond and tlsOpenBytesPerSecond, which 'strom sim "
+                           "calibrate JOB -o FILE' measures (run it again for a calibration "
+                           "made before it did) or costs.given holds",
                            s.source)};
 }
 

@@ -123,4 +123,7 @@ result<scenario> load_scenario_file(const std::string& path);
 /// is run with --mode model); the error says what is missing.
 result<void> require_model_costs(const scenario& s);
 
+/// Errors unless `s`'s costs hold TLS's sealing and opening rates (TLS links need them).
+result<void> require_tls_costs(const scenario& s);
+
 } // namespace strom::runtime::sim

@@ -20,6 +20,10 @@ struct step_costs {
   std::uint64_t updater_floats = 0;   ///< updater state floats (snapshot sizes)
   std::uint64_t samples_per_epoch = 0;
   double density = 0;                 ///< fraction of the elements a frame carries
+  /// TLS on the links (strom sim --tls-*): what sealing and opening a frame's bytes take;
+  /// 0: not measured.
+  double tls_seal_bytes_per_second = 0;
+  double tls_open_bytes_per_second = 0;
 };
 
 /// Encode, decode and frame size measured at one density.

@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -53,9 +54,47 @@ tls_session::tls_session(const tls_context& context, int fd, side which)
     SSL_set_connect_state(ssl_);
 }
 
-tls_session::~tls_session() { SSL_free(ssl_); }
+tls_session::tls_session(const tls_context& context, side which)
+  : ssl_(SSL_new(context.native())), fd_(-1) {
+  BIO* near = nullptr;
+  // Sizes 0: OpenSSL's default (17 KiB), which holds one whole record.
+  if (!ssl_ || BIO_new_bio_pair(&near, 0, &network_, 0) != 1)
+    throw std::runtime_error{"cannot start a TLS session: " + take_openssl_error()};
+  SSL_set_bio(ssl_, near, near);
+  if (which == side::accepting)
+    SSL_set_accept_state(ssl_);
+  else
+    SSL_set_connect_state(ssl_);
+}
+
+tls_session::~tls_session() {
+  SSL_free(ssl_);
+  if (network_)
+    BIO_free(network_);
+}
+
+std::size_t tls_session::take_sent(std::vector<unsigned char>& out) {
+  std::size_t taken = 0;
+  for (std::size_t pending; (pending = BIO_ctrl_pending(network_)) > 0;) {
+    const auto at = out.size();
+    out.resize(at + pending);
+    const int read = BIO_read(network_, out.data() + at, static_cast<int>(pending));
+    out.resize(at + static_cast<std::size_t>(std::max(read, 0)));
+    if (read <= 0)
+      break;
+    taken += static_cast<std::size_t>(read);
+  }
+  return taken;
+}
+
+std::size_t tls_session::put_received(const unsigned char* bytes, std::size_t size) {
+  const int written = BIO_write(network_, bytes, static_cast<int>(std::min<std::size_t>(size, INT_MAX)));
+  return written > 0 ? static_cast<std::size_t>(written) : 0;
+}
 
 bool tls_session::peer_speaks_plaintext() {
+  if (fd_ < 0)
+    return false;  // a memory session's peer is another session
   // Only the peer's very first byte tells: later ones belong to records OpenSSL reads whole.
   if (BIO_number_read(SSL_get_rbio(ssl_)) != 0)
     return false;

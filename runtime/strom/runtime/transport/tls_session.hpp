@@ -8,9 +8,13 @@
 // TLS handshake, with a certificate the CA signed, is complete.
 //
 // Non-blocking: every call does what the socket allows and says what it waits for.
+//
+// A session may also run on memory instead of a socket (a BIO pair): `strom sim` carries its
+// simulated links' frames through such sessions (runtime/sim/tls_pipe.hpp).
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include <openssl/types.h>
 
@@ -43,6 +47,9 @@ public:
 
   /// A session on the connected non-blocking socket `fd` (not taken).
   tls_session(const tls_context& context, int fd, side which);
+  /// A session on memory: what it sends is taken with take_sent(), what its peer sent is
+  /// given with put_received().
+  tls_session(const tls_context& context, side which);
   ~tls_session();
   tls_session(const tls_session&) = delete;
   tls_session& operator=(const tls_session&) = delete;
@@ -68,12 +75,20 @@ public:
   /// Why the session failed.
   const std::string& failure() const noexcept { return failure_; }
 
+  /// Memory sessions: appends the TLS bytes waiting to be sent to `out`; how many.
+  std::size_t take_sent(std::vector<unsigned char>& out);
+
+  /// Memory sessions: gives the session `size` bytes its peer sent; how many fit (the
+  /// memory holds one whole record).
+  std::size_t put_received(const unsigned char* bytes, std::size_t size);
+
 private:
   status outcome_of(int returned, const char* during);
   bool peer_speaks_plaintext();
 
   SSL* ssl_;
-  int fd_;
+  int fd_;                  // -1: a memory session
+  BIO* network_ = nullptr;  // memory sessions: the BIO pair's far end
   bool established_ = false;
   peer_certificate peer_;
   std::string failure_;
