@@ -129,16 +129,22 @@ BOOST_AUTO_TEST_CASE(a_stage_killed_at_epoch_3_is_restored_on_the_spare_and_the_
              cluster.worker(2).err());
 }
 
-BOOST_AUTO_TEST_CASE(a_hung_stage_without_a_spare_is_merged_into_its_neighbours_node) {
-  // w2 stops (SIGSTOP): lost after the heartbeat timeout, its stage goes to w1's node.
+BOOST_AUTO_TEST_CASE(a_hung_first_stage_without_a_spare_is_merged_into_its_neighbours_node) {
+  // The node of the first stage stops (SIGSTOP): lost after the heartbeat timeout, its stage
+  // goes to the other node (the first stage has no neighbour before it: this once crashed the
+  // scheduler). No re-partitioning: a loss during one fails the job, and a loaded machine's
+  // measured speeds can drift.
   local_cluster cluster{2, {"--heartbeat-timeout", "2000"}};
   const auto metrics = cluster.dir().path() / "metrics.json";
   auto submit = cluster.start({"submit", fashion_mlp_job, "--mode", "pipeline", "--epochs", "3",
-                               "--metrics-out", metrics.string()},
+                               "--repartition-margin", "0", "--metrics-out", metrics.string()},
                               "submit");
   BOOST_REQUIRE_MESSAGE(submit->wait_for_log("epoch 1/3 done", pipeline_job_limit),
                         submit->transcript());
-  auto& stopped = cluster.worker(1);
+  const int first = contains(cluster.worker(0).err(), "runs stage 1 of 2") ? 0 : 1;
+  BOOST_REQUIRE_MESSAGE(contains(cluster.worker(first).err(), "runs stage 1 of 2"),
+                        cluster.worker(first).err());
+  auto& stopped = cluster.worker(first);
   stopped.signal(SIGSTOP);
   const auto status = submit->wait(pipeline_job_limit);
   stopped.signal(SIGCONT);  // it comes back to find itself dropped
@@ -154,7 +160,8 @@ BOOST_AUTO_TEST_CASE(a_hung_stage_without_a_spare_is_merged_into_its_neighbours_
   BOOST_TEST(json_number(json, "train_samples") == 3.0 * 60000, json);
   BOOST_TEST(contains(cluster.scheduler().err(), "merged beside its neighbour"),
              cluster.scheduler().err());
-  BOOST_TEST(contains(cluster.worker(0).err(), "also runs stage"), cluster.worker(0).err());
+  BOOST_TEST(contains(cluster.worker(1 - first).err(), "also runs stage 1"),
+             cluster.worker(1 - first).err());
   const auto resumed = stopped.wait(pipeline_job_limit);
   BOOST_REQUIRE_MESSAGE(resumed.has_value(), stopped.transcript());
   BOOST_TEST(contains(stopped.err(), "dropped by the scheduler"), stopped.err());

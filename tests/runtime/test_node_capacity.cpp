@@ -37,19 +37,20 @@ double samples_per_second(std::vector<double> speeds) {
 
 } // namespace
 
-BOOST_AUTO_TEST_CASE(a_node_at_a_quarter_speed_slows_a_synchronous_job) {
+BOOST_AUTO_TEST_CASE(a_node_at_a_tenth_of_its_speed_slows_a_synchronous_job) {
   // Other work on a shared machine only ever slows a run: the best of alternating runs is
   // each setting's own speed (one run each measured 36k against 43k samples/s under load).
   double full = 0;
   double slowed = 0;
   for (int round = 0; round < 2; ++round) {
     full = std::max(full, samples_per_second({1.0, 1.0}));
-    slowed = std::max(slowed, samples_per_second({1.0, 0.25}));
+    slowed = std::max(slowed, samples_per_second({1.0, 0.1}));
   }
-  BOOST_TEST_MESSAGE("best samples/s: speeds 1,1 " << full << ", speeds 1,0.25 " << slowed);
-  // Computing is most of a step: at a quarter speed a step takes up to four times as long.
-  // At 0.5 the ratio measured 1.36-2.8x depending on the machine's load (a sleeping node
-  // leaves its core to the other); 0.25 keeps the bar clear of that.
+  BOOST_TEST_MESSAGE("best samples/s: speeds 1,1 " << full << ", speeds 1,0.1 " << slowed);
+  // Computing is most of a step: at a tenth of its speed a step takes up to ten times as
+  // long. The ratio shrinks with the machine's load (a sleeping node leaves its core to the
+  // other, and the full-speed runs share theirs): at 0.5 it measured 1.36-2.8x, at 0.25 once
+  // 0.96x in a full suite run (31.3k against 30.2k samples/s); 0.1 keeps the bar clear.
   BOOST_TEST(full > 1.5 * slowed);
 }
 

@@ -84,6 +84,17 @@ void withdraw_reports(job_master_state& st) {
   run.copies_trained = 0;
 }
 
+/// The slots next to slot `s` in its own copy of the pipeline: the stages before and after.
+std::vector<std::uint32_t> neighbours_in_copy(const pipeline_run& run, std::uint32_t s) {
+  std::vector<std::uint32_t> out;
+  const auto stage = s % run.stages();
+  if (stage > 0)
+    out.push_back(s - 1);
+  if (stage + 1 < run.stages())
+    out.push_back(s + 1);
+  return out;
+}
+
 /// Where lost stage `s` goes: a node of the job that runs no stage and is still a member (a
 /// spare), or else the node of a neighbouring stage whose memory budget (--memory-limit) also
 /// holds the lost stage's share (LightDNN merges the stage into its neighbour).
@@ -96,10 +107,7 @@ std::optional<job_node> target_of(const job_master_state& st, const job_master_s
   }
   const auto& run = *st.pipeline;
   const auto& stages = run.placement.stages;
-  const auto stage = s % run.stages();  // the neighbours are in the slot's own copy
-  for (const auto t : {s - 1, s + 1}) {
-    if ((t < s && stage == 0) || (t > s && stage + 1 == run.stages()))
-      continue;
+  for (const auto t : neighbours_in_copy(run, s)) {
     const auto& node = st.members.at(run.stage_nodes[t]);
     std::uint64_t placed = stages[s].memory_bytes;
     for (std::size_t u = 0; u < stages.size(); ++u)
@@ -226,12 +234,8 @@ void restore_stage(self_ptr self, const job_master_setup& setup, const member_lo
                [self, setup, s, holder, answered, refused, to = note_at(run, *point, s)] {
     const auto& run = *self->state.pipeline;
     // Its neighbours in its copy, and the same stage of the other copies.
-    std::vector<std::uint32_t> neighbours;
+    auto neighbours = neighbours_in_copy(run, s);
     const auto stage = s % run.stages();
-    if (stage > 0)
-      neighbours.push_back(s - 1);
-    if (stage + 1 < run.stages())
-      neighbours.push_back(s + 1);
     for (auto copy = stage; copy < run.subnets.size(); copy += run.stages())
       if (copy != s)
         neighbours.push_back(copy);
