@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -17,6 +19,7 @@
 #include "strom/runtime/metrics_report.hpp"
 #include "strom/runtime/node_startup.hpp"
 #include "strom/runtime/pipeline_setup.hpp"
+#include "strom/log.hpp"
 #include "support/act_mid_epoch.hpp"
 #include "support/small_fashion_job.hpp"
 
@@ -355,6 +358,61 @@ BOOST_AUTO_TEST_CASE(a_node_slowed_mid_run_gives_up_layers_and_the_model_is_the_
   BOOST_TEST(moved.test_loss == kept.test_loss);
   BOOST_TEST(moved.test_accuracy == kept.test_accuracy);
   BOOST_TEST(runtime::to_json(moved).find("\"repartitions\":1") != std::string::npos);
+}
+
+// A node lost while the layers are split again: the new split is abandoned (its subnets end)
+// and the old one, whose subnets still hold the state, restores the lost stage beside its
+// neighbour and trains on from the epoch's end: the model of a pipeline that never moved. The
+// loss is sent when the job_master logs the new split, before any new subnet runs.
+BOOST_AUTO_TEST_CASE(a_node_lost_while_the_layers_are_split_again_keeps_the_old_split) {
+  auto job = runtime::load_job_file(STROM_SOURCE_DIR "/examples/fashion_mlp.job");
+  BOOST_REQUIRE_MESSAGE(job, (job ? "" : job.err().message));
+  runtime::local_training_options options;
+  options.epochs = 2;
+  options.mode = schema::TrainingMode::PIPELINE;
+  options.repartition_margin = 0.25f;
+  auto submission = runtime::make_submission(*job, options, 2);
+  BOOST_REQUIRE_MESSAGE(submission, (submission ? "" : submission.err().message));
+  runtime::cluster_shape shape;
+  shape.nodes = 2;
+  shape.node_speeds = {actors::node_speed{}, actors::node_speed{1.0, actors::speed_drift{0.3, 0}}};
+  auto cluster = runtime::in_process_cluster::start(shape);
+  BOOST_REQUIRE_MESSAGE(cluster, (cluster ? "" : cluster.err().message));
+  std::mutex mutex;
+  std::vector<std::string> lines;
+  strom::log::set_sink([&](strom::log::level, std::string_view line) {
+    std::lock_guard<std::mutex> lock{mutex};
+    lines.emplace_back(line);
+    if (line.find("splits its pipeline again") != std::string_view::npos)
+      (*cluster)->lose(1);  // the slowed node, which both splits use
+  });
+  epoch_losses seen;
+  auto run = runtime::run_job((*cluster)->home(), (*cluster)->scheduler(), *submission, &seen);
+  strom::log::set_sink({});
+  BOOST_REQUIRE_MESSAGE(run, (run ? "" : run.err().message));
+  const auto logged = [&](const std::string& part) {
+    return std::any_of(lines.begin(), lines.end(),
+                       [&](const std::string& line) { return line.find(part) != std::string::npos; });
+  };
+  BOOST_TEST(logged("lost a node while splitting its pipeline again; it keeps its split"));
+  BOOST_TEST(logged("merged beside its neighbour"));
+  const auto& r = *run;
+  BOOST_TEST(r.pipeline.repartitions == 0u);
+  BOOST_TEST(r.pipeline.stage_restores == 1u);
+  BOOST_TEST(r.nodes_lost == 1u);
+  BOOST_TEST(r.train_samples == 120000u);
+  // From the old split's state at the epoch's end, on the same data order.
+  runtime::local_training_options unmoved = options;
+  unmoved.repartition_margin = 0.0f;
+  epoch_losses kept_seen;
+  unmoved.observer = &kept_seen;
+  runtime::cluster_shape plain;
+  plain.nodes = 2;
+  auto kept = runtime::train_on_cluster(*job, unmoved, plain);
+  BOOST_REQUIRE_MESSAGE(kept, (kept ? "" : kept.err().message));
+  BOOST_TEST(seen.losses == kept_seen.losses, boost::test_tools::per_element());
+  BOOST_TEST(r.test_loss == kept->test_loss);
+  BOOST_TEST(r.test_accuracy == kept->test_accuracy);
 }
 
 // Pipeline x data parallelism: two copies of a two-stage pipeline on four nodes, each copy

@@ -101,7 +101,9 @@ struct pipeline_run {
   /// By node: where it publishes its first subnet (the connection serves later ones too).
   std::map<std::uint64_t, std::string> node_endpoints;
   std::set<std::pair<std::uint64_t, std::uint64_t>> wired;  ///< node pairs told to connect
-  bool repartitioning = false;
+  /// While the layers are split again (job_repartition.cpp): the run as it was before, whose
+  /// subnets still hold the state until the new ones took it; null otherwise.
+  std::shared_ptr<const pipeline_run> replaced;
   /// By stage: the snapshots its holder keeps (the latest stage_snapshots::held_kept).
   std::vector<std::vector<stage_snapshot_note>> held;
   /// By stage: the snapshots it took and keeps (the latest stage_snapshots::own_kept), which it

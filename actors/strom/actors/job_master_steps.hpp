@@ -88,6 +88,10 @@ void count_shards_then(self_ptr self, const job_master_setup& setup, std::functi
 /// its stages spawned and linked, then trains; any other is served and assigned.
 void place_then_start(self_ptr self, const job_master_setup& setup);
 
+/// The epoch's figures start afresh: nothing trained, measured or reported in it yet (a stage
+/// lost before it trains goes back to the epoch's start).
+void begin_epoch_figures(pipeline_run& run);
+
 /// A pipeline job's next epoch: the first stage is told to train it.
 void run_pipeline_epoch(self_ptr self);
 
@@ -119,6 +123,11 @@ void pipeline_snapshot_held(self_ptr self, const stage_snapshot_note& note);
 /// A pipeline job's next epoch, after splitting its layers again when its nodes' measured
 /// speeds drifted (then in a new generation of subnets); a job that cannot fails.
 void start_pipeline_epoch(self_ptr self, const job_master_setup& setup);
+
+/// A node was lost while the pipeline's layers were split again, before the new split took
+/// their state: the new subnets end and the old split, whose subnets still hold it, runs on
+/// (its lost stage is then restored as any other).
+void abandon_repartition(self_ptr self);
 
 /// A pipeline job lost a stage's node: the stage is re-spawned on a spare from its holder's
 /// copy and the others go back to the same point; without a spare or a snapshot the job fails.

@@ -114,13 +114,20 @@ void assign_stage(self_ptr self, const job_master_setup& setup, std::uint32_t s,
                         s / run.stages(),
                         run.placement.pipelines,
                         run.placement.column_plans};
+  // Answers for a split abandoned meanwhile (a newer generation) no longer count.
+  const auto current = [self, generation = run.generation] {
+    return !self->state.outcome && self->state.pipeline->generation == generation;
+  };
   request_while_alive(self, st.awaiting, node_id, node.agent, setup.timeouts.prepare_timeout,
                       std::move(work))
     .then(
-      [self, s, node_id, ready](const stage_ready& answer) {
-        auto& st = self->state;
-        if (st.outcome)
+      [self, s, node_id, ready, current, agent = node.agent](const stage_ready& answer) {
+        if (!current()) {
+          if (!self->state.outcome)  // a subnet of the abandoned split: it ends
+            self->send(agent, stage_retire{self->state.status.job_id, {answer.subnet}});
           return;
+        }
+        auto& st = self->state;
         st.last_heard = self->clock().now();
         auto& run = *st.pipeline;
         run.subnets[s] = answer.subnet;
@@ -129,7 +136,11 @@ void assign_stage(self_ptr self, const job_master_setup& setup, std::uint32_t s,
           run.node_endpoints[node_id] = answer.endpoint;
         ready();
       },
-      [self, setup, node_id, name = slot_name(run, s)](caf::error& err) {
+      [self, setup, node_id, current, name = slot_name(run, s)](caf::error& err) {
+        // A gone agent is a lost node: the scheduler's member_lost, which may come after
+        // this error, decides what follows (a restore, or the job's end).
+        if (!current() || err == caf::sec::request_receiver_down)
+          return;
         fail_job(self, setup,
                  make_error(code_for(err, strom_error::bad_job),
                             fmt::format("node {} did not start pipeline {}: {}", node_id, name,
@@ -260,15 +271,18 @@ void wire_stage(self_ptr self, std::uint32_t s, const std::vector<std::uint32_t>
   connect_node(self, run.stage_nodes[s], peers);
 }
 
-void run_pipeline_epoch(self_ptr self) {
-  auto& st = self->state;
-  auto& run = *st.pipeline;
+void begin_epoch_figures(pipeline_run& run) {
   run.trained = false;
   run.copies_trained = 0;
   run.epoch_busy.assign(run.subnets.size(), 0.0);
   run.epoch_steps.assign(run.placement.pipelines, 0);
   run.epoch_restored = false;
   run.reported.assign(run.placement.pipelines, std::nullopt);
+}
+
+void run_pipeline_epoch(self_ptr self) {
+  auto& st = self->state;
+  auto& run = *st.pipeline;
   for (std::size_t first = 0; first < run.subnets.size(); first += run.stages())
     self->send(run.subnets[first], stage_run{st.status.epoch, false, run.generation, 0});
 }

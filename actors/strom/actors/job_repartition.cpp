@@ -12,7 +12,9 @@
 //   3. the old subnets end (stage_retire to their nodes), the new ones are linked and the
 //      epoch starts. Nothing is trained twice: the old stages were idle at the epoch's end.
 // Only a pipeline in one copy is re-partitioned (copies would also need their residuals
-// moved); a loss while it runs fails the job, naming why.
+// moved). A node lost before step 3 abandons the new split: its subnets end and the old one,
+// which still holds the state, is restored as any other (abandon_repartition); lost after it,
+// the new split is restored.
 
 #include <algorithm>
 #include <memory>
@@ -62,29 +64,29 @@ std::string split_text(const job_placement& placement,
   return text;
 }
 
-/// The old split's subnets, whose state the new ones take.
-struct old_split {
-  std::vector<caf::actor> subnets;
-  std::vector<stage_placement> stages;
-  std::vector<std::uint64_t> nodes;
-  std::uint32_t generation = 0;
-};
-
-/// Step 3: the old subnets end (their nodes do not take that for a failure), the new ones are
-/// linked, and the epoch starts.
-void retire_and_link(self_ptr self, const job_master_setup& setup,
-                     std::shared_ptr<const old_split> old) {
+/// Ends `subnets` (by slot, on `nodes`) that run on nodes still in the job; their nodes do not
+/// take that for a failure.
+void retire(self_ptr self, const std::vector<caf::actor>& subnets,
+            const std::vector<std::uint64_t>& nodes) {
   auto& st = self->state;
   std::map<std::uint64_t, std::vector<caf::actor>> by_node;
-  for (std::size_t u = 0; u < old->subnets.size(); ++u)
-    by_node[old->nodes[u]].push_back(old->subnets[u]);
-  for (auto& [node, subnets] : by_node)
+  for (std::size_t u = 0; u < subnets.size(); ++u)
+    if (subnets[u])
+      by_node[nodes[u]].push_back(subnets[u]);
+  for (auto& [node, retired] : by_node)
     if (auto member = st.members.find(node); member != st.members.end())
-      self->send(member->second.agent, stage_retire{st.status.job_id, std::move(subnets)});
+      self->send(member->second.agent, stage_retire{st.status.job_id, std::move(retired)});
+}
+
+/// Step 3: the old subnets end, the new ones are linked, and the epoch starts.
+void retire_and_link(self_ptr self, const job_master_setup& setup) {
+  auto& st = self->state;
+  auto& run = *st.pipeline;
+  retire(self, run.replaced->subnets, run.replaced->stage_nodes);
+  run.replaced.reset();  // from here a loss is restored in the new split
   link_stages(self, setup, [self] {
     auto& st = self->state;
     auto& run = *st.pipeline;
-    run.repartitioning = false;
     ++st.report.pipeline.repartitions;
     log::info("job_master: job {} trains epoch {} on its new split (generation {})",
               st.status.job_id, st.status.epoch + 1, run.generation);
@@ -93,10 +95,11 @@ void retire_and_link(self_ptr self, const job_master_setup& setup,
 }
 
 /// Step 2: each new subnet takes its layers' state from the old subnets that held them.
-void refill_stages(self_ptr self, const job_master_setup& setup,
-                   std::shared_ptr<const old_split> old) {
+void refill_stages(self_ptr self, const job_master_setup& setup) {
   auto& st = self->state;
   auto& run = *st.pipeline;
+  const auto old = run.replaced;
+  const auto generation = run.generation;
   const stage_point at{st.status.epoch, 0};
   auto left = std::make_shared<std::size_t>(run.subnets.size());
   for (std::uint32_t t = 0; t < run.subnets.size(); ++t) {
@@ -108,25 +111,31 @@ void refill_stages(self_ptr self, const job_master_setup& setup,
     std::vector<std::uint64_t> peers;  // the old subnets' nodes and the upstream neighbour's
     if (t > 0)
       peers.push_back(run.stage_nodes[t - 1]);
-    for (std::size_t u = 0; u < old->stages.size(); ++u) {
-      const auto& was = old->stages[u];
+    for (std::size_t u = 0; u < old->placement.stages.size(); ++u) {
+      const auto& was = old->placement.stages[u];
       if (was.end_layer <= stage.first_layer || was.first_layer >= stage.end_layer)
         continue;
       refill.sources.push_back(old->subnets[u]);
       refill.first_layers.push_back(was.first_layer);
       refill.end_layers.push_back(was.end_layer);
-      peers.push_back(old->nodes[u]);
+      peers.push_back(old->stage_nodes[u]);
     }
     connect_node(self, run.stage_nodes[t], peers);
     // The old split's state was taken at the epoch's end: the taken snapshot is that point.
     run.taken[t] = {refill.to};
+    // Answers of a split abandoned meanwhile (a newer generation) no longer count.
+    const auto current = [self, generation] {
+      return !self->state.outcome && self->state.pipeline->generation == generation;
+    };
     self->request(run.subnets[t], setup.timeouts.prepare_timeout, std::move(refill))
       .then(
-        [self, setup, old, left](std::uint64_t) {
-          if (!self->state.outcome && --*left == 0)
-            retire_and_link(self, setup, old);
+        [self, setup, left, current](std::uint64_t) {
+          if (current() && --*left == 0)
+            retire_and_link(self, setup);
         },
-        [self, setup, t](caf::error& err) {
+        [self, setup, t, current](caf::error& err) {
+          if (!current())
+            return;
           fail_job(self, setup,
                    make_error(code_for(err, strom_error::node_failed),
                               fmt::format("pipeline stage {} of the new split did not take its "
@@ -142,12 +151,10 @@ void respawn(self_ptr self, const job_master_setup& setup, job_placement placed,
              std::vector<std::uint64_t> nodes) {
   auto& st = self->state;
   auto& run = *st.pipeline;
-  auto old = std::make_shared<old_split>(
-    old_split{run.subnets, run.placement.stages, run.stage_nodes, run.generation});
+  run.replaced = std::make_shared<const pipeline_run>(run);
   log::info("job_master: job {} splits its pipeline again before epoch {}: {} (was {})",
             st.status.job_id, st.status.epoch + 1, split_text(placed, nodes),
             split_text(run.placement, run.stage_nodes));
-  run.repartitioning = true;
   ++run.generation;
   run.placement = std::move(placed);
   run.stage_nodes = std::move(nodes);
@@ -161,10 +168,10 @@ void respawn(self_ptr self, const job_master_setup& setup, job_placement placed,
   run.train_seconds = 0.0;
   report_split(st);
   for (std::uint32_t t = 0; t < slots; ++t)
-    assign_stage(self, setup, t, st.members.at(run.stage_nodes[t]), [self, setup, old] {
+    assign_stage(self, setup, t, st.members.at(run.stage_nodes[t]), [self, setup] {
       auto& run = *self->state.pipeline;
       if (++run.ready == run.subnets.size())
-        refill_stages(self, setup, old);
+        refill_stages(self, setup);
     });
 }
 
@@ -179,6 +186,7 @@ void start_pipeline_epoch(self_ptr self, const job_master_setup& setup) {
       ? std::nullopt
       : speed_corrections(run.placement, run.epoch_busy,
                           run.epoch_steps.empty() ? 0 : run.epoch_steps.front());
+  begin_epoch_figures(run);
   if (!scale)
     return run_pipeline_epoch(self);
   auto nodes = nodes_to_place(st, *scale);
@@ -216,6 +224,25 @@ void start_pipeline_epoch(self_ptr self, const job_master_setup& setup) {
     return run_pipeline_epoch(self);
   }
   respawn(self, setup, std::move(*placed), std::move(placed_nodes));
+}
+
+void abandon_repartition(self_ptr self) {
+  auto& st = self->state;
+  auto& run = *st.pipeline;
+  retire(self, run.subnets, run.stage_nodes);
+  log::warning("job_master: job {} lost a node while splitting its pipeline again; it keeps "
+               "its split: {}", st.status.job_id,
+               split_text(run.replaced->placement, run.replaced->stage_nodes));
+  const auto generation = run.generation;
+  auto endpoints = std::move(run.node_endpoints);
+  auto wired = std::move(run.wired);
+  const auto old = std::move(run.replaced);
+  run = *old;
+  // Newer than any answer of the abandoned split, which then no longer counts.
+  run.generation = generation;
+  run.node_endpoints = std::move(endpoints);
+  run.wired = std::move(wired);
+  report_split(st);
 }
 
 } // namespace strom::actors::job_steps

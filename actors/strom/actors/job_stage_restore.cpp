@@ -148,6 +148,8 @@ void resume(self_ptr self, const job_master_setup& setup, const stage_point& poi
 void restore_stage(self_ptr self, const job_master_setup& setup, const member_lost& lost) {
   auto& st = self->state;
   auto& run = *st.pipeline;
+  if (run.replaced)
+    abandon_repartition(self);
   const auto fail = [&](const std::string& why) {
     fail_job(self, setup,
              make_error(strom_error::node_lost,
@@ -162,8 +164,6 @@ void restore_stage(self_ptr self, const job_master_setup& setup, const member_lo
     - run.stage_nodes.begin());
   if (run.restoring)
     return fail("another stage was being restored");
-  if (run.repartitioning)
-    return fail("its stages were being split again (re-partitioned)");
   if (lost_stages != 1)
     return fail(fmt::format("it ran {} stages, and only one is restored at a time",
                             lost_stages));

@@ -245,9 +245,9 @@ void live_network::carry(std::size_t from, const caf::actor& target,
 }
 
 tls_pipe* live_network::secured(std::size_t from, std::size_t to, bool& opened) {
-  auto& link = tls_pipes_[{from, to}];
-  if (link)
-    return link.get();
+  auto& pipe = tls_pipes_[{from, to}];
+  if (pipe)
+    return pipe.get();
   // One identity for every node: each end verifies the other's certificate against the CA.
   auto made = tls_pipe::open(*tls_.identity, *tls_.identity);
   if (!made) {
@@ -256,19 +256,19 @@ tls_pipe* live_network::secured(std::size_t from, std::size_t to, bool& opened) 
     tls_pipes_.erase({from, to});  // tried again with the next message
     return nullptr;
   }
-  link = std::move(*made);
+  pipe = std::move(*made);
   opened = true;
   ++tls_figures_.links;
-  tls_figures_.handshake_bytes += link->handshake_bytes();
-  return link.get();
+  tls_figures_.handshake_bytes += pipe->handshake_bytes();
+  return pipe.get();
 }
 
-bool live_network::through_tls(tls_pipe& link, caf::message& content) {
+bool live_network::through_tls(tls_pipe& pipe, caf::message& content) {
   const auto bytes = content.get_as<actors::shared_frame>(0).value.bytes();
-  auto records = link.seal(bytes);
+  auto records = pipe.seal(bytes);
   auto words = compute::allocate_frame_words(bytes.size() / sizeof(capnp::word));
   std::span<std::byte> opened{reinterpret_cast<std::byte*>(words.get()), bytes.size()};
-  if (!records || !link.open_into(*records, opened)) {
+  if (!records || !pipe.open_into(*records, opened)) {
     ++tls_figures_.failures;
     return false;
   }

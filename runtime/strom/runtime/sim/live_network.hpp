@@ -123,7 +123,7 @@ private:
   /// when its handshake failed (noted in the trace).
   tls_pipe* secured(std::size_t from, std::size_t to, bool& opened);
   /// `content`'s frame sealed and opened on `link`; false when it could not be.
-  bool through_tls(tls_pipe& link, caf::message& content);
+  bool through_tls(tls_pipe& pipe, caf::message& content);
 
   sim_trace& trace_;
   const time_point& now_;
