@@ -99,6 +99,10 @@ void run_pipeline_epoch(self_ptr self);
 /// answered (a stage's neighbour may reach it by another route than the job_master).
 void link_stages(self_ptr self, const job_master_setup& setup, std::function<void()> linked);
 
+/// Whether the running job's pipeline is still in `generation`: answers to requests made for
+/// an older one (a split restored or abandoned meanwhile) no longer count.
+bool pipeline_in_generation(self_ptr self, std::uint32_t generation);
+
 /// Asks `node` to spawn stage `s`'s subnet (of the pipeline's generation); once it runs, it is
 /// the stage's and `ready` runs. A node that cannot fails the job.
 void assign_stage(self_ptr self, const job_master_setup& setup, std::uint32_t s,

@@ -96,6 +96,11 @@ void link_stages(self_ptr self, const job_master_setup& setup, std::function<voi
   }
 }
 
+bool pipeline_in_generation(self_ptr self, std::uint32_t generation) {
+  const auto& st = self->state;
+  return !st.outcome && st.pipeline && st.pipeline->generation == generation;
+}
+
 void assign_stage(self_ptr self, const job_master_setup& setup, std::uint32_t s,
                   const job_node& node, std::function<void()> ready) {
   auto& st = self->state;
@@ -114,9 +119,8 @@ void assign_stage(self_ptr self, const job_master_setup& setup, std::uint32_t s,
                         s / run.stages(),
                         run.placement.pipelines,
                         run.placement.column_plans};
-  // Answers for a split abandoned meanwhile (a newer generation) no longer count.
   const auto current = [self, generation = run.generation] {
-    return !self->state.outcome && self->state.pipeline->generation == generation;
+    return pipeline_in_generation(self, generation);
   };
   request_while_alive(self, st.awaiting, node_id, node.agent, setup.timeouts.prepare_timeout,
                       std::move(work))

@@ -123,10 +123,7 @@ void refill_stages(self_ptr self, const job_master_setup& setup) {
     connect_node(self, run.stage_nodes[t], peers);
     // The old split's state was taken at the epoch's end: the taken snapshot is that point.
     run.taken[t] = {refill.to};
-    // Answers of a split abandoned meanwhile (a newer generation) no longer count.
-    const auto current = [self, generation] {
-      return !self->state.outcome && self->state.pipeline->generation == generation;
-    };
+    const auto current = [self, generation] { return pipeline_in_generation(self, generation); };
     self->request(run.subnets[t], setup.timeouts.prepare_timeout, std::move(refill))
       .then(
         [self, setup, left, current](std::uint64_t) {

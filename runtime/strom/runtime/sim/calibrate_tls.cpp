@@ -4,28 +4,22 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <filesystem>
 #include <vector>
 
 #include "strom/runtime/security/certificate_authority.hpp"
 #include "strom/runtime/sim/tls_pipe.hpp"
+#include "strom/runtime/training_setup.hpp"
 
 namespace strom::runtime::sim {
 
 namespace {
-
-using clock_type = std::chrono::steady_clock;
 
 /// A frame's worth of bytes per measurement: the bitmap frames of a dense update are this big.
 constexpr std::size_t measured_bytes = 256 * 1024;
 
 /// Rounds measured at least, whatever the budget.
 constexpr int min_rounds = 8;
-
-double seconds_since(clock_type::time_point start) {
-  return std::chrono::duration<double>(clock_type::now() - start).count();
-}
 
 /// A throwaway CA and one node's identity, loaded; the files are gone when this returns.
 result<std::shared_ptr<const tls_context>> throwaway_identity() {
@@ -58,14 +52,14 @@ result<tls_rates> measure_tls_rates(double budget_seconds) {
   double sealing = 0;
   double opening = 0;
   std::size_t bytes = 0;
-  const auto start = clock_type::now();
+  const auto start = training_clock::now();
   for (int round = 0; round < min_rounds || seconds_since(start) < budget_seconds; ++round) {
-    const auto seal_start = clock_type::now();
+    const auto seal_start = training_clock::now();
     auto records = (*link)->seal(plaintext);
     sealing += seconds_since(seal_start);
     if (!records)
       return error{"measuring TLS: " + records.err().message};
-    const auto open_start = clock_type::now();
+    const auto open_start = training_clock::now();
     if (auto ok = (*link)->open_into(*records, opened); !ok)
       return error{"measuring TLS: " + ok.err().message};
     opening += seconds_since(open_start);

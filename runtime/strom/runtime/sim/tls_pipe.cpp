@@ -11,19 +11,19 @@ namespace {
 /// Handshake flights both ends may need: TLS 1.3 with mutual certificates takes three.
 constexpr int handshake_flights = 8;
 
-/// Moves what `from` has to send to `to`; false when `to` cannot take it all.
-bool pass(tls_session& from, tls_session& to, std::vector<unsigned char>& buffer,
-          std::uint64_t& moved) {
+/// Moves what `from` has to send to `to` (a handshake flight); errors when `to` cannot take it.
+result<void> pass(tls_session& from, tls_session& to, std::vector<unsigned char>& buffer,
+                  std::uint64_t& moved) {
   buffer.clear();
   from.take_sent(buffer);
   moved += buffer.size();
   for (std::size_t at = 0; at < buffer.size();) {
     const auto taken = to.put_received(buffer.data() + at, buffer.size() - at);
     if (taken == 0)
-      return false;
+      return error{"the TLS handshake overflowed its buffer"};
     at += taken;
   }
-  return true;
+  return success();
 }
 
 } // namespace
@@ -44,13 +44,13 @@ result<std::unique_ptr<tls_pipe>> tls_pipe::open(const tls_context& connecting,
   for (int flight = 0; flight < handshake_flights; ++flight) {
     // The end that refuses first names why; the other then only hears its alert.
     const auto sent = pipe->sender_.handshake();
-    if (!pass(pipe->sender_, pipe->receiver_, buffer, pipe->handshake_bytes_))
-      return error{"the TLS handshake overflowed its buffer"};
+    if (auto ok = pass(pipe->sender_, pipe->receiver_, buffer, pipe->handshake_bytes_); !ok)
+      return ok.err();
     if (sent == tls_session::status::failed)
       return error{pipe->sender_.failure()};
     const auto accepted = pipe->receiver_.handshake();
-    if (!pass(pipe->receiver_, pipe->sender_, buffer, pipe->handshake_bytes_))
-      return error{"the TLS handshake overflowed its buffer"};
+    if (auto ok = pass(pipe->receiver_, pipe->sender_, buffer, pipe->handshake_bytes_); !ok)
+      return ok.err();
     if (accepted == tls_session::status::failed)
       return error{pipe->receiver_.failure()};
     if (pipe->sender_.established() && pipe->receiver_.established())
