@@ -12,6 +12,7 @@ enum Encoding {
   twoBit @2;      # MXNet 2-bit: 16 values per 32-bit word
   denseFp32 @3;   # every element as a float
   denseFp16 @4;   # every element as an IEEE half
+  blocks @5;      # parts of the buffer, each its own encoding and magnitude (block_codec.hpp)
 }
 
 # Whether `payload` is compressed.
@@ -27,7 +28,7 @@ struct UpdateFrame {
   iteration @3 :UInt64;        # training iteration the update belongs to
   epoch @4 :UInt32;
   encoding @5 :Encoding;
-  threshold @6 :Float32;       # magnitude of each sent step (0 for dense)
+  threshold @6 :Float32;       # magnitude of each sent step (0 for dense; blocks: for display only)
   elementCount @7 :UInt64;     # elements of the flat buffer the payload covers
   offset @8 :UInt64;           # first covered element in the flat buffer
   compression @9 :Compression;

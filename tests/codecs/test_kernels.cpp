@@ -150,7 +150,9 @@ BOOST_AUTO_TEST_CASE(clip_to_bound_takes_what_it_removes_out_of_also) {
   residual[3] = 4.0f;
   residual[299] = -6.0f;
   std::vector<float> also(300, 10.0f);
-  BOOST_TEST(clip_to_bound(residual, 1.0f, also) == 3.0 - 5.0);
+  const auto clipped = clip_to_bound(residual, 1.0f, also);
+  BOOST_TEST(clipped.removed == 3.0 - 5.0);
+  BOOST_TEST(clipped.magnitude == 3.0 + 5.0);
   BOOST_TEST(residual[3] == 1.0f);
   BOOST_TEST(residual[299] == -1.0f);
   BOOST_TEST(also[3] == 7.0f);
@@ -164,7 +166,9 @@ BOOST_AUTO_TEST_CASE(clip_listed_to_bound_clips_only_the_listed_elements) {
   std::vector<float> residual{4.0f, 0.5f, -6.0f, 3.0f};
   std::vector<float> also(4, 10.0f);
   const std::vector<std::int32_t> listed{1, -3};  // element 3 (3.0) is not listed
-  BOOST_TEST(clip_listed_to_bound(residual, listed, 1.0f, also) == 3.0 - 5.0);
+  const auto clipped = clip_listed_to_bound(residual, listed, 1.0f, also);
+  BOOST_TEST(clipped.removed == 3.0 - 5.0);
+  BOOST_TEST(clipped.magnitude == 3.0 + 5.0);
   BOOST_TEST(residual == (std::vector<float>{1.0f, 0.5f, -1.0f, 3.0f}),
              boost::test_tools::per_element());
   BOOST_TEST(also == (std::vector<float>{7.0f, 10.0f, 15.0f, 10.0f}),

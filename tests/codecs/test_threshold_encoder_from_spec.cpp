@@ -33,9 +33,66 @@ std::string refusal(Fill fill) {
 
 } // namespace
 
-BOOST_AUTO_TEST_CASE(schema_defaults_are_the_encoder_defaults) {
+BOOST_AUTO_TEST_CASE(a_job_that_names_no_policy_is_calibrated) {
   auto made = options_from([](schema::Sharing::Builder) {});
   BOOST_REQUIRE_MESSAGE(made, (made ? "" : made.err().message));
+  BOOST_REQUIRE(made->calibration.has_value());
+  BOOST_TEST(made->calibration->density == calibrated_threshold_options{}.density);
+  BOOST_TEST(made->calibration->dense_elements == calibrated_threshold_options{}.dense_elements);
+  capnp::MallocMessageBuilder message;
+  auto calibrated = message.initRoot<schema::CalibratedThreshold>().asReader();
+  BOOST_TEST(calibrated.getDensity() == calibrated_threshold_options{}.density);
+  BOOST_TEST(calibrated.getDenseElements() == calibrated_threshold_options{}.dense_elements);
+}
+
+BOOST_AUTO_TEST_CASE(calibrated_settings_are_taken_and_checked) {
+  auto made = options_from([](schema::Sharing::Builder spec) {
+    auto calibrated = spec.getThreshold().initCalibrated();
+    calibrated.setDensity(0.03);
+    calibrated.setDenseElements(100);
+  });
+  BOOST_REQUIRE_MESSAGE(made, (made ? "" : made.err().message));
+  BOOST_TEST(made->calibration->density == 0.03);
+  BOOST_TEST(made->calibration->dense_elements == 100u);
+  const auto message = refusal([](schema::Sharing::Builder spec) {
+    spec.getThreshold().initCalibrated().setDensity(0.5);
+  });
+  BOOST_TEST(message.find("distributed.sharing.calibrated.density: 0.5") != std::string::npos,
+             message);
+}
+
+BOOST_AUTO_TEST_CASE(linear_updaters_average_updates_shared_losslessly_others_add_them) {
+  capnp::MallocMessageBuilder message;
+  auto job = message.initRoot<schema::Job>();
+  auto sharing = job.initDistributed().initSharing();
+  auto updater = job.initTraining().initUpdater();
+  const auto power = [&](bool all_dense) {
+    return update_power(sharing.asReader(), updater.asReader(), all_dense);
+  };
+  updater.setSgd();
+  BOOST_TEST(power(true) == 1.0f);
+  BOOST_TEST(power(false) == 0.0f);  // a sparse tensor: the own update keeps the pace
+  updater.initNesterov();
+  BOOST_TEST(power(true) == 1.0f);
+  updater.initAdam();
+  BOOST_TEST(power(true) == 0.0f);
+  updater.initAdaGrad();
+  BOOST_TEST(power(true) == 0.0f);
+  sharing.setCombine(schema::UpdateCombination::MEAN);
+  BOOST_TEST(power(false) == 1.0f);
+  sharing.setCombine(schema::UpdateCombination::SUM);
+  updater.setSgd();
+  BOOST_TEST(power(true) == 0.0f);
+  // A named Deeplearning4j policy sums, as Deeplearning4j does, unless told otherwise.
+  sharing.setCombine(schema::UpdateCombination::AUTO);
+  sharing.getThreshold().initAdaptive();
+  BOOST_TEST(power(true) == 0.0f);
+}
+
+BOOST_AUTO_TEST_CASE(a_named_adaptive_policy_has_deeplearning4j_defaults) {
+  auto made = options_from([](schema::Sharing::Builder spec) { spec.getThreshold().initAdaptive(); });
+  BOOST_REQUIRE_MESSAGE(made, (made ? "" : made.err().message));
+  BOOST_TEST(!made->calibration.has_value());
   const threshold_encoder_options defaults;
   BOOST_TEST(made->clip_factor == defaults.clip_factor);
   BOOST_TEST(made->clip_every == defaults.clip_every);

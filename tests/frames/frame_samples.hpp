@@ -14,6 +14,7 @@
 #include <capnp/serialize.h>
 
 #include "strom/compute/codecs/bitmap_codec.hpp"
+#include "strom/compute/codecs/calibrated_blocks.hpp"
 #include "strom/compute/codecs/dense_codec.hpp"
 #include "strom/compute/codecs/encoded_update.hpp"
 #include "strom/compute/codecs/threshold_codec.hpp"
@@ -83,8 +84,23 @@ inline sample_update encode_sample(compute::encoding enc, std::span<const float>
       compute::fp16_encode(values, s.words);
       for (float v : values) nonzero += v != 0.0f;
       break;
+    case encoding::blocks: {
+      // The calibrated encoding's: a large block (sparse, or a bitmap when dense) and a small
+      // one in fp16 behind it.
+      residual.assign(values.begin(), values.end());
+      compute::calibrated_blocks blocks(n, {{0, n - n / 4}, {n - n / 4, n / 4}},
+                                        {.dense_elements = n / 4});
+      const auto encoded = blocks.encode(residual, 0);
+      if (encoded) {
+        const auto* first = reinterpret_cast<const std::uint32_t*>(encoded->payload.data());
+        s.words.assign(first, first + encoded->payload.size() / 4);
+        nonzero = encoded->values;
+      }
+      break;
+    }
   }
-  const bool dense = enc == encoding::dense_fp32 || enc == encoding::dense_fp16;
+  const bool dense = enc == encoding::dense_fp32 || enc == encoding::dense_fp16
+                     || enc == encoding::blocks;
   s.update = {enc, dense ? 0.0f : threshold, n, nonzero,
               std::as_bytes(std::span<const std::uint32_t>(s.words))};
   return s;
@@ -93,7 +109,7 @@ inline sample_update encode_sample(compute::encoding enc, std::span<const float>
 /// Every encoding, for parameterised loops.
 inline constexpr compute::encoding all_encodings[] = {
     compute::encoding::threshold, compute::encoding::bitmap, compute::encoding::two_bit,
-    compute::encoding::dense_fp32, compute::encoding::dense_fp16};
+    compute::encoding::dense_fp32, compute::encoding::dense_fp16, compute::encoding::blocks};
 
 /// Serialises a message filled by `fill` with Cap'n Proto's own writer, bypassing every check
 /// of build_update_frame: the way to make frames that lie.

@@ -56,6 +56,23 @@ BOOST_AUTO_TEST_CASE(two_nodes_over_loopback_learn) {
   BOOST_TEST(report.workers == 2u);
   BOOST_TEST(report.train_samples == 60000u);
   check_shared_training(report, 0.78);
+  // The job names no sharing policy: each tensor calibrated on its own, the large one sparse
+  // at about the default 1% a step, the small ones dense, nothing clipped.
+  BOOST_REQUIRE(report.sharing_layers.size() == 4u);
+  const auto& weights = report.sharing_layers[0];
+  BOOST_TEST(weights.layer == 0);
+  BOOST_TEST(weights.tensor == "weights");
+  BOOST_TEST(weights.elements == 784u * 64u);
+  BOOST_TEST(weights.threshold > 0.0f);
+  BOOST_TEST(weights.scale >= weights.threshold);
+  BOOST_TEST(actors::density(weights) > 0.005);
+  BOOST_TEST(actors::density(weights) < 0.02);
+  for (std::size_t k = 1; k < 4; ++k) {
+    BOOST_TEST(report.sharing_layers[k].elements < 1000u);
+    BOOST_TEST(actors::density(report.sharing_layers[k]) == 1.0);
+  }
+  for (const auto& tensor : report.sharing_layers)
+    BOOST_TEST(actors::clipped_fraction(tensor) == 0.0);
 }
 
 BOOST_AUTO_TEST_CASE(four_nodes_in_process_learn) {

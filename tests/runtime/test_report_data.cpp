@@ -176,6 +176,41 @@ BOOST_AUTO_TEST_CASE(the_metrics_json_with_history_reads_back_into_the_same_seri
   BOOST_TEST(find_chart(data, "node_bytes") != nullptr);
 }
 
+BOOST_AUTO_TEST_CASE(each_tensors_sharing_is_written_and_charted) {
+  strom::actors::tensor_sharing weights;
+  weights.layer = 0;
+  weights.tensor = "weights";
+  weights.elements = 1000;
+  weights.encoding = 0;  // threshold
+  weights.threshold = 0.002f;
+  weights.scale = 0.003f;
+  weights.encodes = 10;
+  weights.values_sent = 100;  // 1% a step
+  weights.sent_mass = 3.0;
+  weights.clipped_mass = 1.0;
+  weights.encoders = 1;
+  strom::actors::training_report report;
+  report.job = "j";
+  report.sharing_layers = {weights};
+  const auto text = to_json(report);
+  BOOST_TEST(text.find("\"sharing_layers\":[{\"layer\":0,\"tensor\":\"weights\",\"elements\":1000,"
+                       "\"encoding\":\"threshold\",") != std::string::npos, text);
+  BOOST_TEST(text.find("\"density\":0.01,\"clipped_fraction\":0.25,") != std::string::npos, text);
+
+  run_recorder recorder;
+  strom::actors::node_metrics figures;
+  figures.node = "w1";
+  figures.sent.tensors = {weights};
+  recorder.node(figures);
+  const auto history = recorder.history();
+  const auto data = read_ok(to_json(report, &history));
+  const auto* threshold = find_chart(data, "tensor_threshold");
+  BOOST_REQUIRE(threshold);
+  BOOST_REQUIRE(threshold->series.size() == 1u);
+  BOOST_TEST(threshold->series[0].label == "layer 0 weights");
+  BOOST_TEST(threshold->series[0].points[0].second == 0.002, boost::test_tools::tolerance(1e-6));
+}
+
 BOOST_AUTO_TEST_CASE(the_recorder_replaces_a_nodes_figures_within_the_interval) {
   run_recorder recorder;
   strom::actors::node_metrics figures;

@@ -229,6 +229,7 @@ void complete_job(self_ptr self, const job_master_setup& setup) {
     r.pull_bytes += node.sent.pull_bytes;
     updates += node.sent.updates;
     density_sum += node.sent.density_sum;
+    add_tensors(r.sharing_layers, node.sent.tensors);
     r.duplicate_updates_dropped += node.relayed.duplicates_dropped;
     r.frames_rejected += node.relayed.frames_rejected;
   }

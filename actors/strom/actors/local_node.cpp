@@ -64,6 +64,8 @@ local_node spawn_local_node(caf::actor_system& system, const local_node_setup& s
                       node_sums,
                       setup.kv,
                       kv_sums};
+    one.update_power = setup.update_power;
+    one.workers_in_job = total_workers;
     one.speed = setup.speed;
     if (setup.timeline)
       one.track = setup.timeline->track(setup.node_id, w, "worker " + std::to_string(w));

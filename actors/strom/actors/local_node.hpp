@@ -40,6 +40,8 @@ struct local_node_setup {
   compute::threshold_encoder_options encoding;  ///< each worker's encoder settings
   bool momentum_masking = true;  ///< clear the momentum of the elements a worker sent
   bool apply_own_update = true;  ///< a worker applies its own update at once (trainer.hpp)
+  /// How the workers' updates combine (trainer_setup::update_power).
+  float update_power = 0.0f;
   compute::frame_options frames;
   caf::actor supervisor;  ///< receives the trainers' reports
   caf::timespan park_spin = timing{}.park_spin;  ///< the trainers' (timing.hpp)

@@ -131,6 +131,7 @@ struct framing_stats {
   std::uint64_t push_bytes = 0;        ///< kvstore: frame bytes pushed to the shards
   std::uint64_t push_dense_bytes = 0;  ///< kvstore: what fp32 pushes would have been
   std::uint64_t pull_bytes = 0;        ///< kvstore: frame bytes of the shards' answers
+  std::vector<tensor_sharing> tensors; ///< each tensor's sharing, over the node's workers
 };
 
 /// What a relay saw so far.
@@ -374,7 +375,7 @@ struct shard_stats {
 
 /// Bumped whenever a message of this header changes: nodes of different versions refuse to
 /// join instead of misreading each other.
-inline constexpr std::uint32_t protocol_version = 20;
+inline constexpr std::uint32_t protocol_version = 21;
 
 /// A node that trains (the default).
 inline constexpr const char* node_role_worker = "worker";
@@ -755,7 +756,7 @@ template <class F>
 typename F::result_type inspect(F& f, framing_stats& x) {
   return f(caf::meta::type_name("framing_stats"), x.updates, x.frames_sent, x.bytes_sent,
            x.dense_bytes_equivalent, x.density_sum, x.threshold, x.averages, x.push_bytes,
-           x.push_dense_bytes, x.pull_bytes);
+           x.push_dense_bytes, x.pull_bytes, x.tensors);
 }
 
 template <class F>

@@ -13,7 +13,8 @@ node_framer::node_framer(std::uint64_t node_id, std::uint32_t workers, std::size
     elements_(elements),
     options_(options),
     finished_(workers, 0),
-    included_(workers, 0) {
+    included_(workers, 0),
+    tensors_(workers) {
 }
 
 result<framed_update> node_framer::frame(std::uint32_t worker, std::uint32_t epoch,
@@ -21,9 +22,10 @@ result<framed_update> node_framer::frame(std::uint32_t worker, std::uint32_t epo
   if (update.elements != elements_)
     return error{fmt::format("update from worker {} covers {} elements, expected {}", worker,
                              update.elements, elements_)};
-  if (update.enc != compute::encoding::threshold && update.enc != compute::encoding::bitmap)
-    return error{fmt::format("update from worker {} has encoding {}, expected threshold or bitmap",
-                             worker, static_cast<int>(update.enc))};
+  if (update.enc != compute::encoding::threshold && update.enc != compute::encoding::bitmap
+      && update.enc != compute::encoding::blocks)
+    return error{fmt::format("update from worker {} has encoding {}, expected threshold, bitmap "
+                             "or blocks", worker, static_cast<int>(update.enc))};
   if ((update.values == 0) != update.payload.empty())
     return error{fmt::format("update from worker {} carries {} values in {} payload bytes", worker,
                              update.values, update.payload.size())};
@@ -73,9 +75,18 @@ bool node_framer::finish(std::uint32_t worker) {
   return true;
 }
 
+void node_framer::note_tensors(std::uint32_t worker, const std::vector<tensor_sharing>& figures) {
+  std::lock_guard lock{mutex_};
+  if (worker < tensors_.size())
+    tensors_[worker] = figures;
+}
+
 framing_stats node_framer::stats() const {
   std::lock_guard lock{mutex_};
-  return stats_;
+  framing_stats stats = stats_;
+  for (const auto& worker : tensors_)
+    add_tensors(stats.tensors, worker);
+  return stats;
 }
 
 std::uint64_t node_framer::clock() const {

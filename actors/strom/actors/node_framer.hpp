@@ -41,6 +41,10 @@ public:
   result<framed_update> frame(std::uint32_t worker, std::uint32_t epoch,
                               const compute::encoded_update& update);
 
+  /// Takes `worker`'s latest tensor figures (its encoder's, tensor_sharing.hpp); stats()
+  /// adds up every worker's.
+  void note_tensors(std::uint32_t worker, const std::vector<tensor_sharing>& figures);
+
   /// Counts a parameter average the node's workers took part in (its sum complete).
   void count_average();
   /// Counts a kvstore worker's pushes and the answers it took (kv_pusher).
@@ -68,6 +72,7 @@ private:
   std::vector<std::uint64_t> included_;  // per worker: its updates in this epoch's frames
   std::uint64_t next_sequence_ = 0;
   framing_stats stats_;
+  std::vector<std::vector<tensor_sharing>> tensors_;  // per worker: its latest figures
 };
 
 } // namespace strom::actors

@@ -13,6 +13,7 @@
 #include "strom/compute/codecs/dense_codec.hpp"
 #include "strom/compute/data/partition.hpp"
 #include "strom/compute/layers/softmax_cross_entropy.hpp"
+#include "strom/compute/parameter_blocks.hpp"
 #include "strom/compute/snapshots/snapshot_encoding.hpp"
 #include "strom/log.hpp"
 
@@ -643,7 +644,9 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
   st.snapshots = stage_snapshots{setup.snapshot_bytes};
   if (setup.pipelines > 1) {
     const auto elements = stage.core().net().parameters().size();
-    st.encoder.emplace(elements, setup.sharing);
+    auto sharing = setup.sharing;
+    sharing.blocks = compute::parameter_blocks(stage.core().net());
+    st.encoder.emplace(elements, std::move(sharing));
     st.incoming.assign(elements, 0.0f);
     st.copies.assign(setup.pipelines, {});
   }

@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <optional>
 #include <stdexcept>
 #include <thread>
 
 #include "strom/compute/codecs/dense_codec.hpp"
 #include "strom/compute/codecs/sent_elements.hpp"
+#include "strom/compute/parameter_blocks.hpp"
 #include "strom/log.hpp"
 
 namespace strom::actors {
@@ -47,6 +49,12 @@ compute::encoded_update empty_update(std::size_t elements, float threshold) {
   return compute::encoded_update{compute::encoding::threshold, threshold, elements, 0, {}};
 }
 
+/// What each update is multiplied by among `workers` (trainer_setup::update_power).
+float update_scale(std::uint32_t workers, float power) {
+  return static_cast<float>(std::pow(static_cast<double>(std::max(workers, 1u)),
+                                     -static_cast<double>(power)));
+}
+
 /// Frames `update` of this worker; its own frame always fits its own node, so a refusal is a
 /// broken invariant.
 framed_update frame_own(trainer_state& st, const trainer_setup& setup,
@@ -69,8 +77,10 @@ framed_update frame_update(trainer_state& st, const trainer_setup& setup,
   const auto threshold = st.encoder->threshold();
   sent = st.encoder->encode_with(
     [&replica](const compute::threshold_scan_args& scan) { return replica.scan_update(scan); },
-    -1.0f, setup.apply_own_update ? parameters : std::span<float>{});
+    -st.update_scale, setup.apply_own_update ? parameters : std::span<float>{});
   spans.mark(timeline_kind::encode);
+  describe_tensors(st.encoder->figures(), st.tensors, st.tensor_figures);
+  setup.framer->note_tensors(setup.worker, st.tensor_figures);
   return frame_own(st, setup, sent ? *sent : empty_update(parameters.size(), threshold));
 }
 
@@ -402,10 +412,32 @@ void averaging_step(caf::stateful_actor<trainer_state>* self, const trainer_setu
   count_step(self, setup, loss, batch.size);
 }
 
+/// Says once, in the log, when what this worker has not sent yet (its residual, by which
+/// the others' replicas differ from its own) holds more steps of its updates than
+/// max_lag_steps: sharing then lags the training, and replicas drift apart.
+void warn_if_drifting(trainer_state& st, const trainer_setup& setup) {
+  if (st.drift_warned || !st.encoder || st.tensor_figures.empty())
+    return;
+  st.encoder->measure_residual();
+  describe_tensors(st.encoder->figures(), st.tensors, st.tensor_figures);
+  setup.framer->note_tensors(setup.worker, st.tensor_figures);
+  const double lag = lag_steps(st.tensor_figures);
+  log::debug("node {} worker {}: unsent updates hold {:.1f} steps", setup.framer->node_id(),
+            setup.worker, lag);
+  if (lag <= max_lag_steps)
+    return;
+  st.drift_warned = true;
+  log::warning("node {} worker {}: the updates it has not sent yet hold {:.0f} of its steps "
+              "(more than {:.0f}): the replicas drift apart; send more a step "
+              "(distributed.sharing.threshold.calibrated.density)",
+              setup.framer->node_id(), setup.worker, lag, max_lag_steps);
+}
+
 } // namespace
 
 void trainer_steps::report_round_end(self_ptr self, const trainer_setup& setup) {
   auto& st = self->state;
+  warn_if_drifting(st, setup);
   self->send(setup.supervisor, epoch_report{setup.worker, st.epoch, st.loss_sum, st.batches,
                                             st.samples, setup.replica->iteration()});
   if (setup.framer->finish(setup.worker)) {
@@ -442,7 +474,11 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
     self->state.origins.push_back(origin_progress{origin});
     self->state.other_nodes |= origin != setup.framer->node_id();
   }
-  self->state.encoder.emplace(setup.replica->net().parameters().size(), setup.encoding);
+  auto encoding = setup.encoding;
+  encoding.blocks = compute::parameter_blocks(setup.replica->net());
+  self->state.tensors = compute::model_tensors(setup.replica->net());
+  self->state.update_scale = update_scale(setup.workers_in_job, setup.update_power);
+  self->state.encoder.emplace(setup.replica->net().parameters().size(), std::move(encoding));
   if (!setup.kv.shards.empty())
     start_kv(self, setup);
   if (setup.averaging.frequency > 0)
@@ -470,6 +506,8 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
                          setup.seed, work.epoch, setup.shuffle);
       auto& st = self->state;
       st.most_steps = work.most_steps;
+      if (work.ranks > 0)  // a makeup round keeps the last count
+        st.update_scale = update_scale(work.ranks, setup.update_power);
       if (st.averages) {
         st.averages->start_round(work.round);
         st.common_steps = work.common_steps;

@@ -49,6 +49,7 @@
 #include "strom/actors/timeline.hpp"
 #include "strom/actors/timing.hpp"
 #include "strom/compute/codecs/threshold_encoder.hpp"
+#include "strom/compute/parameter_blocks.hpp"
 #include "strom/compute/data/batch_loader.hpp"
 #include "strom/compute/data/partition.hpp"
 #include "strom/compute/frames/update_frame.hpp"
@@ -60,6 +61,12 @@ namespace strom::actors {
 /// 250 ms). A report per step woke a scheduler thread per step: on 2 workers, 4.5k of the 22k
 /// context switches of a 3-epoch run, on the cores the trainers compute on.
 inline constexpr auto step_report_interval = std::chrono::milliseconds(50);
+
+/// Steps of a worker's own updates its unsent residual may hold before the log warns that the
+/// replicas drift apart (tensor_sharing.hpp, lag_steps). A tensor sent at density d holds
+/// about 1/d steps: measured 110-125 for the calibrated 1% on fashion_nesterov (bench/
+/// sharing_jobs); 4x that is no longer sharing keeping up.
+inline constexpr double max_lag_steps = 400.0;
 
 /// What a trainer is built from.
 struct trainer_setup {
@@ -100,6 +107,12 @@ struct trainer_setup {
   node_speed speed{};
   /// Set in a live simulation: told each step and applied frame (sim_seams.hpp).
   std::shared_ptr<compute_meter> meter{};
+  /// Each update is multiplied by W^-update_power before it is applied and sent, W the
+  /// round's workers (a planned round's count, else `workers_in_job`): 0 adds the workers'
+  /// updates up (Deeplearning4j), 1 averages them (synchronous data parallelism's step;
+  /// job.capnp, Sharing.combine).
+  float update_power = 0.0f;
+  std::uint32_t workers_in_job = 1;
 };
 
 /// How far one origin's frames got in the current rounds ("epoch" in frames and markers).
@@ -159,6 +172,11 @@ struct kv_latest_pull {
 struct trainer_state {
   std::unique_ptr<compute::batch_loader> loader;  ///< created by the first start
   std::optional<compute::threshold_encoder> encoder;  ///< holds this worker's residual
+  float update_scale = 1.0f;  ///< what each update is multiplied by (trainer_setup::update_power)
+  /// Its encoder's figures as tensors, for the framer (tensor_sharing.hpp).
+  std::vector<compute::model_tensor> tensors;
+  std::vector<tensor_sharing> tensor_figures;
+  bool drift_warned = false;  ///< the log said the replicas drift apart
   compute::frame_workspace workspace;
   seen_updates applied;  ///< keys of the frames applied, to catch duplicates
   std::vector<origin_progress> origins;  ///< every origin heard of or named by a round

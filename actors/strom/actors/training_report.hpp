@@ -8,6 +8,8 @@
 
 #include <caf/meta/type_name.hpp>
 
+#include "strom/actors/tensor_sharing.hpp"
+
 namespace strom::actors {
 
 /// The topology a run's frames travelled (topology.hpp), as metrics show it.
@@ -63,6 +65,8 @@ struct training_report {
   std::uint64_t frames_rejected = 0;            ///< unreadable frames dropped
   double mean_density = 0.0;                    ///< values sent per element, per worker update
   double final_threshold = 0.0;                 ///< the encoder's threshold at the end
+  /// Each tensor's sharing, summed over the workers (metrics `sharing_layers`).
+  std::vector<tensor_sharing> sharing_layers;
   // -- parameter averaging (mode "averaging") ------------------------------------------------
   std::string mode = "shared";              ///< shared (updates) or averaging (parameters)
   std::uint32_t averaging_frequency = 0;    ///< steps between averages (averaging)
@@ -114,7 +118,7 @@ typename F::result_type inspect(F& f, training_report& x) {
            x.restore_seconds, x.scheduler_restarts, x.samples_redone, x.topology, x.mode,
            x.averaging_frequency, x.averaging_rounds, x.averaging_bytes, x.kvstore, x.servers,
            x.replicas, x.push_bytes, x.push_dense_bytes, x.pull_bytes, x.server_updates,
-           x.server_failovers, x.pipeline);
+           x.server_failovers, x.pipeline, x.sharing_layers);
 }
 
 template <class F>

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "strom/compute/codecs/decode.hpp"
 #include "strom/runtime/json_text.hpp"
 #include "strom/runtime/report/run_history_json.hpp"
 
@@ -47,6 +48,24 @@ std::string pipeline_fields(const actors::pipeline_summary& p) {
     p.repartitions);
 }
 
+/// Each tensor's sharing (issue #37), as `"sharing_layers":[...]`: layer null for the whole
+/// model under one threshold.
+std::string sharing_layers_field(const std::vector<actors::tensor_sharing>& tensors) {
+  std::string text = "\"sharing_layers\":[";
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const auto& x = tensors[i];
+    text += fmt::format(
+      "{}{{\"layer\":{},\"tensor\":{},\"elements\":{},\"encoding\":{},\"threshold\":{},"
+      "\"scale\":{},\"density\":{},\"clipped_fraction\":{},\"lag_steps\":{}}}",
+      i ? "," : "", x.layer < 0 ? std::string{"null"} : std::to_string(x.layer),
+      json_string(x.tensor), x.elements,
+      json_string(compute::to_string(static_cast<compute::encoding>(x.encoding))),
+      json_number(x.threshold), json_number(x.scale), json_number(actors::density(x)),
+      json_number(actors::clipped_fraction(x)), json_number(actors::lag_steps({x})));
+  }
+  return text + ']';
+}
+
 } // namespace
 
 std::string to_json(const training_report& r, const run_history* history) {
@@ -74,6 +93,10 @@ std::string to_json(const training_report& r, const run_history* history) {
     r.topology.version, r.topology.max_links, json_string(r.mode), r.averaging_frequency,
     r.averaging_rounds, r.averaging_bytes, json_string(r.kvstore), r.servers, r.replicas,
     r.push_bytes, r.push_dense_bytes, r.pull_bytes, r.server_updates, r.server_failovers);
+  if (!r.sharing_layers.empty()) {
+    text.pop_back();  // the closing brace
+    text += ',' + sharing_layers_field(r.sharing_layers) + '}';
+  }
   if (r.mode == "pipeline") {
     text.pop_back();  // the closing brace
     text += ',' + pipeline_fields(r.pipeline) + '}';

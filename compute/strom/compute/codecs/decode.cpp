@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "strom/compute/codecs/bitmap_codec.hpp"
+#include "strom/compute/codecs/block_codec.hpp"
 #include "strom/compute/codecs/dense_codec.hpp"
 #include "strom/compute/codecs/little_endian.hpp"
 #include "strom/compute/codecs/threshold_codec.hpp"
@@ -124,6 +125,7 @@ const char* to_string(encoding enc) noexcept {
     case encoding::two_bit: return "two_bit";
     case encoding::dense_fp32: return "dense_fp32";
     case encoding::dense_fp16: return "dense_fp16";
+    case encoding::blocks: return "blocks";
   }
   return "unknown";
 }
@@ -136,21 +138,37 @@ result<void> validate(encoding enc, float threshold, std::span<const std::byte> 
     case encoding::two_bit: return validate_sixteen_per_word(enc, threshold, payload, elements);
     case encoding::dense_fp32: return validate_fp32(payload, elements);
     case encoding::dense_fp16: return validate_fp16(payload, elements);
+    case encoding::blocks: return validate_blocks(payload, elements);
   }
   return error{fmt::format("update payload: unknown encoding value {}",
                            static_cast<unsigned>(enc))};
 }
 
-result<void> decode_add(encoding enc, float threshold, std::span<const std::byte> payload,
-                        std::span<float> target) {
-  if (auto ok = validate(enc, threshold, payload, target.size()); !ok) return ok;
+namespace {
+
+/// decode_add after validate() accepted the payload.
+void add_validated(encoding enc, float threshold, std::span<const std::byte> payload,
+                   std::span<float> target) {
   switch (enc) {
     case encoding::threshold: threshold_decode_add(payload, threshold, target); break;
     case encoding::bitmap: bitmap_decode_add(payload, threshold, target); break;
     case encoding::two_bit: two_bit_decode_add(payload, threshold, target); break;
     case encoding::dense_fp32: fp32_decode_add(payload, target); break;
     case encoding::dense_fp16: fp16_decode_add(payload, target); break;
+    case encoding::blocks:
+      for_each_block(payload, [target](const block_header& block, std::span<const std::byte> part) {
+        add_validated(block.enc, block.scale, part, target.subspan(block.offset, block.count));
+      });
+      break;
   }
+}
+
+} // namespace
+
+result<void> decode_add(encoding enc, float threshold, std::span<const std::byte> payload,
+                        std::span<float> target) {
+  if (auto ok = validate(enc, threshold, payload, target.size()); !ok) return ok;
+  add_validated(enc, threshold, payload, target);
   return success();
 }
 

@@ -21,6 +21,9 @@ enum class encoding : std::uint8_t {
   two_bit = 2,     ///< MXNet 2-bit: 16 values per 32-bit word, +/- threshold or 0
   dense_fp32 = 3,  ///< every element as a float
   dense_fp16 = 4,  ///< every element as an IEEE half
+  /// several parts of the buffer, each in its own encoding with its own magnitude
+  /// (block_codec.hpp)
+  blocks = 5,
 };
 
 /// The encoding's name ("threshold", "two_bit", ...); "unknown" for values off the enum.

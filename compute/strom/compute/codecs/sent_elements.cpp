@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "strom/compute/codecs/block_codec.hpp"
 #include "strom/compute/codecs/little_endian.hpp"
 
 namespace strom::compute {
@@ -51,6 +52,17 @@ void clear_sent_elements(const encoded_update& update, std::span<float> values) 
     return clear_threshold(update.payload, values);
   case encoding::bitmap:
     return clear_bitmap(update.payload, values);
+  case encoding::blocks:
+    // A dense block sends every element every step: masking it would end its momentum.
+    for_each_block(update.payload, [values](const block_header& block,
+                                            std::span<const std::byte> part) {
+      const auto slice = values.subspan(block.offset, block.count);
+      if (block.enc == encoding::threshold)
+        clear_threshold(part, slice);
+      else if (block.enc == encoding::bitmap)
+        clear_bitmap(part, slice);
+    });
+    return;
   default:
     throw std::invalid_argument(std::string{"clear_sent_elements: "} + to_string(update.enc) +
                                 " updates are not threshold-encoded");

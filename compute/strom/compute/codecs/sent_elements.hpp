@@ -12,8 +12,9 @@
 namespace strom::compute {
 
 /// Sets to 0 every element of `values` that `update` changes. `update` must be threshold- or
-/// bitmap-encoded (what threshold_encoder produces) over values.size() elements, with its
-/// indices in range; throws std::invalid_argument otherwise.
+/// bitmap-encoded, or blocks of them (what threshold_encoder produces; dense blocks are left
+/// alone), over values.size() elements, with its indices in range; throws
+/// std::invalid_argument otherwise. A blocks payload must be one validate() accepts.
 void clear_sent_elements(const encoded_update& update, std::span<float> values);
 
 } // namespace strom::compute

@@ -123,7 +123,7 @@ namespace {
 
 /// clip_to_bound, taking what it removes out of `also` too when Also is set.
 template <bool Also>
-double clip(std::span<float> residual, float bound, float* also) {
+clip_result clip(std::span<float> residual, float bound, float* also) {
   // Lanes of partial sums per block, so that the clamp and the sum vectorise; the blocks'
   // sums go into a double, which keeps the total exact enough over millions of elements.
   constexpr std::size_t block = 256;
@@ -131,10 +131,11 @@ double clip(std::span<float> residual, float bound, float* also) {
   const float_lanes low = -high;
   float* r = residual.data();
   const std::size_t n = residual.size();
-  double removed = 0.0;
+  clip_result out;
   std::size_t i = 0;
   for (; i + block <= n; i += block) {
     float_lanes part = {0.0f, 0.0f, 0.0f, 0.0f};
+    float_lanes part_magnitude = {0.0f, 0.0f, 0.0f, 0.0f};
     for (std::size_t k = 0; k < block; k += lanes) {
       float_lanes rv;
       std::memcpy(&rv, r + i + k, sizeof rv);
@@ -142,6 +143,7 @@ double clip(std::span<float> residual, float bound, float* also) {
       kept = kept < low ? low : kept;
       const float_lanes excess = rv - kept;
       part += excess;
+      part_magnitude += excess < 0.0f ? -excess : excess;
       std::memcpy(r + i + k, &kept, sizeof kept);
       if constexpr (Also) {
         float_lanes av;
@@ -150,37 +152,42 @@ double clip(std::span<float> residual, float bound, float* also) {
         std::memcpy(also + i + k, &av, sizeof av);
       }
     }
-    removed += static_cast<double>(part[0] + part[1] + part[2] + part[3]);
+    out.removed += static_cast<double>(part[0] + part[1] + part[2] + part[3]);
+    out.magnitude += static_cast<double>(part_magnitude[0] + part_magnitude[1] +
+                                         part_magnitude[2] + part_magnitude[3]);
   }
   for (; i < n; ++i) {
     const float excess = clamp_to_bound(r[i], bound);
-    removed += static_cast<double>(excess);
+    out.removed += static_cast<double>(excess);
+    out.magnitude += std::fabs(static_cast<double>(excess));
     if constexpr (Also)
       also[i] -= excess;
   }
-  return removed;
+  return out;
 }
 
 } // namespace
 
-double clip_to_bound(std::span<float> residual, float bound, std::span<float> also) {
+clip_result clip_to_bound(std::span<float> residual, float bound, std::span<float> also) {
   require_also_size("clip_to_bound", also.size(), residual.size());
   return also.empty() ? clip<false>(residual, bound, nullptr)
                       : clip<true>(residual, bound, also.data());
 }
 
-double clip_listed_to_bound(std::span<float> residual, std::span<const std::int32_t> indices,
-                            float bound, std::span<float> also) {
+clip_result clip_listed_to_bound(std::span<float> residual,
+                                 std::span<const std::int32_t> indices, float bound,
+                                 std::span<float> also) {
   require_also_size("clip_listed_to_bound", also.size(), residual.size());
-  double removed = 0.0;
+  clip_result out;
   for (const std::int32_t index : indices) {
     const std::size_t i = element_of(index);
     const float excess = clamp_to_bound(residual[i], bound);
-    removed += static_cast<double>(excess);
+    out.removed += static_cast<double>(excess);
+    out.magnitude += std::fabs(static_cast<double>(excess));
     if (!also.empty())
       also[i] -= excess;
   }
-  return removed;
+  return out;
 }
 
 void threshold_commit(std::span<float> residual, std::span<const std::int32_t> indices,

@@ -35,15 +35,21 @@ std::size_t threshold_scan_portable(std::span<float> residual, std::span<const f
                                     float threshold, std::span<std::int32_t> indices,
                                     float scale = 1.0f, std::span<float> also = {});
 
-/// Clamps every residual element to [-bound, bound]; returns the sum of what was removed. A
-/// non-empty `also` (as long as the residual) loses what was removed too: the replica that
-/// already holds the residual then stays within `bound` of what the others were sent.
-double clip_to_bound(std::span<float> residual, float bound, std::span<float> also = {});
+/// What residual clipping removed.
+struct clip_result {
+  double removed = 0.0;    ///< the sum of what was removed (signed)
+  double magnitude = 0.0;  ///< the sum of its absolute values
+};
+
+/// Clamps every residual element to [-bound, bound]; says what was removed. A non-empty
+/// `also` (as long as the residual) loses what was removed too: the replica that already
+/// holds the residual then stays within `bound` of what the others were sent.
+clip_result clip_to_bound(std::span<float> residual, float bound, std::span<float> also = {});
 
 /// clip_to_bound over the elements of the signed 1-based `indices` (as threshold_scan records
 /// them, each at most once) only.
-double clip_listed_to_bound(std::span<float> residual, std::span<const std::int32_t> indices,
-                            float bound, std::span<float> also = {});
+clip_result clip_listed_to_bound(std::span<float> residual, std::span<const std::int32_t> indices,
+                                 float bound, std::span<float> also = {});
 
 /// Takes the sent steps out of the residual: -threshold at each positive index, +threshold
 /// at each negative one.

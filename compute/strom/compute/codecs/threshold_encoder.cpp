@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -27,8 +28,11 @@ std::span<std::int32_t> as_indices(std::vector<std::uint32_t>& words, std::size_
 threshold_encoder::threshold_encoder(std::size_t elements, threshold_encoder_options options)
   : options_(std::move(options)),
     residual_(elements, 0.0f),
-    workspace_(bitmap_words(elements), 0u),
+    workspace_(options_.calibration ? 0 : bitmap_words(elements), 0u),
     sparse_capacity_(elements / 16) {
+  whole_.count = elements;
+  if (options_.calibration)
+    calibrated_.emplace(elements, options_.blocks, *options_.calibration);
   if (elements > static_cast<std::size_t>(INT32_MAX))
     throw std::invalid_argument("threshold_encoder: " + std::to_string(elements) +
                                 " elements do not fit signed 32-bit indices");
@@ -66,6 +70,10 @@ threshold_scan_args threshold_encoder::begin_encode(float scale, std::span<float
     throw std::invalid_argument("threshold_encoder: 'also' of " + std::to_string(also.size()) +
                                 " elements for a buffer of " + std::to_string(residual_.size()));
   ++iteration_;
+  // Calibrated, the scan only adds the update in: the blocks are encoded after it, each
+  // against a threshold estimated from the residual it leaves.
+  if (calibrated_)
+    return {residual_, std::numeric_limits<float>::infinity(), {}, scale, also};
   // A shake-up is a bitmap at a fraction of the threshold: it flushes the small values that
   // would otherwise sit in the residual for a long time; its scan only counts and adds.
   if (shake_up_due())
@@ -76,6 +84,14 @@ threshold_scan_args threshold_encoder::begin_encode(float scale, std::span<float
 
 std::optional<encoded_update> threshold_encoder::finish_encode(std::size_t hits,
                                                                const threshold_scan_args& scan) {
+  if (calibrated_) {
+    auto message = calibrated_->encode(residual_, iteration_);
+    last_density_ = static_cast<double>(calibrated_->last_values()) /
+                    static_cast<double>(std::max<std::size_t>(residual_.size(), 1));
+    if (message)
+      last_encoding_ = message->enc;
+    return message;
+  }
   const float threshold = options_.policy.threshold();
   std::optional<encoded_update> message;
   // The elements that reached the threshold, when the workspace lists them all.
@@ -100,14 +116,49 @@ std::optional<encoded_update> threshold_encoder::finish_encode(std::size_t hits,
     options_.policy.observe(last_density_);
   }
   if (message) last_encoding_ = message->enc;
+  clip_result clip;
   if (options_.clip_every > 0 && iteration_ % options_.clip_every == 0) {
     // Every element that did not reach the threshold is below it, so within the bound: when
     // the reached ones are listed, clipping them is clipping the residual, at no pass over it.
     const float bound = options_.clip_factor * threshold;
-    clipped_ += listed ? clip_listed_to_bound(residual_, *listed, bound, scan.also)
-                       : clip_to_bound(residual_, bound, scan.also);
+    clip = listed ? clip_listed_to_bound(residual_, *listed, bound, scan.also)
+                  : clip_to_bound(residual_, bound, scan.also);
+    clipped_ += clip.removed;
   }
+  count_message(message, clip.magnitude);
   return message;
+}
+
+void threshold_encoder::count_message(const std::optional<encoded_update>& message,
+                                      double clipped_magnitude) {
+  ++whole_.encodes;
+  whole_.threshold = options_.policy.threshold();
+  whole_.scale = whole_.threshold;
+  whole_.clipped_mass += clipped_magnitude;
+  if (!message)
+    return;
+  whole_.last_encoding = message->enc;
+  whole_.values_sent += message->values;
+  whole_.sent_mass += static_cast<double>(message->values) * message->threshold;
+}
+
+void threshold_encoder::measure_residual() noexcept {
+  if (calibrated_)
+    return;
+  double mass = 0.0;
+  for (const float v : residual_)
+    mass += std::fabs(static_cast<double>(v));
+  whole_.residual_mass = mass;
+}
+
+std::span<const block_figures> threshold_encoder::figures() const noexcept {
+  if (calibrated_)
+    return calibrated_->figures();
+  return {&whole_, 1};
+}
+
+float threshold_encoder::threshold() const noexcept {
+  return calibrated_ ? calibrated_->threshold() : options_.policy.threshold();
 }
 
 encoded_update threshold_encoder::sparse_message(std::size_t values, float threshold) {

@@ -1,8 +1,10 @@
 #pragma once
-// The stateful threshold encoder of one flat buffer (Deeplearning4j EncodingHandler): it owns
-// the residual, asks the policy for the threshold, chooses sparse or bitmap encoding, clips
-// the residual and sends the occasional shake-up. Nothing is lost, only delayed: what was
-// added in equals what was sent plus the residual plus what clipping discarded.
+// The stateful threshold encoder of one flat buffer: it owns the residual and either
+// calibrates a threshold per tensor from the residual itself (calibrated_blocks.hpp, strom's
+// default) or, as Deeplearning4j's EncodingHandler, asks the policy for one threshold,
+// chooses sparse or bitmap encoding, clips the residual and sends the occasional shake-up.
+// Nothing is lost, only delayed: what was added in equals what was sent plus the residual
+// plus what clipping discarded.
 
 #include <cstddef>
 #include <cstdint>
@@ -10,6 +12,7 @@
 #include <span>
 #include <vector>
 
+#include "strom/compute/codecs/calibrated_blocks.hpp"
 #include "strom/compute/codecs/encoded_update.hpp"
 #include "strom/compute/codecs/threshold_codec.hpp"
 #include "strom/compute/codecs/threshold_policy.hpp"
@@ -33,6 +36,11 @@ struct threshold_encoder_options {
   std::size_t switch_back_divisor = default_switch_back_divisor;  ///< bitmap hysteresis
   std::size_t shake_up_every = 0;  ///< bitmap at threshold / shake_up_divisor every k; 0: never
   float shake_up_divisor = default_shake_up_divisor;  ///< shake-up threshold divisor
+  /// When set, the calibrated encoding (calibrated_blocks.hpp) replaces the policy, the
+  /// clipping, the bitmap switch and the shake-up above.
+  std::optional<calibrated_threshold_options> calibration;
+  /// The tensors the calibrated encoding calibrates for (empty: the whole buffer as one).
+  std::vector<parameter_block> blocks;
 };
 
 /// Where an encoder stands besides its residual: what a snapshot must carry so that a copy
@@ -79,8 +87,9 @@ public:
   std::size_t elements() const noexcept { return residual_.size(); }
   /// What was added in but not yet sent.
   std::span<const float> residual() const noexcept { return residual_; }
-  /// The threshold the next (non-shake-up) encoding uses.
-  float threshold() const noexcept { return options_.policy.threshold(); }
+  /// The threshold the next (non-shake-up) encoding uses; calibrated, the latest threshold
+  /// of the largest sparse tensor.
+  float threshold() const noexcept;
   /// Encode calls so far.
   std::size_t iteration() const noexcept { return iteration_; }
   /// Values sent / elements for the last encode call (including one that sent nothing).
@@ -89,6 +98,14 @@ public:
   encoding last_encoding() const noexcept { return last_encoding_; }
   /// Sum of everything residual clipping removed so far (signed).
   double clipped() const noexcept { return clipped_; }
+  /// What each tensor's encodings did so far: one block of the whole buffer unless the
+  /// encoding is calibrated.
+  std::span<const block_figures> figures() const noexcept;
+  /// Counts the residual's mass into figures() where the encoding does not (the Deeplearning4j
+  /// policies): one pass over it, for an occasional look.
+  void measure_residual() noexcept;
+  /// Whether thresholds are calibrated per tensor (calibrated_blocks.hpp).
+  bool calibrated() const noexcept { return calibrated_.has_value(); }
   /// Most entries a sparse message may carry: N/16, the size of a bitmap.
   std::size_t sparse_capacity() const noexcept { return sparse_capacity_; }
 
@@ -110,8 +127,12 @@ private:
   bool shake_up_due() const noexcept;
   encoded_update sparse_message(std::size_t values, float threshold);
   encoded_update bitmap_message(float threshold);
+  /// Counts what a policy-driven message (or none) sent and clipping removed in figures_.
+  void count_message(const std::optional<encoded_update>& message, double clipped_magnitude);
 
   threshold_encoder_options options_;
+  std::optional<calibrated_blocks> calibrated_;
+  block_figures whole_;  // the figures of a policy-driven encoder
   std::vector<float> residual_;
   std::vector<std::uint32_t> workspace_;  // ceil(N/16) words: the bitmap or N/16 indices
   std::size_t sparse_capacity_;

@@ -79,14 +79,43 @@ result<threshold_policy> read_policy(schema::Sharing::Threshold::Reader spec) {
     return read_fixed(spec.getFixed());
   case schema::Sharing::Threshold::TARGET_SPARSITY:
     return read_target_sparsity(spec.getTargetSparsity());
+  case schema::Sharing::Threshold::CALIBRATED:
+    break;  // make_threshold_encoder_options takes it before any policy is read
   }
   return error{fmt::format("{}.threshold: unknown policy {}", sharing_path,
                            static_cast<unsigned>(spec.which()))};
 }
 
+/// A job that names no policy (the union's first member, its struct never set) is calibrated.
+bool calibrated(schema::Sharing::Threshold::Reader spec) {
+  return spec.isCalibrated() || (spec.isAdaptive() && !spec.hasAdaptive());
+}
+
+result<calibrated_threshold_options> read_calibrated(schema::Sharing::Threshold::Reader spec) {
+  if (!spec.isCalibrated())
+    return calibrated_threshold_options{};
+  const auto calibrated = spec.getCalibrated();
+  const calibrated_threshold_options options{
+    .density = calibrated.getDensity(),
+    .dense_elements = static_cast<std::size_t>(calibrated.getDenseElements())};
+  if (!(options.density > 0.0 && options.density <= 1.0 / 16.0))
+    return error{fmt::format("{}.calibrated.density: {} is outside (0, 0.0625]: beyond a "
+                             "sixteenth of the elements a bitmap is smaller", sharing_path,
+                             options.density)};
+  return options;
+}
+
 } // namespace
 
 result<threshold_encoder_options> make_threshold_encoder_options(schema::Sharing::Reader spec) {
+  if (calibrated(spec.getThreshold())) {
+    auto calibration = read_calibrated(spec.getThreshold());
+    if (!calibration)
+      return calibration.err();
+    threshold_encoder_options options;
+    options.calibration = *calibration;
+    return options;
+  }
   auto policy = read_policy(spec.getThreshold());
   if (!policy)
     return policy.err();
@@ -102,6 +131,33 @@ result<threshold_encoder_options> make_threshold_encoder_options(schema::Sharing
     return error{fmt::format("{}.residualClipFactor: {} must be finite and >= 1", sharing_path,
                              options.clip_factor)};
   return options;
+}
+
+float update_power(schema::Sharing::Reader spec, schema::Updater::Reader updater,
+                   bool all_dense) {
+  constexpr float sum = 0.0f;
+  constexpr float mean = 1.0f;
+  switch (spec.getCombine()) {
+  case schema::UpdateCombination::SUM:
+    return sum;
+  case schema::UpdateCombination::MEAN:
+    return mean;
+  case schema::UpdateCombination::AUTO:
+    break;
+  }
+  // Deeplearning4j's exact behaviour where its policy is named. Where a tensor goes sparse,
+  // a replica's fresh progress is its own update, the others' arriving over many steps: the
+  // mean would slow every replica to a fraction of the synchronous pace.
+  if (!calibrated(spec.getThreshold()) || !all_dense)
+    return sum;
+  switch (updater.which()) {
+  case schema::Updater::SGD:
+  case schema::Updater::MOMENTUM:
+  case schema::Updater::NESTEROV:
+    return mean;
+  default:
+    return sum;
+  }
 }
 
 } // namespace strom::compute

@@ -9,6 +9,7 @@
 #include <kj/exception.h>
 #include <lz4.h>
 
+#include "strom/compute/codecs/block_codec.hpp"
 #include "strom/schema/update.capnp.h"
 
 namespace strom::compute {
@@ -23,15 +24,18 @@ static_assert(static_cast<int>(schema::Encoding::BITMAP) == static_cast<int>(enc
 static_assert(static_cast<int>(schema::Encoding::TWO_BIT) == static_cast<int>(encoding::two_bit));
 static_assert(static_cast<int>(schema::Encoding::DENSE_FP32) == static_cast<int>(encoding::dense_fp32));
 static_assert(static_cast<int>(schema::Encoding::DENSE_FP16) == static_cast<int>(encoding::dense_fp16));
+static_assert(static_cast<int>(schema::Encoding::BLOCKS) == static_cast<int>(encoding::blocks));
 static_assert(static_cast<int>(schema::Compression::LZ4) == static_cast<int>(frame_compression::lz4));
 
-constexpr unsigned last_encoding = static_cast<unsigned>(encoding::dense_fp16);
+constexpr unsigned last_encoding = static_cast<unsigned>(encoding::blocks);
 constexpr unsigned last_compression = static_cast<unsigned>(frame_compression::lz4);
 
-/// No encoding spends more than 4 bytes per covered element (dense fp32 is the widest; the
-/// sparse ones send at most one 4-byte index per element). Bounds what a frame may claim
-/// before anything is allocated for it.
+/// No encoding but blocks spends more than 4 bytes per covered element (dense fp32 is the
+/// widest; the sparse ones send at most one 4-byte index per element); blocks add a header of
+/// five words per block, at most one block per element. Bounds what a frame may claim before
+/// anything is allocated for it.
 constexpr std::size_t max_payload_bytes_per_element = 4;
+constexpr std::size_t max_blocks_payload_bytes_per_element = 4 * (1 + block_header_words);
 
 /// Root struct, then its Data blob: two levels. A little slack, nothing more.
 constexpr int update_frame_nesting_limit = 4;
@@ -66,14 +70,16 @@ private:
   std::vector<kj::Array<capnp::word>> spills_;
 };
 
-result<void> check_payload_fits_elements(const char* what, std::size_t payload_bytes,
-                                         std::uint64_t elements) {
-  const std::uint64_t payload_words =
-      (payload_bytes + max_payload_bytes_per_element - 1) / max_payload_bytes_per_element;
-  if (payload_words > elements)
+result<void> check_payload_fits_elements(const char* what, encoding enc,
+                                         std::size_t payload_bytes, std::uint64_t elements) {
+  const std::size_t per_element = enc == encoding::blocks ? max_blocks_payload_bytes_per_element
+                                                          : max_payload_bytes_per_element;
+  // A blocks payload starts with its block count: one word more than its elements need.
+  const std::uint64_t allowed = elements * per_element + (enc == encoding::blocks ? 4 : 0);
+  if (elements > std::numeric_limits<std::uint64_t>::max() / per_element - 1
+      || payload_bytes > allowed)
     return error{fmt::format("{}: payload of {} bytes for {} elements exceeds {} bytes per "
-                             "element", what, payload_bytes, elements,
-                             max_payload_bytes_per_element)};
+                             "element", what, payload_bytes, elements, per_element)};
   return success();
 }
 
@@ -129,7 +135,7 @@ result<void> materialise_payload(stored_update& s, frame_workspace& ws) {
   if (raw > max_payload_bytes)
     return error{fmt::format("update frame: rawPayloadBytes {} exceeds the cap of {}", raw,
                              max_payload_bytes)};
-  if (auto fits = check_payload_fits_elements("update frame", raw, v.elements); !fits)
+  if (auto fits = check_payload_fits_elements("update frame", v.enc, raw, v.elements); !fits)
     return fits;
   if (v.compression == frame_compression::none) {
     if (raw != v.stored_payload_bytes)
@@ -180,7 +186,9 @@ result<frame> build_update_frame(const frame_header& header, const encoded_updat
   if (raw > max_payload_bytes)
     return error{fmt::format("update frame: payload of {} bytes exceeds the Data limit of {} "
                              "bytes; split the slice", raw, max_payload_bytes)};
-  if (auto fits = check_payload_fits_elements("update frame", raw, update.elements); !fits)
+  if (auto fits = check_payload_fits_elements("update frame", update.enc, raw,
+                                              update.elements);
+      !fits)
     return fits.err();
   if (header.offset > std::numeric_limits<std::uint64_t>::max() - update.elements)
     return error{fmt::format("update frame: slice at offset {} of {} elements overflows",

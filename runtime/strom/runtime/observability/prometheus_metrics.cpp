@@ -75,7 +75,15 @@ prometheus_metrics::prometheus_metrics()
       node_threshold_(gauge(*registry_, "strom_node_threshold",
                             "The threshold of this node's latest update")),
       node_density_(gauge(*registry_, "strom_node_update_density",
-                          "Values sent per element, mean over this node's updates")) {}
+                          "Values sent per element, mean over this node's updates")),
+      node_tensor_threshold_(gauge(*registry_, "strom_node_sharing_threshold",
+                                   "Latest threshold of a tensor, mean over this node's "
+                                   "workers (0: sent dense)")),
+      node_tensor_density_(gauge(*registry_, "strom_node_sharing_density",
+                                 "Elements of a tensor sent per element and step, this node")),
+      node_tensor_clipped_(gauge(*registry_, "strom_node_sharing_clipped_fraction",
+                                 "Share of a tensor's update mass residual clipping removed, "
+                                 "this node")) {}
 
 void prometheus_metrics::raise(counters& family, const prometheus::Labels& labels,
                                double total) {
@@ -136,6 +144,14 @@ void prometheus_metrics::node(const actors::node_metrics& figures) {
   set(node_threshold_, labels, figures.sent.threshold);
   set(node_density_, labels,
       figures.sent.updates ? figures.sent.density_sum / figures.sent.updates : 0.0);
+  for (const auto& tensor : figures.sent.tensors) {
+    auto by_tensor = labels;
+    by_tensor["layer"] = tensor.layer < 0 ? "all" : std::to_string(tensor.layer);
+    by_tensor["tensor"] = tensor.tensor;
+    set(node_tensor_threshold_, by_tensor, tensor.threshold);
+    set(node_tensor_density_, by_tensor, actors::density(tensor));
+    set(node_tensor_clipped_, by_tensor, actors::clipped_fraction(tensor));
+  }
 }
 
 } // namespace strom::runtime

@@ -74,6 +74,9 @@ private:
   counters& node_rejected_;
   gauges& node_threshold_;
   gauges& node_density_;
+  gauges& node_tensor_threshold_;
+  gauges& node_tensor_density_;
+  gauges& node_tensor_clipped_;
 };
 
 } // namespace strom::runtime

@@ -211,6 +211,69 @@ result<bool> read_nodes(const json& metrics, const std::string& name, report_dat
   return true;
 }
 
+/// The per-tensor threshold and density of the first node in node_history (issue #37); no
+/// charts when its records carry no tensors (an older file, or nothing shared).
+result<void> read_tensors(const json& metrics, const std::string& name, report_data& out) {
+  auto records = objects_at(metrics, "node_history", name);
+  if (!records)
+    return records.err();
+  chart threshold{"tensor_threshold", "", "seconds since start", "threshold", true, "", {}};
+  chart density{"tensor_density", "", "seconds since start", "values sent / elements", true,
+                "", {}};
+  std::string first_node;
+  std::map<std::string, std::size_t> series_of;
+  std::map<std::string, std::pair<double, double>> previous;  // values_sent, encodes
+  for (std::size_t i = 0; i < records->size(); ++i) {
+    const auto& r = (*records)[i];
+    const auto tensors = r.find("tensors");
+    const auto node = r.find("node");
+    if (tensors == r.end() || !tensors->is_array() || node == r.end() || !node->is_string())
+      continue;
+    if (first_node.empty())
+      first_node = node->get<std::string>();
+    if (node->get<std::string>() != first_node)
+      continue;
+    const auto where = fmt::format("{}.node_history[{}].tensors", name, i);
+    auto at = number_at(r, "at_seconds", where);
+    if (!at)
+      return at.err();
+    for (std::size_t k = 0; k < tensors->size(); ++k) {
+      const auto& t = (*tensors)[k];
+      const auto label = t.find("tensor");
+      if (!t.is_object() || label == t.end() || !label->is_string())
+        return error{fmt::format("{}[{}].tensor: expected a string", where, k)};
+      auto v = numbers_of(t, fmt::format("{}[{}]", where, k),
+                          {"threshold", "values_sent", "encodes", "elements"});
+      if (!v)
+        return v.err();
+      const auto key = label->get<std::string>();
+      if (!series_of.count(key)) {
+        series_of[key] = threshold.series.size();
+        threshold.series.push_back({key, {}});
+        density.series.push_back({key, {}});
+      }
+      const auto s = series_of[key];
+      if ((*v)[0] > 0)
+        threshold.series[s].points.emplace_back(*at, (*v)[0]);
+      if (auto before = previous.find(key); before != previous.end()) {
+        const double steps = ((*v)[2] - before->second.second) * (*v)[3];
+        if (steps > 0)
+          density.series[s].points.emplace_back(*at, ((*v)[1] - before->second.first) / steps);
+      }
+      previous[key] = {(*v)[1], (*v)[2]};
+    }
+  }
+  if (series_of.empty())
+    return success();
+  const std::string source = "node_history of the metrics: " + first_node + "'s workers";
+  threshold.title = "Threshold per tensor over time (" + first_node + ")";
+  density.title = "Density per tensor over time (" + first_node + ")";
+  threshold.source = density.source = source;
+  out.charts.push_back(std::move(threshold));
+  out.charts.push_back(std::move(density));
+  return success();
+}
+
 result<void> read_membership(const json& metrics, const std::string& name, report_data& out) {
   auto events = objects_at(metrics, "membership_events", name);
   if (!events)
@@ -350,6 +413,8 @@ result<report_data> read_report_data(const report_sources& sources) {
   auto nodes = read_nodes(*metrics, sources.metrics_name, out);
   if (!nodes)
     return nodes.err();
+  if (auto ok = read_tensors(*metrics, sources.metrics_name, out); !ok)
+    return ok.err();
   if (auto ok = read_membership(*metrics, sources.metrics_name, out); !ok)
     return ok.err();
   if (sources.trace_text) {

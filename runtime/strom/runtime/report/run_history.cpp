@@ -64,9 +64,14 @@ void run_recorder::heartbeat(const std::string&, double) {}
 void run_recorder::node(const actors::node_metrics& figures) {
   if (source_ != cluster_source::metrics_sink)
     return;
+  std::vector<tensor_record> tensors;
+  for (const auto& t : figures.sent.tensors)
+    tensors.push_back({t.layer < 0 ? t.tensor
+                                   : "layer " + std::to_string(t.layer) + ' ' + t.tensor,
+                       t.threshold, t.values_sent, t.encodes, t.elements});
   note_node({seconds_since_start(), figures.node, figures.samples, figures.sent.bytes_sent,
              figures.relayed.bytes_received, figures.sent.updates, figures.sent.density_sum,
-             figures.sent.threshold});
+             figures.sent.threshold, std::move(tensors)});
 }
 
 void run_recorder::note_node(node_record record) {

@@ -32,6 +32,15 @@ struct epoch_record {
   double at_seconds = 0.0;      ///< since the run started
 };
 
+/// One tensor's sharing on a node at one moment (tensor_sharing.hpp), cumulative.
+struct tensor_record {
+  std::string tensor;  ///< "layer 0 weights", "layer 0 biases", or "all"
+  double threshold = 0.0;     ///< its latest threshold (0: sent dense)
+  std::uint64_t values_sent = 0;
+  std::uint64_t encodes = 0;
+  std::uint64_t elements = 0;
+};
+
 /// A node's cumulative figures in the job at one moment.
 struct node_record {
   double at_seconds = 0.0;  ///< since the run started
@@ -42,6 +51,7 @@ struct node_record {
   std::uint64_t updates = 0;         ///< worker updates framed
   double density_sum = 0.0;          ///< sum of each update's values sent / elements
   double threshold = 0.0;            ///< the threshold of the latest update
+  std::vector<tensor_record> tensors;  ///< each tensor's sharing (empty: not shared)
 };
 
 /// A change of the job's membership: `count` is the job's total of `kind` from then on.

@@ -33,11 +33,17 @@ std::string history_json_fields(const run_history& history) {
       json_number(e.samples_per_second), json_number(e.at_seconds));
   });
   const auto nodes = json_array(history.nodes, [](const node_record& n) {
+    const auto tensors = json_array(n.tensors, [](const tensor_record& t) {
+      return fmt::format("{{\"tensor\":{},\"threshold\":{},\"values_sent\":{},\"encodes\":{},"
+                         "\"elements\":{}}}",
+                         json_string(t.tensor), json_number(t.threshold), t.values_sent,
+                         t.encodes, t.elements);
+    });
     return fmt::format(
       "{{\"at_seconds\":{},\"node\":{},\"samples\":{},\"bytes_sent\":{},\"bytes_received\":{},"
-      "\"updates\":{},\"density_sum\":{},\"threshold\":{}}}",
+      "\"updates\":{},\"density_sum\":{},\"threshold\":{},\"tensors\":{}}}",
       json_number(n.at_seconds), json_string(n.node), n.samples, n.bytes_sent, n.bytes_received,
-      n.updates, json_number(n.density_sum), json_number(n.threshold));
+      n.updates, json_number(n.density_sum), json_number(n.threshold), tensors);
   });
   const auto membership = json_array(history.membership, [](const membership_record& m) {
     return fmt::format("{{\"at_seconds\":{},\"kind\":{},\"count\":{}}}",
