@@ -352,16 +352,14 @@ struct Sharing {
   applyOwnUpdate @7 :Bool = true;
   # Whether a replica moves by the sum of the workers' updates (Deeplearning4j) or by their
   # mean (synchronous data parallelism's step: each update divided by the round's workers).
-  # `auto`: the mean for updaters linear in the gradient (sgd, momentum, nesterov) when every
-  # tensor of the model goes dense (calibrated denseElements): the sharing then loses nothing,
-  # the mean is exactly the synchronous step and the sum would multiply the learning rate by
-  # the workers. The sum otherwise: with a sparse tensor a replica's fresh progress is its own
-  # update while the others' arrive over about 1/density steps, and for adam, rmsProp and
-  # adaGrad, whose per-worker steps are normalised, the mean shrinks with the workers' noise;
-  # the sum too where a Deeplearning4j policy is named. Measured against kvstore dist_sync, 4
-  # workers, 3 seeds (bench/sharing_jobs and variants): momentum on a dense model at lr 0.05
-  # mean +0.2 points, sum -2.3; Nesterov on Fashion-MNIST (sparse) mean -2.6, sum -0.4 (seed
-  # 3); Adam on the spiral at 1e-2 mean -1.5, sum +1.0.
+  # `auto`: the mean for updaters linear in the gradient (sgd, momentum, nesterov), where it
+  # is the synchronous step (exactly so where every tensor goes dense) and the sum multiplies
+  # the learning rate by the workers; the sum for adam, rmsProp and adaGrad, whose per-worker
+  # steps are normalised and whose mean shrinks with the workers' noise; the sum too where a
+  # Deeplearning4j policy is named. Measured against kvstore dist_sync, 4 workers, 2-3 seeds
+  # (bench/sharing_jobs and variants): momentum at lr 0.05 on a 16-256-128-6 net mean +0.4
+  # points, sum -3.3; on the rings job mean +3.0, sum -2.3; Nesterov on Fashion-MNIST mean
+  # -1.1, sum +0.5; Adam on the spiral at 1e-2 mean -1.5, sum +1.0.
   combine @9 :UpdateCombination = auto;
 }
 

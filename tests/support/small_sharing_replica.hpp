@@ -38,9 +38,12 @@ inline std::unique_ptr<compute::replica> small_replica() {
 
 /// An encoder for `r` with the adaptive threshold policy, so that the threshold, the residual
 /// and the encoder's counters all move from step to step.
-inline compute::threshold_encoder small_encoder(const compute::replica& r) {
+inline compute::threshold_encoder small_encoder(const compute::replica& r,
+                                                bool calibrated = false) {
   compute::threshold_encoder_options options;
   options.policy = compute::threshold_policy{compute::adaptive_threshold_options{}};
+  if (calibrated)  // strom's default: the model's tensors, one sparse (dense_elements 8)
+    options.calibration = compute::calibrated_threshold_options{.dense_elements = 8};
   return compute::threshold_encoder{r.net().parameters().size(), options};
 }
 

@@ -2,12 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <new>
 
 #include "strom/compute/codecs/threshold_encoder_from_spec.hpp"
 #include "strom/compute/data/partition.hpp"
-#include "strom/compute/parameter_blocks.hpp"
 #include "strom/compute/replica_from_spec.hpp"
 #include "strom/log.hpp"
 #include "strom/runtime/kvstore_setup.hpp"
@@ -70,14 +68,8 @@ result<actors::node_job> prepare_node_job(const actors::job_assignment& assignme
   node.encoding = std::move(*encoding);
   node.momentum_masking = spec.getDistributed().getSharing().getMomentumMasking();
   node.apply_own_update = spec.getDistributed().getSharing().getApplyOwnUpdate();
-  const auto tensors = compute::model_tensors(net);
-  const bool all_dense =
-    node.encoding.calibration
-    && std::all_of(tensors.begin(), tensors.end(), [&](const compute::model_tensor& tensor) {
-         return tensor.block.count <= node.encoding.calibration->dense_elements;
-       });
   node.update_power = compute::update_power(spec.getDistributed().getSharing(),
-                                            spec.getTraining().getUpdater(), all_dense);
+                                            spec.getTraining().getUpdater());
   if (spec.getDistributed().getMode() == schema::TrainingMode::AVERAGING)
     node.averaging = {spec.getDistributed().getAveragingFrequency(),
                       spec.getDistributed().getAverageUpdaters()};

@@ -20,7 +20,8 @@ result<void> validate_blocks(std::span<const std::byte> payload, std::size_t ele
     const std::size_t offset = load_word(at + 4);
     const std::size_t count = load_word(at + 8);
     const std::size_t block_words = load_word(at + 16);
-    if (enc == encoding::blocks || static_cast<unsigned>(enc) > static_cast<unsigned>(encoding::blocks))
+    if (enc == encoding::blocks
+        || static_cast<unsigned>(enc) > static_cast<unsigned>(last_encoding))
       return error{fmt::format("blocks payload: block {} has encoding value {}, which a block "
                                "cannot hold", b, static_cast<unsigned>(enc))};
     if (offset < covered || count > elements || offset > elements - count)

@@ -26,6 +26,9 @@ enum class encoding : std::uint8_t {
   blocks = 5,
 };
 
+/// The highest value an encoding has: frames and snapshots refuse any above it.
+inline constexpr encoding last_encoding = encoding::blocks;
+
 /// The encoding's name ("threshold", "two_bit", ...); "unknown" for values off the enum.
 const char* to_string(encoding enc) noexcept;
 

@@ -86,6 +86,17 @@ result<threshold_policy> read_policy(schema::Sharing::Threshold::Reader spec) {
                            static_cast<unsigned>(spec.which()))};
 }
 
+/// Below one threshold, clipping would discard what the next encoding is about to send (DL4J
+/// ResidualClippingPostProcessor requires a multiple >= 1 too). Not finite is refused even
+/// with clipping off: a NaN there is a mistake, and turning clipping on would use it.
+result<void> check_clipping(schema::Sharing::Reader spec) {
+  const float factor = spec.getResidualClipFactor();
+  if (!std::isfinite(factor) || (spec.getResidualClipEvery() > 0 && !(factor >= 1.0f)))
+    return error{fmt::format("{}.residualClipFactor: {} must be finite and >= 1", sharing_path,
+                             factor)};
+  return success();
+}
+
 /// A job that names no policy (the union's first member, its struct never set) is calibrated.
 bool calibrated(schema::Sharing::Threshold::Reader spec) {
   return spec.isCalibrated() || (spec.isAdaptive() && !spec.hasAdaptive());
@@ -108,6 +119,9 @@ result<calibrated_threshold_options> read_calibrated(schema::Sharing::Threshold:
 } // namespace
 
 result<threshold_encoder_options> make_threshold_encoder_options(schema::Sharing::Reader spec) {
+  // Checked whatever the policy: a setting that does not apply is still a mistake when wrong.
+  if (auto ok = check_clipping(spec); !ok)
+    return ok.err();
   if (calibrated(spec.getThreshold())) {
     auto calibration = read_calibrated(spec.getThreshold());
     if (!calibration)
@@ -123,18 +137,10 @@ result<threshold_encoder_options> make_threshold_encoder_options(schema::Sharing
   options.clip_factor = spec.getResidualClipFactor();
   options.clip_every = spec.getResidualClipEvery();
   options.shake_up_every = spec.getShakeUpEvery();
-  // Below one threshold, clipping would discard what the next encoding is about to send
-  // (DL4J ResidualClippingPostProcessor requires a multiple >= 1 too). Not finite is refused
-  // even with clipping off: a NaN there is a mistake, and turning clipping on would use it.
-  if (!std::isfinite(options.clip_factor)
-      || (options.clip_every > 0 && !(options.clip_factor >= 1.0f)))
-    return error{fmt::format("{}.residualClipFactor: {} must be finite and >= 1", sharing_path,
-                             options.clip_factor)};
   return options;
 }
 
-float update_power(schema::Sharing::Reader spec, schema::Updater::Reader updater,
-                   bool all_dense) {
+float update_power(schema::Sharing::Reader spec, schema::Updater::Reader updater) {
   constexpr float sum = 0.0f;
   constexpr float mean = 1.0f;
   switch (spec.getCombine()) {
@@ -145,11 +151,8 @@ float update_power(schema::Sharing::Reader spec, schema::Updater::Reader updater
   case schema::UpdateCombination::AUTO:
     break;
   }
-  // Deeplearning4j's exact behaviour where its policy is named. Where a tensor goes sparse,
-  // a replica's fresh progress is its own update, the others' arriving over many steps: the
-  // mean would slow every replica to a fraction of the synchronous pace.
-  if (!calibrated(spec.getThreshold()) || !all_dense)
-    return sum;
+  if (!calibrated(spec.getThreshold()))
+    return sum;  // Deeplearning4j's exact behaviour where its policy is named
   switch (updater.which()) {
   case schema::Updater::SGD:
   case schema::Updater::MOMENTUM:

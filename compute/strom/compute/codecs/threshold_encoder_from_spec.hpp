@@ -13,10 +13,8 @@ namespace strom::compute {
 result<threshold_encoder_options> make_threshold_encoder_options(schema::Sharing::Reader spec);
 
 /// How the workers' updates combine in each replica, as `spec.combine` says for a job whose
-/// updater is `updater` and whose every tensor goes dense (`all_dense`: the sharing loses
-/// nothing; job.capnp, UpdateCombination): each update is multiplied by W^-power, W the
-/// workers: 0 sums them, 1 averages them.
-float update_power(schema::Sharing::Reader spec, schema::Updater::Reader updater,
-                   bool all_dense);
+/// updater is `updater` (job.capnp, UpdateCombination): each update is multiplied by
+/// W^-power, W the workers: 0 sums them, 1 averages them.
+float update_power(schema::Sharing::Reader spec, schema::Updater::Reader updater);
 
 } // namespace strom::compute

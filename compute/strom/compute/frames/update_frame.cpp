@@ -27,7 +27,7 @@ static_assert(static_cast<int>(schema::Encoding::DENSE_FP16) == static_cast<int>
 static_assert(static_cast<int>(schema::Encoding::BLOCKS) == static_cast<int>(encoding::blocks));
 static_assert(static_cast<int>(schema::Compression::LZ4) == static_cast<int>(frame_compression::lz4));
 
-constexpr unsigned last_encoding = static_cast<unsigned>(encoding::blocks);
+constexpr auto last_encoding_value = static_cast<unsigned>(last_encoding);
 constexpr unsigned last_compression = static_cast<unsigned>(frame_compression::lz4);
 
 /// No encoding but blocks spends more than 4 bytes per covered element (dense fp32 is the
@@ -108,7 +108,7 @@ result<stored_update> read_stored(const frame& f) {
     v.header = {root.getOriginNode(), root.getWorker(), root.getSequence(),
                 root.getIteration(), root.getEpoch(), root.getOffset()};
     const auto enc = static_cast<unsigned>(root.getEncoding());
-    if (enc > last_encoding)
+    if (enc > last_encoding_value)
       return error{fmt::format("update frame: unknown encoding value {}", enc)};
     v.enc = static_cast<encoding>(enc);
     const auto comp = static_cast<unsigned>(root.getCompression());
@@ -193,7 +193,7 @@ result<frame> build_update_frame(const frame_header& header, const encoded_updat
   if (header.offset > std::numeric_limits<std::uint64_t>::max() - update.elements)
     return error{fmt::format("update frame: slice at offset {} of {} elements overflows",
                              header.offset, update.elements)};
-  if (static_cast<unsigned>(update.enc) > last_encoding)
+  if (static_cast<unsigned>(update.enc) > last_encoding_value)
     return error{fmt::format("update frame: unknown encoding value {}",
                              static_cast<unsigned>(update.enc))};
 

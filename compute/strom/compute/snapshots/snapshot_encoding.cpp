@@ -131,7 +131,7 @@ result<replica_snapshot> decode_snapshot(std::span<const capnp::word> words) {
       auto residual = read_float_list(sharing.getResidual(), "sharing.residual", "snapshot");
       if (fail(residual))
         return;
-      if (sharing.getLastEncoding() > static_cast<std::uint8_t>(encoding::dense_fp16)) {
+      if (sharing.getLastEncoding() > static_cast<std::uint8_t>(last_encoding)) {
         problem = error{fmt::format("snapshot field sharing.lastEncoding is {}, not an encoding",
                                     sharing.getLastEncoding())};
         return;
