@@ -51,6 +51,16 @@ void describe_tensors(std::span<const compute::block_figures> figures,
   }
 }
 
+namespace {
+
+/// The mean of `a` over `a_count` encoders and `b` over `b_count`.
+float weighted_mean(float a, std::uint32_t a_count, float b, std::uint32_t b_count) {
+  return (a * static_cast<float>(a_count) + b * static_cast<float>(b_count)) /
+         static_cast<float>(a_count + b_count);
+}
+
+} // namespace
+
 void add_tensors(std::vector<tensor_sharing>& into, const std::vector<tensor_sharing>& from) {
   if (into.empty()) {
     into = from;
@@ -61,14 +71,11 @@ void add_tensors(std::vector<tensor_sharing>& into, const std::vector<tensor_sha
   for (std::size_t k = 0; k < into.size(); ++k) {
     auto& x = into[k];
     const auto& y = from[k];
-    const auto encoders = x.encoders + y.encoders;
-    if (encoders > 0) {
-      x.threshold = (x.threshold * static_cast<float>(x.encoders) +
-                     y.threshold * static_cast<float>(y.encoders)) / static_cast<float>(encoders);
-      x.scale = (x.scale * static_cast<float>(x.encoders) +
-                 y.scale * static_cast<float>(y.encoders)) / static_cast<float>(encoders);
+    if (x.encoders + y.encoders > 0) {
+      x.threshold = weighted_mean(x.threshold, x.encoders, y.threshold, y.encoders);
+      x.scale = weighted_mean(x.scale, x.encoders, y.scale, y.encoders);
     }
-    x.encoders = encoders;
+    x.encoders += y.encoders;
     x.encoding = y.encoding;
     x.encodes += y.encodes;
     x.values_sent += y.values_sent;

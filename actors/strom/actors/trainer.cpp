@@ -65,6 +65,12 @@ framed_update frame_own(trainer_state& st, const trainer_setup& setup,
   return std::move(*framed);
 }
 
+/// Hands the encoder's per-tensor figures to the node's framer (tensor_sharing.hpp).
+void publish_tensors(trainer_state& st, const trainer_setup& setup) {
+  describe_tensors(st.encoder->figures(), st.tensors, st.tensor_figures);
+  setup.framer->note_tensors(setup.worker, st.tensor_figures);
+}
+
 /// This step's update as the change to add (its negation), encoded against the worker's
 /// residual and framed by the node; a header-only frame when nothing reached the threshold.
 /// The updater computes the update in the encoder's pass over the residual, and a worker that
@@ -79,8 +85,7 @@ framed_update frame_update(trainer_state& st, const trainer_setup& setup,
     [&replica](const compute::threshold_scan_args& scan) { return replica.scan_update(scan); },
     -st.update_scale, setup.apply_own_update ? parameters : std::span<float>{});
   spans.mark(timeline_kind::encode);
-  describe_tensors(st.encoder->figures(), st.tensors, st.tensor_figures);
-  setup.framer->note_tensors(setup.worker, st.tensor_figures);
+  publish_tensors(st, setup);
   return frame_own(st, setup, sent ? *sent : empty_update(parameters.size(), threshold));
 }
 
@@ -419,8 +424,7 @@ void warn_if_drifting(trainer_state& st, const trainer_setup& setup) {
   if (st.drift_warned || !st.encoder || st.tensor_figures.empty())
     return;
   st.encoder->measure_residual();
-  describe_tensors(st.encoder->figures(), st.tensors, st.tensor_figures);
-  setup.framer->note_tensors(setup.worker, st.tensor_figures);
+  publish_tensors(st, setup);
   const double lag = lag_steps(st.tensor_figures);
   log::debug("node {} worker {}: unsent updates hold {:.1f} steps", setup.framer->node_id(),
             setup.worker, lag);
