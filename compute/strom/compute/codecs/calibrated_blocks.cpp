@@ -11,6 +11,7 @@
 #include "strom/compute/codecs/block_codec.hpp"
 #include "strom/compute/codecs/dense_codec.hpp"
 #include "strom/compute/codecs/magnitude_quantile.hpp"
+#include "strom/compute/codecs/magnitude_select.hpp"
 
 namespace strom::compute {
 
@@ -109,26 +110,13 @@ std::size_t calibrated_blocks::encode_sparse(block_figures& figures, std::span<f
   const std::size_t body = 1 + block_header_words * figures_.size() + body_words_;
   auto* indices = reinterpret_cast<std::int32_t*>(words_.data() + body);
   const std::size_t capacity = r.size() / sparse_divisor;
-  std::size_t hits = 0;
-  double mass = 0.0;
-  double total = 0.0;  // of the whole residual, to tell what stays behind
-  for (std::size_t i = 0; i < r.size(); ++i) {
-    const float magnitude = std::fabs(r[i]);
-    total += static_cast<double>(std::min(magnitude, std::numeric_limits<float>::max()));
-    if (!(magnitude >= threshold))
-      continue;
-    if (hits == capacity) {
-      hits = capacity + 1;
-      break;
-    }
-    const auto index = static_cast<std::int32_t>(i + 1);
-    indices[hits++] = r[i] > 0.0f ? index : -index;
-    mass += static_cast<double>(std::min(magnitude, std::numeric_limits<float>::max()));
-  }
+  const magnitude_selection selection =
+    magnitude_select(r, threshold, std::span<std::int32_t>(indices, capacity));
+  const std::size_t hits = selection.hits;
   figures.threshold = threshold;
   if (hits == 0) {
     figures.scale = 0.0f;
-    figures.residual_mass = total;
+    figures.residual_mass = selection.total_mass;
     return 0;
   }
   block_header header{encoding::threshold, static_cast<std::uint32_t>(figures.offset),
@@ -146,7 +134,7 @@ std::size_t calibrated_blocks::encode_sparse(block_figures& figures, std::span<f
       figures.residual_mass += std::fabs(static_cast<double>(v));
   } else {
     // Every sent element carries the mean magnitude of those sent: the block's mass arrives.
-    header.scale = static_cast<float>(mass / static_cast<double>(hits));
+    header.scale = static_cast<float>(selection.selected_mass / static_cast<double>(hits));
     double left = 0.0;  // what the sent elements keep
     for (std::size_t k = 0; k < hits; ++k) {
       const std::int32_t index = indices[k];
@@ -154,9 +142,10 @@ std::size_t calibrated_blocks::encode_sparse(block_figures& figures, std::span<f
       element -= index > 0 ? header.scale : -header.scale;
       left += std::fabs(static_cast<double>(element));
     }
-    figures.residual_mass = std::max(total - mass, 0.0) + left;
+    figures.residual_mass =
+      std::max(selection.total_mass - selection.selected_mass, 0.0) + left;
     header.words = static_cast<std::uint32_t>(hits);
-    figures.sent_mass += mass;
+    figures.sent_mass += selection.selected_mass;
   }
   figures.scale = header.scale;
   figures.last_encoding = header.enc;
