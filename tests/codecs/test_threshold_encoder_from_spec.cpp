@@ -86,6 +86,24 @@ BOOST_AUTO_TEST_CASE(linear_updaters_average_the_updates_adaptive_ones_add_them)
   BOOST_TEST(power() == 0.0f);
 }
 
+BOOST_AUTO_TEST_CASE(averaged_updates_treat_the_own_update_as_any_other) {
+  capnp::MallocMessageBuilder message;
+  auto sharing = message.initRoot<schema::Sharing>();
+  // Averaged: applied as its frame, momentum kept, whatever the two settings say.
+  auto averaged = own_update_handling_of(sharing.asReader(), 1.0f);
+  BOOST_TEST(!averaged.at_once);
+  BOOST_TEST(!averaged.momentum_masking);
+  // Summed: as the settings say (both on by default).
+  auto summed = own_update_handling_of(sharing.asReader(), 0.0f);
+  BOOST_TEST(summed.at_once);
+  BOOST_TEST(summed.momentum_masking);
+  sharing.setApplyOwnUpdate(false);
+  sharing.setMomentumMasking(false);
+  summed = own_update_handling_of(sharing.asReader(), 0.0f);
+  BOOST_TEST(!summed.at_once);
+  BOOST_TEST(!summed.momentum_masking);
+}
+
 BOOST_AUTO_TEST_CASE(a_named_adaptive_policy_has_deeplearning4j_defaults) {
   auto made = options_from([](schema::Sharing::Builder spec) { spec.getThreshold().initAdaptive(); });
   BOOST_REQUIRE_MESSAGE(made, (made ? "" : made.err().message));

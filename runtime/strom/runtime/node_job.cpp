@@ -66,10 +66,12 @@ result<actors::node_job> prepare_node_job(const actors::job_assignment& assignme
   node.shuffle = spec.getData().getShuffle();
   node.batch_size = batch_size;
   node.encoding = std::move(*encoding);
-  node.momentum_masking = spec.getDistributed().getSharing().getMomentumMasking();
-  node.apply_own_update = spec.getDistributed().getSharing().getApplyOwnUpdate();
   node.update_power = compute::update_power(spec.getDistributed().getSharing(),
                                             spec.getTraining().getUpdater());
+  const auto own_update =
+    compute::own_update_handling_of(spec.getDistributed().getSharing(), node.update_power);
+  node.momentum_masking = own_update.momentum_masking;
+  node.apply_own_update = own_update.at_once;
   if (spec.getDistributed().getMode() == schema::TrainingMode::AVERAGING)
     node.averaging = {spec.getDistributed().getAveragingFrequency(),
                       spec.getDistributed().getAverageUpdaters()};

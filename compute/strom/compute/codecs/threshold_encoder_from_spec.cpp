@@ -140,27 +140,42 @@ result<threshold_encoder_options> make_threshold_encoder_options(schema::Sharing
   return options;
 }
 
+namespace {
+
+constexpr float sum_power = 0.0f;   // W^-0: the updates add up
+constexpr float mean_power = 1.0f;  // W^-1: their mean
+
+} // namespace
+
 float update_power(schema::Sharing::Reader spec, schema::Updater::Reader updater) {
-  constexpr float sum = 0.0f;
-  constexpr float mean = 1.0f;
   switch (spec.getCombine()) {
   case schema::UpdateCombination::SUM:
-    return sum;
+    return sum_power;
   case schema::UpdateCombination::MEAN:
-    return mean;
+    return mean_power;
   case schema::UpdateCombination::AUTO:
     break;
   }
   if (!calibrated(spec.getThreshold()))
-    return sum;  // Deeplearning4j's exact behaviour where its policy is named
+    return sum_power;  // Deeplearning4j's exact behaviour where its policy is named
   switch (updater.which()) {
   case schema::Updater::SGD:
   case schema::Updater::MOMENTUM:
   case schema::Updater::NESTEROV:
-    return mean;
+    return mean_power;
   default:
-    return sum;
+    return sum_power;
   }
+}
+
+own_update_handling own_update_handling_of(schema::Sharing::Reader spec, float power) {
+  // Measured with bench_sharing (4 workers, 5 seeds) on fashion_nesterov: own updates at once
+  // and masked momentum -1.24 points against dist_sync, neither +0.02. Where the updates are
+  // summed an own update at once is the larger step and it helps: fashion_mlp.job, Adam,
+  // without its distributed section, 2 nodes: 89.57/89.61% instead of 89.21/89.19%.
+  if (power == mean_power)
+    return {.at_once = false, .momentum_masking = false};
+  return {.at_once = spec.getApplyOwnUpdate(), .momentum_masking = spec.getMomentumMasking()};
 }
 
 } // namespace strom::compute

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <set>
 
+#include "strom/compute/codecs/threshold_encoder_from_spec.hpp"
 #include "strom/compute/memory_estimate.hpp"
 #include "strom/runtime/capnp_text_file.hpp"
 #include "strom/runtime/sim/calibration.hpp"
@@ -445,7 +446,11 @@ result<scenario> parse_scenario(std::string_view text, const std::string& source
   out.job.emplace(std::move(*job));
   auto spec = out.job->reader();
   out.staleness = spec.getDistributed().getStaleness();
-  out.apply_own_update = spec.getDistributed().getSharing().getApplyOwnUpdate();
+  const auto sharing = spec.getDistributed().getSharing();
+  out.apply_own_update =
+    compute::own_update_handling_of(
+      sharing, compute::update_power(sharing, spec.getTraining().getUpdater()))
+      .at_once;
 
   auto cluster = s.getCluster();
   auto cluster_link = read_link(cluster.getLink(), "cluster.link", p);

@@ -108,7 +108,7 @@ struct scenario {
   std::optional<step_costs> costs;  ///< a step's costs (both modes need them; absent: none given)
   assumptions model_assumptions = assumptions::strom;
   std::uint32_t staleness = 1;      ///< the job's distributed.staleness
-  bool apply_own_update = true;     ///< the job's distributed.sharing.applyOwnUpdate
+  bool apply_own_update = true;     ///< own updates applied at once (own_update_handling_of)
 };
 
 /// Parses and checks scenario text; relative paths resolve against `base_dir`. The job file
