@@ -34,4 +34,9 @@ struct UpdateFrame {
   compression @9 :Compression;
   rawPayloadBytes @10 :UInt32; # payload size before compression
   payload @11 :Data;           # at most 2^29 - 1 bytes: bigger slices are split by the caller
+  # CRC-32 (zlib's) of the fields above and the payload as stored: a damaged frame is refused
+  # before anything of it is applied. Without it one flipped exponent bit in a blocks scale or
+  # an fp16 value moves a replica by up to 1e38 or 65504 per element (measured: the
+  # corrupt_frames scenario, 5% of one node's frames, 22% test accuracy instead of 85%).
+  checksum @12 :UInt32;
 }

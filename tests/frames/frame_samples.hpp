@@ -20,6 +20,7 @@
 #include "strom/compute/codecs/threshold_codec.hpp"
 #include "strom/compute/codecs/two_bit_codec.hpp"
 #include "strom/compute/frames/frame.hpp"
+#include "strom/compute/frames/update_frame_checksum.hpp"
 #include "strom/compute/random.hpp"
 #include "strom/schema/update.capnp.h"
 
@@ -112,11 +113,16 @@ inline constexpr compute::encoding all_encodings[] = {
     compute::encoding::dense_fp32, compute::encoding::dense_fp16, compute::encoding::blocks};
 
 /// Serialises a message filled by `fill` with Cap'n Proto's own writer, bypassing every check
-/// of build_update_frame: the way to make frames that lie.
+/// of build_update_frame: the way to make frames that lie. The checksum is a true one (a
+/// peer that lies can compute it), unless `fill` set one itself.
 inline std::vector<capnp::word> forge_frame_words(
     const std::function<void(schema::UpdateFrame::Builder)>& fill) {
   capnp::MallocMessageBuilder message;
-  fill(message.initRoot<schema::UpdateFrame>());
+  auto root = message.initRoot<schema::UpdateFrame>();
+  fill(root);
+  if (root.getChecksum() == 0)
+    root.setChecksum(
+      compute::update_frame_checksum(root.asReader(), root.asReader().getPayload()));
   const auto flat = capnp::messageToFlatArray(message);
   std::vector<capnp::word> words(flat.size());
   std::memcpy(words.data(), flat.begin(), flat.size() * sizeof(capnp::word));

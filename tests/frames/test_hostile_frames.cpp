@@ -225,3 +225,47 @@ BOOST_AUTO_TEST_CASE(root_pointer_of_the_wrong_kind_is_refused) {
 BOOST_AUTO_TEST_CASE(default_constructed_frame_is_refused) {
   expect_refused(frame{}, "empty");
 }
+
+BOOST_AUTO_TEST_CASE(a_frame_whose_checksum_disagrees_is_refused) {
+  const auto payload = ones(8);
+  const frame f = forged([&](auto b) {
+    test::fill_honest(b, encoding::dense_fp32, 0, 8, payload);
+    b.setChecksum(0x12345678u);
+  });
+  expect_refused(f, "the frame was damaged");
+}
+
+BOOST_AUTO_TEST_CASE(a_flipped_bit_never_changes_what_is_applied) {
+  // What the checksum is for: a blocks frame whose flipped scale or fp16 exponent would
+  // otherwise move the model by up to 1e38 an element. Every bit of the message flipped in
+  // turn: the frame is refused with the model untouched, or (a bit of padding, which carries
+  // nothing) applies exactly what the honest frame does.
+  const auto values = test::noise_values(model_size, 5);
+  const auto sample = test::encode_sample(encoding::blocks, values);
+  auto honest = build_update_frame({}, sample.update);
+  BOOST_TEST_REQUIRE(honest.ok());
+  std::vector<float> expected(model_size, sentinel);
+  frame_workspace ws;
+  BOOST_TEST_REQUIRE(apply_update_frame(*honest, expected, ws).ok());
+  const auto bytes = honest->bytes();
+  std::size_t refused = 0;
+  for (std::size_t at = 0; at < bytes.size(); ++at)
+    for (int bit = 0; bit < 8; ++bit) {
+      std::vector<std::byte> damaged(bytes.begin(), bytes.end());
+      damaged[at] ^= static_cast<std::byte>(1 << bit);
+      auto f = frame::from_bytes(damaged);
+      if (!f) {
+        ++refused;  // refused before it is even a frame (its length word)
+        continue;
+      }
+      std::vector<float> model(model_size, sentinel);
+      const bool applied = apply_update_frame(*f, model, ws).ok();
+      refused += !applied;
+      BOOST_TEST_CONTEXT("byte " << at << " bit " << bit) {
+        BOOST_TEST(model == (applied ? expected : std::vector<float>(model_size, sentinel)),
+                   boost::test_tools::per_element());
+      }
+    }
+  // Most bits carry something: far more refusals than padding.
+  BOOST_TEST(refused > bytes.size() * 8 / 2);
+}

@@ -375,7 +375,7 @@ struct shard_stats {
 
 /// Bumped whenever a message of this header changes: nodes of different versions refuse to
 /// join instead of misreading each other.
-inline constexpr std::uint32_t protocol_version = 21;
+inline constexpr std::uint32_t protocol_version = 22;
 
 /// A node that trains (the default).
 inline constexpr const char* node_role_worker = "worker";

@@ -59,7 +59,6 @@ struct relay_state {
   std::uint32_t kept_round = 0;  ///< the round `kept` holds
   std::vector<kept_message> kept;  ///< passed this round, in order
   average_reduction averages;      ///< the node's share of reducing parameter averages
-  compute::frame_workspace workspace;   ///< scratch space for reading LZ4 frames
   relay_stats stats;
 
   std::shared_ptr<timeline_track> track;  ///< its traffic (--timeline); null: none kept

@@ -231,11 +231,13 @@ void take(caf::stateful_actor<trainer_state>* self, const trainer_setup& setup,
   if (!applied) {
     ++st.frames_rejected;
     log::warning("trainer {}: dropped a frame: {}", setup.worker, applied.err().message);
-    // Its header was read: the origin did compute that step, and nothing will send its
-    // update again. Waiting for it would stall a synchronous job for good once two frames
+    // Where its header can be read, the origin did compute that step, and nothing will send
+    // its update again. Waiting for it would stall a synchronous job for good once two frames
     // of one origin in a row are refused (strom sim's corrupt_frames found it).
-    if (view)
-      note_progress(self, setup, view->header);
+    if (const auto header =
+          view ? result<compute::frame_header>{view->header}
+               : compute::read_update_frame_header(incoming.value))
+      note_progress(self, setup, *header);
     return;
   }
   spans.mark(timeline_kind::apply, view->header.origin_node);

@@ -10,6 +10,7 @@
 #include <lz4.h>
 
 #include "strom/compute/codecs/block_codec.hpp"
+#include "strom/compute/frames/update_frame_checksum.hpp"
 #include "strom/schema/update.capnp.h"
 
 namespace strom::compute {
@@ -89,7 +90,10 @@ struct stored_update {
   std::size_t raw_payload_bytes = 0;
 };
 
-result<stored_update> read_stored(const frame& f) {
+/// Calls `read(root)` on the frame's UpdateFrame, read in place under Cap'n Proto's limits;
+/// a message those refuse is an error.
+template <class T, class Read>
+result<T> with_root(const frame& f, Read read) {
   const auto segment = f.segment();
   if (segment.empty())
     return error{"update frame: the frame is empty"};
@@ -102,11 +106,29 @@ result<stored_update> read_stored(const frame& f) {
   const kj::ArrayPtr<const capnp::word> segments[] = {{segment.data(), segment.size()}};
   try {
     capnp::SegmentArrayMessageReader reader(kj::arrayPtr(segments, 1), options);
-    const auto root = reader.getRoot<UpdateFrame>();
+    return read(reader.getRoot<UpdateFrame>());
+  } catch (const kj::Exception& e) {
+    return error{fmt::format("update frame: malformed message: {}",
+                             e.getDescription().cStr())};
+  }
+}
+
+frame_header header_of(UpdateFrame::Reader root) {
+  return {root.getOriginNode(), root.getWorker(), root.getSequence(),
+          root.getIteration(), root.getEpoch(), root.getOffset()};
+}
+
+result<stored_update> read_stored(const frame& f) {
+  return with_root<stored_update>(f, [](UpdateFrame::Reader root) -> result<stored_update> {
+    const auto payload = root.getPayload();
+    if (const auto computed = update_frame_checksum(root, payload);
+        computed != root.getChecksum())
+      return error{fmt::format("update frame: checksum {:08x} does not match the frame's "
+                               "{:08x}: the frame was damaged",
+                               computed, root.getChecksum())};
     stored_update out;
     update_frame_view& v = out.view;
-    v.header = {root.getOriginNode(), root.getWorker(), root.getSequence(),
-                root.getIteration(), root.getEpoch(), root.getOffset()};
+    v.header = header_of(root);
     const auto enc = static_cast<unsigned>(root.getEncoding());
     if (enc > last_encoding_value)
       return error{fmt::format("update frame: unknown encoding value {}", enc)};
@@ -117,15 +139,11 @@ result<stored_update> read_stored(const frame& f) {
     v.compression = static_cast<frame_compression>(comp);
     v.threshold = root.getThreshold();
     v.elements = root.getElementCount();
-    const auto payload = root.getPayload();
     v.payload = {reinterpret_cast<const std::byte*>(payload.begin()), payload.size()};
     v.stored_payload_bytes = payload.size();
     out.raw_payload_bytes = root.getRawPayloadBytes();
     return out;
-  } catch (const kj::Exception& e) {
-    return error{fmt::format("update frame: malformed message: {}",
-                             e.getDescription().cStr())};
-  }
+  });
 }
 
 /// Checks the claimed raw size and, for LZ4, decompresses into `ws` and repoints the view.
@@ -235,6 +253,7 @@ result<frame> build_update_frame(const frame_header& header, const encoded_updat
       std::memcpy(data.begin(), update.payload.data(), raw);
     }
 
+    root.setChecksum(update_frame_checksum(root.asReader(), root.asReader().getPayload()));
     const auto segments = builder.getSegmentsForOutput();
     if (segments.size() != 1 || segments[0].begin() != storage.get() + 1)
       return error{fmt::format("update frame: message took {} segments instead of one "
@@ -258,6 +277,11 @@ result<update_frame_view> read_update_frame(const frame& f, frame_workspace& ws)
   if (auto ok = materialise_payload(*stored, ws); !ok)
     return ok.err();
   return stored->view;
+}
+
+result<frame_header> read_update_frame_header(const frame& f) {
+  return with_root<frame_header>(
+    f, [](UpdateFrame::Reader root) -> result<frame_header> { return header_of(root); });
 }
 
 result<void> apply_update_frame(const frame& f, std::span<float> model, frame_workspace& ws) {

@@ -77,6 +77,11 @@ result<frame> build_update_frame(const frame_header& header, const encoded_updat
 /// into `ws`; the view stays valid while `f` and `ws` live and `ws` is not reused.
 result<update_frame_view> read_update_frame(const frame& f, frame_workspace& ws);
 
+/// The header of `f` without checking anything else, its checksum included: whose step it
+/// carries, for de-duplication and progress, even when its payload is damaged (relay.hpp,
+/// trainer.cpp). Never a reason to apply anything.
+result<frame_header> read_update_frame_header(const frame& f);
+
 /// Reads `f` and adds its update into `model[offset, offset + elements)`. Refuses, leaving
 /// `model` untouched, any frame whose slice does not fit `model` or whose payload does not
 /// fit its encoding.
