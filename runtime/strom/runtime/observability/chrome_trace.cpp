@@ -4,7 +4,7 @@
 #include <set>
 #include <utility>
 
-#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "strom/runtime/atomic_file.hpp"
 
@@ -12,84 +12,72 @@ namespace strom::runtime {
 
 namespace {
 
+// Ordered: each event's keys in the order of the trace format's documentation.
+using json = nlohmann::ordered_json;
+
 /// Microseconds, the trace format's unit, from nanoseconds.
 double micros(std::int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
-/// A track name as a JSON string; names are strom's own ("worker 3", "relay").
-std::string quoted(const std::string& text) {
-  std::string out = "\"";
-  for (const char c : text)
-    if (c == '"' || c == '\\')
-      out.append({'\\', c});
-    else if (static_cast<unsigned char>(c) >= 0x20)
-      out += c;
-  return out + '"';
-}
-
 /// The event's args: for whom a wait waited, whose frame was applied, a relay's counts.
-std::string args_of(const actors::timeline_event& event) {
+json args_of(const actors::timeline_event& event) {
   switch (event.kind) {
     case actors::timeline_kind::wait:
-      return fmt::format(R"({{"waiting_for_node":{}}})", event.detail);
+      return {{"waiting_for_node", event.detail}};
     case actors::timeline_kind::apply:
-      return fmt::format(R"({{"origin_node":{}}})", event.detail);
+      return {{"origin_node", event.detail}};
     case actors::timeline_kind::relay_traffic:
-      return fmt::format(R"({{"bytes_received":{},"frames_forwarded":{}}})", event.detail,
-                         event.detail2);
+      return {{"bytes_received", event.detail}, {"frames_forwarded", event.detail2}};
     default:
-      return "{}";
+      return json::object();
   }
 }
 
-void append_track(std::string& out, bool& first, const actors::timeline_track& track) {
-  auto events = track.events();
-  std::stable_sort(events.begin(), events.end(),
+void append_track(json& events, const actors::timeline_track& track) {
+  auto recorded = track.events();
+  std::stable_sort(recorded.begin(), recorded.end(),
                    [](const auto& a, const auto& b) { return a.start_ns < b.start_ns; });
-  const auto separator = [&] {
-    if (!first)
-      out += ",\n";
-    first = false;
-  };
-  separator();
-  out += fmt::format(R"({{"name":"thread_name","ph":"M","pid":{},"tid":{},"args":{{"name":{}}}}})",
-                     track.node(), track.lane(), quoted(track.name()));
-  for (const auto& event : events) {
-    separator();
-    if (event.kind == actors::timeline_kind::relay_traffic)
-      out += fmt::format(R"({{"name":"{}","ph":"C","pid":{},"tid":{},"ts":{:.3f},"args":{}}})",
-                         actors::name_of(event.kind), track.node(), track.lane(),
-                         micros(event.start_ns), args_of(event));
-    else
-      out += fmt::format(
-        R"({{"name":"{}","cat":"strom","ph":"X","pid":{},"tid":{},"ts":{:.3f},)"
-        R"("dur":{:.3f},"args":{}}})",
-        actors::name_of(event.kind), track.node(), track.lane(), micros(event.start_ns),
-        micros(event.end_ns - event.start_ns), args_of(event));
+  events.push_back({{"name", "thread_name"},
+                    {"ph", "M"},
+                    {"pid", track.node()},
+                    {"tid", track.lane()},
+                    {"args", {{"name", track.name()}}}});
+  for (const auto& event : recorded) {
+    json out = {{"name", actors::name_of(event.kind)}};
+    if (event.kind == actors::timeline_kind::relay_traffic) {
+      out["ph"] = "C";  // a counter
+    } else {
+      out["cat"] = "strom";
+      out["ph"] = "X";  // a complete event: start and duration
+    }
+    out["pid"] = track.node();
+    out["tid"] = track.lane();
+    out["ts"] = micros(event.start_ns);
+    if (event.kind != actors::timeline_kind::relay_traffic)
+      out["dur"] = micros(event.end_ns - event.start_ns);
+    out["args"] = args_of(event);
+    events.push_back(std::move(out));
   }
 }
 
 } // namespace
 
 std::string to_chrome_trace(const actors::timeline_tracks& recorded) {
-  std::string out = "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
-  bool first = true;
-  const auto tracks = recorded.tracks();
+  auto events = json::array();
   std::set<std::uint64_t> nodes;
   std::size_t dropped = 0;
-  for (const auto& track : tracks) {
-    if (nodes.insert(track->node()).second) {
-      if (!first)
-        out += ",\n";
-      first = false;
-      out += fmt::format(
-        R"({{"name":"process_name","ph":"M","pid":{},"args":{{"name":"node {}"}}}})",
-        track->node(), track->node());
-    }
-    append_track(out, first, *track);
+  for (const auto& track : recorded.tracks()) {
+    if (nodes.insert(track->node()).second)
+      events.push_back({{"name", "process_name"},
+                        {"ph", "M"},
+                        {"pid", track->node()},
+                        {"args", {{"name", "node " + std::to_string(track->node())}}}});
+    append_track(events, *track);
     dropped += track->dropped();
   }
-  out += fmt::format("\n],\"otherData\":{{\"events_dropped\":{}}}}}\n", dropped);
-  return out;
+  const json trace = {{"displayTimeUnit", "ms"},
+                      {"traceEvents", std::move(events)},
+                      {"otherData", {{"events_dropped", dropped}}}};
+  return trace.dump() + '\n';
 }
 
 result<void> write_chrome_trace(const std::string& path, const actors::timeline_tracks& recorded) {

@@ -1,56 +1,55 @@
 #include "strom/runtime/report/run_history_json.hpp"
 
-#include <fmt/format.h>
-
-#include "strom/runtime/json_text.hpp"
+#include <nlohmann/json.hpp>
 
 namespace strom::runtime {
 
 namespace {
 
-/// `items` as a JSON array, each item written by `write`.
-template <class T, class Write>
-std::string json_array(const std::vector<T>& items, Write write) {
-  std::string out = "[";
-  for (const auto& item : items) {
-    if (out.size() > 1)
-      out += ',';
-    out += write(item);
-  }
-  return out + ']';
+using json = nlohmann::ordered_json;
+
+/// `items` as a JSON array, each item made by `make`.
+template <class T, class Make>
+json array_of(const std::vector<T>& items, Make make) {
+  auto out = json::array();
+  for (const auto& item : items)
+    out.push_back(make(item));
+  return out;
 }
 
 } // namespace
 
-std::string history_json_fields(const run_history& history) {
-  const auto epochs = json_array(history.epochs, [](const epoch_record& e) {
-    return fmt::format(
-      "{{\"epoch\":{},\"train_loss\":{},\"test_loss\":{},\"test_accuracy\":{},\"seconds\":{},"
-      "\"samples_per_second\":{},\"at_seconds\":{}}}",
-      e.epoch, json_number(e.train_loss),
-      e.test_accuracy < 0 ? "null" : json_number(e.test_loss),
-      e.test_accuracy < 0 ? "null" : json_number(e.test_accuracy), json_number(e.seconds),
-      json_number(e.samples_per_second), json_number(e.at_seconds));
+void add_history(json& metrics, const run_history& history) {
+  metrics["epoch_history"] = array_of(history.epochs, [](const epoch_record& e) {
+    const bool tested = e.test_accuracy >= 0;
+    return json{{"epoch", e.epoch},
+                {"train_loss", e.train_loss},
+                {"test_loss", tested ? json(e.test_loss) : json(nullptr)},
+                {"test_accuracy", tested ? json(e.test_accuracy) : json(nullptr)},
+                {"seconds", e.seconds},
+                {"samples_per_second", e.samples_per_second},
+                {"at_seconds", e.at_seconds}};
   });
-  const auto nodes = json_array(history.nodes, [](const node_record& n) {
-    const auto tensors = json_array(n.tensors, [](const tensor_record& t) {
-      return fmt::format("{{\"tensor\":{},\"threshold\":{},\"values_sent\":{},\"encodes\":{},"
-                         "\"elements\":{}}}",
-                         json_string(t.tensor), json_number(t.threshold), t.values_sent,
-                         t.encodes, t.elements);
-    });
-    return fmt::format(
-      "{{\"at_seconds\":{},\"node\":{},\"samples\":{},\"bytes_sent\":{},\"bytes_received\":{},"
-      "\"updates\":{},\"density_sum\":{},\"threshold\":{},\"tensors\":{}}}",
-      json_number(n.at_seconds), json_string(n.node), n.samples, n.bytes_sent, n.bytes_received,
-      n.updates, json_number(n.density_sum), json_number(n.threshold), tensors);
+  metrics["node_history"] = array_of(history.nodes, [](const node_record& n) {
+    return json{{"at_seconds", n.at_seconds},
+                {"node", n.node},
+                {"samples", n.samples},
+                {"bytes_sent", n.bytes_sent},
+                {"bytes_received", n.bytes_received},
+                {"updates", n.updates},
+                {"density_sum", n.density_sum},
+                {"threshold", n.threshold},
+                {"tensors", array_of(n.tensors, [](const tensor_record& t) {
+                   return json{{"tensor", t.tensor},
+                               {"threshold", t.threshold},
+                               {"values_sent", t.values_sent},
+                               {"encodes", t.encodes},
+                               {"elements", t.elements}};
+                 })}};
   });
-  const auto membership = json_array(history.membership, [](const membership_record& m) {
-    return fmt::format("{{\"at_seconds\":{},\"kind\":{},\"count\":{}}}",
-                       json_number(m.at_seconds), json_string(m.kind), m.count);
+  metrics["membership_events"] = array_of(history.membership, [](const membership_record& m) {
+    return json{{"at_seconds", m.at_seconds}, {"kind", m.kind}, {"count", m.count}};
   });
-  return fmt::format("\"epoch_history\":{},\"node_history\":{},\"membership_events\":{}", epochs,
-                     nodes, membership);
 }
 
 } // namespace strom::runtime

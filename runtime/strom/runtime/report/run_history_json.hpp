@@ -2,15 +2,15 @@
 // A run's history (run_history.hpp) as the keys the metrics JSON adds for it:
 // "epoch_history", "node_history" and "membership_events", each an array of flat objects
 // (report_data.hpp reads them back; the field names are a contract like the other keys).
+// Internal to the runtime: it names nlohmann's type, which host programs need not have.
 
-#include <string>
+#include <nlohmann/json_fwd.hpp>
 
 #include "strom/runtime/report/run_history.hpp"
 
 namespace strom::runtime {
 
-/// `"epoch_history":[...],"node_history":[...],"membership_events":[...]`, to go inside the
-/// metrics object.
-std::string history_json_fields(const run_history& history);
+/// Adds the three history keys to the metrics object `metrics`.
+void add_history(nlohmann::ordered_json& metrics, const run_history& history);
 
 } // namespace strom::runtime
