@@ -5,15 +5,14 @@
 #include <cstring>
 #include <limits>
 
+#include "strom/compute/codecs/float_lanes.hpp"
 #include "strom/compute/codecs/magnitude_select_avx512.hpp"
 
 namespace strom::compute {
 
 namespace {
 
-using float_lanes = float __attribute__((vector_size(16)));
-using mask_lanes = std::int32_t __attribute__((vector_size(16)));
-constexpr std::size_t lanes = 4;
+constexpr std::size_t lanes = float_lane_count;
 /// Elements summed in float lanes before the sum goes into the double, and the power of two
 /// they are scaled by there, so that no sum of finite magnitudes overflows (as in
 /// magnitude_select_avx512.cpp).

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "strom/compute/codecs/float_lanes.hpp"
 #include "strom/compute/codecs/little_endian.hpp"
 #include "strom/compute/codecs/threshold_scan_avx512.hpp"
 
@@ -12,11 +13,7 @@ namespace strom::compute {
 
 namespace {
 
-// Four floats at a time through GCC/Clang vector extensions (plain SSE2 on x86-64, NEON on
-// arm64): the auto-vectoriser gives up on the add-compare-store loop because of its branch.
-using float_lanes = float __attribute__((vector_size(16)));
-using mask_lanes = std::int32_t __attribute__((vector_size(16)));
-constexpr std::size_t lanes = 4;
+constexpr std::size_t lanes = float_lane_count;
 
 // Elements checked per block before branching: only the rare block holding a hit branches.
 constexpr std::size_t scan_block = 16;
