@@ -1,9 +1,9 @@
 #include "strom/runtime/report/html_page.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "strom/runtime/atomic_file.hpp"
-#include "strom/runtime/json_text.hpp"
 #include "strom/runtime/report/chart_library.hpp"
 
 namespace strom::runtime {
@@ -113,33 +113,33 @@ std::string html_text(const std::string& text) {
   return out;
 }
 
-std::string series_json(const chart_series& s) {
-  std::string points;
-  for (const auto& [x, y] : s.points)
-    points += fmt::format("{}[{},{}]", points.empty() ? "" : ",", json_number(x), json_number(y));
-  return fmt::format("{{\"label\":{},\"points\":[{}]}}", json_string(s.label), points);
-}
-
 /// The charts and markers as the JSON the page's script reads. '<' is written as \u003c (the
 /// same character inside a JSON string; JSON has no '<' elsewhere), so no text of the data can
 /// end the script element that holds it.
 std::string data_json(const report_data& data) {
-  std::string charts;
+  using json = nlohmann::ordered_json;
+  auto charts = json::array();
   for (const auto& c : data.charts) {
-    std::string series;
-    for (const auto& s : c.series)
-      series += (series.empty() ? "" : ",") + series_json(s);
-    charts += fmt::format(
-      "{}{{\"id\":{},\"title\":{},\"x_label\":{},\"y_label\":{},\"time_axis\":{},"
-      "\"source\":{},\"series\":[{}]}}",
-      charts.empty() ? "" : ",", json_string(c.id), json_string(c.title), json_string(c.x_label),
-      json_string(c.y_label), c.time_axis ? "true" : "false", json_string(c.source), series);
+    auto series = json::array();
+    for (const auto& s : c.series) {
+      auto points = json::array();
+      for (const auto& [x, y] : s.points)
+        points.push_back({x, y});
+      series.push_back({{"label", s.label}, {"points", std::move(points)}});
+    }
+    charts.push_back({{"id", c.id},
+                      {"title", c.title},
+                      {"x_label", c.x_label},
+                      {"y_label", c.y_label},
+                      {"time_axis", c.time_axis},
+                      {"source", c.source},
+                      {"series", std::move(series)}});
   }
-  std::string markers;
+  auto markers = json::array();
   for (const auto& m : data.markers)
-    markers += fmt::format("{}{{\"at_seconds\":{},\"label\":{}}}", markers.empty() ? "" : ",",
-                           json_number(m.at_seconds), json_string(m.label));
-  const auto text = fmt::format("{{\"charts\":[{}],\"markers\":[{}]}}", charts, markers);
+    markers.push_back({{"at_seconds", m.at_seconds}, {"label", m.label}});
+  const json page = {{"charts", std::move(charts)}, {"markers", std::move(markers)}};
+  const auto text = page.dump();
   std::string escaped;
   for (char c : text)
     escaped += c == '<' ? std::string{"\\u003c"} : std::string(1, c);

@@ -1,12 +1,12 @@
 #include "strom/runtime/sim/live_network.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstring>
 
 #include "strom/actors/messages.hpp"
-#include "strom/runtime/json_text.hpp"
 #include "strom/runtime/sim/virtual_seconds.hpp"
 
 namespace strom::runtime::sim {
@@ -125,10 +125,12 @@ live_link_figures& live_network::figures(std::size_t from, std::size_t to) {
 
 void live_network::note(const char* fault, std::size_t from, std::size_t to,
                         std::size_t bytes) {
-  trace_.add(fmt::format("{{\"t\":{},\"fault\":{},\"from\":{},\"to\":{},\"bytes\":{}}}",
-                         now_.time_since_epoch().count(), json_string(fault),
-                         json_string(endpoints_[from].name), json_string(endpoints_[to].name),
-                         bytes));
+  trace_.add(nlohmann::ordered_json{{"t", now_.time_since_epoch().count()},
+                                    {"fault", fault},
+                                    {"from", endpoints_[from].name},
+                                    {"to", endpoints_[to].name},
+                                    {"bytes", bytes}}
+               .dump());
 }
 
 bool live_network::apply_faults(std::size_t from, std::size_t to, time_point& arrival,

@@ -1,6 +1,7 @@
 #include "strom/runtime/sim/live_run.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <memory>
@@ -9,7 +10,6 @@
 #include <caf/scheduler/test_coordinator.hpp>
 
 #include "strom/actors/scheduler.hpp"
-#include "strom/runtime/json_text.hpp"
 #include "strom/runtime/node_startup.hpp"
 #include "strom/runtime/pipeline_setup.hpp"
 #include "strom/runtime/sim/live_network.hpp"
@@ -24,6 +24,8 @@ namespace {
 
 using namespace std::chrono_literals;
 using time_point = caf::actor_clock::time_point;
+/// One line of the run's trace (ordered as written).
+using trace_line = nlohmann::ordered_json;
 
 /// A run that reaches this much virtual time without the job ending has hung.
 constexpr auto virtual_time_limit = std::chrono::hours(24);
@@ -299,9 +301,12 @@ std::vector<std::size_t> live_run::endpoints_of(const std::vector<std::string>& 
 }
 
 void live_run::fire(const scenario_event& e) {
-  trace_.add(fmt::format("{{\"t\":{},\"event\":{},\"field\":{},\"node\":{},\"job_steps\":{}}}",
-                         now_.time_since_epoch().count(), json_string(to_string(e.kind)),
-                         json_string(e.field), json_string(e.node), job_steps_));
+  trace_.add(trace_line{{"t", now_.time_since_epoch().count()},
+                        {"event", to_string(e.kind)},
+                        {"field", e.field},
+                        {"node", e.node},
+                        {"job_steps", job_steps_}}
+               .dump());
   auto* node = e.node.empty() ? nullptr : node_named(e.node);
   const auto at = seconds_of(now_ - job_start_);
   switch (e.kind) {
@@ -339,8 +344,9 @@ void live_run::fire(const scenario_event& e) {
       }
       faults_.push_back({to_string(e.kind), model.name, at, -1, -1, -1});
       if (auto started = start_node(std::move(model)); !started)
-        trace_.add(fmt::format("{{\"t\":{},\"refused\":{}}}", now_.time_since_epoch().count(),
-                               json_string(started.err().message)));
+        trace_.add(trace_line{{"t", now_.time_since_epoch().count()},
+                              {"refused", started.err().message}}
+                       .dump());
       break;
     }
     case event_kind::slow_down:
@@ -411,8 +417,8 @@ std::uint32_t live_run::epochs_to_run() const {
     workers += node.server ? 0 : node.workers;
   const auto per_epoch = steps_per_epoch(*s_.costs, workers);
   const auto epochs = static_cast<std::uint32_t>((s_.steps + per_epoch - 1) / per_epoch);
-  trace_.add(fmt::format("{{\"steps\":{},\"epochs\":{},\"steps_per_epoch\":{}}}", s_.steps,
-                         epochs, per_epoch));
+  trace_.add(
+    trace_line{{"steps", s_.steps}, {"epochs", epochs}, {"steps_per_epoch", per_epoch}}.dump());
   return epochs;
 }
 

@@ -1,13 +1,20 @@
 #include "strom/runtime/sim/live_stand_ins.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 
 #include "strom/actors/errors.hpp"
-#include "strom/runtime/json_text.hpp"
 
 namespace strom::runtime::sim {
+
+namespace {
+
+/// One line of the run's trace (ordered as written).
+using trace_line = nlohmann::ordered_json;
+
+} // namespace
 
 caf::behavior node_daemon(caf::stateful_actor<node_daemon_state>* self, daemon_setup setup) {
   constexpr auto first_pause = std::chrono::milliseconds(100);
@@ -57,8 +64,8 @@ caf::behavior live_client(caf::event_based_actor* self, caf::actor scheduler,
   const auto now = [self] { return self->clock().now().time_since_epoch().count(); };
   return {
     [=](const actors::join_reply& reply) {
-      trace->add(fmt::format("{{\"t\":{},\"joined\":{},\"id\":{}}}", now(), reply.accepted,
-                             reply.node_id));
+      trace->add(trace_line{{"t", now()}, {"joined", reply.accepted}, {"id", reply.node_id}}
+                   .dump());
       if (++log->joins == nodes)
         submit();
     },
@@ -71,8 +78,8 @@ caf::behavior live_client(caf::event_based_actor* self, caf::actor scheduler,
       self->request(restarted, answer, actors::attach_atom_v, log->job_id)
         .then([](const actors::submit_reply&) {},
               [=](const caf::error& err) {
-                trace->add(fmt::format("{{\"t\":{},\"attach_failed\":{}}}", now(),
-                                       json_string(to_string(err))));
+                trace->add(
+                  trace_line{{"t", now()}, {"attach_failed", to_string(err)}}.dump());
               });
     },
     [=](const actors::job_epoch& e) {
@@ -80,18 +87,21 @@ caf::behavior live_client(caf::event_based_actor* self, caf::actor scheduler,
       log->epochs.emplace_back(self->clock().now(), e.summary);
       if (observer)
         observer->on_epoch(e.summary);
-      trace->add(fmt::format("{{\"t\":{},\"epoch\":{},\"train_loss\":{},\"test_accuracy\":{}}}",
-                             now(), e.summary.epoch, json_number(e.summary.train_loss),
-                             json_number(e.summary.test_accuracy)));
+      trace->add(trace_line{{"t", now()},
+                            {"epoch", e.summary.epoch},
+                            {"train_loss", e.summary.train_loss},
+                            {"test_accuracy", e.summary.test_accuracy}}
+                   .dump());
     },
     [=](const actors::job_finished& done) {
       log->finished = done;
-      trace->add(fmt::format("{{\"t\":{},\"finished\":{},\"failure\":{},\"train_samples\":{},"
-                             "\"test_accuracy\":{},\"duplicate_updates_applied\":{}}}",
-                             now(), done.succeeded, json_string(done.failure),
-                             done.report.train_samples,
-                             json_number(done.report.test_accuracy),
-                             done.report.duplicate_updates_applied));
+      trace->add(trace_line{{"t", now()},
+                            {"finished", done.succeeded},
+                            {"failure", done.failure},
+                            {"train_samples", done.report.train_samples},
+                            {"test_accuracy", done.report.test_accuracy},
+                            {"duplicate_updates_applied", done.report.duplicate_updates_applied}}
+                   .dump());
     },
   };
 }

@@ -1,6 +1,7 @@
 #include "strom/runtime/sim/model.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -108,13 +109,15 @@ struct node_state {
   std::vector<queued_event> deferred;  ///< arrivals while hung
 };
 
+/// The fields of a trace line after its time and event name (ordered as written).
+using trace_fields = nlohmann::ordered_json;
+
 struct active_fault {
   frame_fault_kind kind;
   std::vector<std::uint32_t> from, to;
   double rate, delay, until;
 };
 
-std::string seconds_text(double t) { return fmt::format("{:.9f}", t); }
 
 class model_run {
 public:
@@ -198,7 +201,7 @@ private:
     return rate > 0 && draw() < 1 - std::pow(1 - rate, static_cast<double>(frames));
   }
   model_fault& fault_for(const std::string& node, const char* event);
-  void trace_event(const char* event, const std::string& rest = {});
+  void trace_event(const char* event, trace_fields fields = trace_fields::object());
   void fail(std::string why);
 
   // -- inputs --------------------------------------------------------------------------------
@@ -394,7 +397,7 @@ void model_run::on_step_end(std::uint32_t a) {
   n.computing = false;
   ++n.done;
   out_.samples_trained += static_cast<std::uint64_t>(n.spec.workers) * costs_.batch_size;
-  trace_event("step", fmt::format(",\"node\":\"{}\",\"step\":{}", n.spec.name, n.done));
+  trace_event("step", {{"node", n.spec.name}, {"step", n.done}});
   note_epoch_progress(a);
   if (out_.samples_trained >= target_samples_) {
     done_ = true;
@@ -621,15 +624,19 @@ model_fault& model_run::fault_for(const std::string& node, const char* event) {
   return out_.faults.emplace_back(model_fault{event, node, now_});
 }
 
-void model_run::trace_event(const char* event, const std::string& rest) {
-  trace_.add(fmt::format("{{\"t\":{},\"event\":\"{}\"{}}}", seconds_text(now_), event, rest));
+void model_run::trace_event(const char* event, trace_fields fields) {
+  // Whole nanoseconds, as the live mode's clock counts: 0.78, not 0.7800000000000001.
+  trace_fields line = {{"t", std::round(now_ * 1e9) / 1e9}, {"event", event}};
+  for (auto& [key, value] : fields.items())
+    line[key] = std::move(value);
+  trace_.add(line.dump());
 }
 
 void model_run::fail(std::string why) {
   done_ = true;
   out_.completed = false;
   out_.failure = std::move(why);
-  trace_event("failed", fmt::format(",\"why\":\"{}\"", out_.failure));
+  trace_event("failed", {{"why", out_.failure}});
 }
 
 void model_run::lose_step_in_progress(std::uint32_t a) {
@@ -662,7 +669,7 @@ void model_run::on_detection(std::uint32_t a) {
   for (auto& f : out_.faults)
     if (f.node == n.spec.name && f.detected_after < 0)
       f.detected_after = now_ - f.at;
-  trace_event("lost", fmt::format(",\"node\":\"{}\"", n.spec.name));
+  trace_event("lost", {{"node", n.spec.name}});
   auto without = actors::without_node(plan_, a + 1);
   if (!without) {
     fail(fmt::format("every node was lost (the last, {}, at {:.3f} s)", n.spec.name, now_));
@@ -737,7 +744,7 @@ void model_run::on_join_ready() {
       if (f.node == n.spec.name && (f.event == "join" || f.event == "restart")
           && f.restored_after < 0)
         f.restored_after = now_ - asked;
-    trace_event("restored", fmt::format(",\"node\":\"{}\"", n.spec.name));
+    trace_event("restored", {{"node", n.spec.name}});
   }
   joining_.clear();
   count_member_workers();
@@ -761,7 +768,8 @@ void model_run::scripted(const scenario_event& e) {
   const bool names_node = !e.node.empty();
   const std::uint32_t a = names_node ? index_of_.at(e.node) : 0;
   auto& n = nodes_[a];
-  trace_event(to_string(e.kind), names_node ? fmt::format(",\"node\":\"{}\"", e.node) : "");
+  trace_event(to_string(e.kind),
+              names_node ? trace_fields{{"node", e.node}} : trace_fields::object());
   switch (e.kind) {
     case event_kind::kill:
       if (!n.alive)
@@ -802,7 +810,7 @@ void model_run::scripted(const scenario_event& e) {
         // Dropped while it hung: told so when heard from, it stops and exits.
         n.alive = false;
         n.computing = false;
-        trace_event("exits", fmt::format(",\"node\":\"{}\"", e.node));
+        trace_event("exits", {{"node", e.node}});
         return;
       }
       if (now_ + latency_to_scheduler(a) < n.detection_time) {
@@ -869,7 +877,7 @@ void model_run::scripted(const scenario_event& e) {
           ++m.detection_token;
         } else if (!m.member && m.lost && m.alive) {
           m.alive = false;  // dropped while cut off: told so, it exits
-          trace_event("exits", fmt::format(",\"node\":\"{}\"", m.spec.name));
+          trace_event("exits", {{"node", m.spec.name}});
         }
       }
       for (auto held : std::exchange(held_, {})) {
@@ -950,7 +958,7 @@ void model_run::handle(const queued_event& e) {
       ++version_;
       rebuild_links();
       fence();
-      trace_event("remap", fmt::format(",\"version\":{}", plan_.version));
+      trace_event("remap", {{"version", plan_.version}});
       for (auto& f : out_.faults)
         if (f.detected_after >= 0 && f.remapped_after < 0)
           f.remapped_after = now_ - f.at - f.detected_after;
@@ -1000,10 +1008,12 @@ result<model_outcome> model_run::run() {
     return ok.err();
   out_.topology = actors::to_string(plan_.kind);
   out_.fanout = plan_.fanout;
-  trace_event("start", fmt::format(",\"nodes\":{},\"workers\":{},\"topology\":\"{}\","
-                                   "\"fanout\":{},\"assumptions\":\"{}\"",
-                                   s_.nodes.size(), out_.workers, out_.topology, out_.fanout,
-                                   assumed_ == assumptions::strom ? "strom" : "deeplearning4j"));
+  trace_event("start", {{"nodes", s_.nodes.size()},
+                        {"workers", out_.workers},
+                        {"topology", out_.topology},
+                        {"fanout", out_.fanout},
+                        {"assumptions",
+                         assumed_ == assumptions::strom ? "strom" : "deeplearning4j"}});
   for (std::uint32_t i = 0; i < nodes_.size(); ++i)
     try_start(i);
   while (!done_ && !queue_.empty()) {
@@ -1016,8 +1026,7 @@ result<model_outcome> model_run::run() {
   if (!done_)
     fail("the job stalled: no node can step and nothing is under way");
   out_.simulated_seconds = now_;
-  trace_event("end", fmt::format(",\"completed\":{},\"samples\":{}", out_.completed,
-                                 out_.samples_trained));
+  trace_event("end", {{"completed", out_.completed}, {"samples", out_.samples_trained}});
   if (out_.completed && now_ > 0)
     out_.samples_per_second = static_cast<double>(out_.samples_trained) / now_;
   out_.scaling_efficiency =

@@ -1,10 +1,10 @@
 #include "strom/runtime/sim/run_scenario.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 
-#include "strom/runtime/json_text.hpp"
 #include "strom/runtime/sim/live_run.hpp"
 #include "strom/runtime/sim/sim_trace.hpp"
 #include "strom/runtime/sim/tls_pipe.hpp"
@@ -12,6 +12,9 @@
 namespace strom::runtime::sim {
 
 namespace {
+
+// Ordered: the report's keys keep the order they are written in.
+using json = nlohmann::ordered_json;
 
 /// The longest of `faults`' times picked by `time` (-1: none happened).
 template <class Pick>
@@ -94,14 +97,14 @@ expectation_result check(const expectation& e, const model_outcome& m) {
   return r;
 }
 
-std::string node_json(const model_node_figures& n) {
-  return fmt::format("{{\"name\":{},\"workers\":{},\"speed_factor\":{},\"links\":{},"
-                     "\"bytes_out\":{},\"bytes_in\":{},\"steps\":{},\"lost\":{}}}",
-                     json_string(n.name), n.workers, json_number(n.speed_factor), n.links,
-                     n.bytes_out, n.bytes_in, n.steps, n.lost);
+json node_json(const model_node_figures& n) {
+  return {{"name", n.name},     {"workers", n.workers},   {"speed_factor", n.speed_factor},
+          {"links", n.links},   {"bytes_out", n.bytes_out}, {"bytes_in", n.bytes_in},
+          {"steps", n.steps},   {"lost", n.lost}};
 }
 
-std::string optional_seconds(double value) { return value < 0 ? "null" : json_number(value); }
+/// Seconds, or null where negative (not measured).
+json optional_seconds(double value) { return value < 0 ? json(nullptr) : json(value); }
 
 /// Whether the simulated nodes may present `identity`: they join as nodes, and the one
 /// identity must also pass its own handshake (each link's ends present it to each other).
@@ -116,15 +119,19 @@ result<void> check_node_identity(const tls_context& identity) {
   return success();
 }
 
-std::string tls_json(const sim_result& r) {
+json tls_json(const sim_result& r) {
   const auto& t = r.model.tls;
   if (!t.on)
-    return "null";
+    return nullptr;
   if (r.mode == sim_mode::model)  // the model makes no connections: their costs only
-    return fmt::format("{{\"identity\":{},\"links\":null,\"handshake_bytes\":null,"
-                       "\"failures\":null}}", json_string(r.tls_identity));
-  return fmt::format("{{\"identity\":{},\"links\":{},\"handshake_bytes\":{},\"failures\":{}}}",
-                     json_string(r.tls_identity), t.links, t.handshake_bytes, t.failures);
+    return {{"identity", r.tls_identity},
+            {"links", nullptr},
+            {"handshake_bytes", nullptr},
+            {"failures", nullptr}};
+  return {{"identity", r.tls_identity},
+          {"links", t.links},
+          {"handshake_bytes", t.handshake_bytes},
+          {"failures", t.failures}};
 }
 
 } // namespace
@@ -200,40 +207,40 @@ std::string failed_expectations(const sim_result& r) {
 
 std::string to_json(const sim_result& r) {
   const auto& m = r.model;
-  std::string expectations;
+  auto expectations = json::array();
   for (const auto& e : r.expectations)
-    expectations += fmt::format(
-      "{}{{\"name\":{},\"field\":{},\"expected\":{},\"got\":{},\"held\":{},\"note\":{}}}",
-      expectations.empty() ? "" : ",", json_string(e.name), json_string(e.field),
-      json_string(e.expected), json_string(e.got),
-      e.held ? (*e.held ? "true" : "false") : "null", json_string(e.note));
-  std::string faults;
+    expectations.push_back({{"name", e.name},
+                            {"field", e.field},
+                            {"expected", e.expected},
+                            {"got", e.got},
+                            {"held", e.held ? json(*e.held) : json(nullptr)},
+                            {"note", e.note}});
+  auto faults = json::array();
   for (const auto& f : m.faults)
-    faults += fmt::format("{}{{\"event\":{},\"node\":{},\"at\":{},\"detected_after\":{},"
-                          "\"remapped_after\":{},\"restored_after\":{}}}",
-                          faults.empty() ? "" : ",", json_string(f.event), json_string(f.node),
-                          json_number(f.at), optional_seconds(f.detected_after),
-                          optional_seconds(f.remapped_after), optional_seconds(f.restored_after));
-  std::string nodes;
+    faults.push_back({{"event", f.event},
+                      {"node", f.node},
+                      {"at", f.at},
+                      {"detected_after", optional_seconds(f.detected_after)},
+                      {"remapped_after", optional_seconds(f.remapped_after)},
+                      {"restored_after", optional_seconds(f.restored_after)}});
+  auto nodes = json::array();
   std::uint64_t bytes_sent = 0;
   for (const auto& n : m.nodes) {
-    nodes += (nodes.empty() ? "" : ",") + node_json(n);
+    nodes.push_back(node_json(n));
     bytes_sent += n.bytes_out;
   }
   // Lost once each time one was found lost (a restarted node may be lost and back).
   const auto lost = std::count_if(m.faults.begin(), m.faults.end(),
                                   [](const model_fault& f) { return f.detected_after >= 0; });
-  std::string links;
+  auto links = json::array();
   for (const auto& l : m.links)
-    links += fmt::format("{}{{\"from\":{},\"to\":{},\"bytes\":{}}}", links.empty() ? "" : ",",
-                         json_string(l.from), json_string(l.to), l.bytes);
-  std::string design;
+    links.push_back({{"from", l.from}, {"to", l.to}, {"bytes", l.bytes}});
+  auto design = json::array();
   for (const auto& d : r.strom_design)
-    design += fmt::format("{}{{\"topology\":{},\"samples_per_second\":{},"
-                          "\"scaling_efficiency\":{},\"step_period_seconds\":{}}}",
-                          design.empty() ? "" : ",", json_string(d.topology),
-                          json_number(d.samples_per_second), json_number(d.scaling_efficiency),
-                          json_number(d.step_period_seconds));
+    design.push_back({{"topology", d.topology},
+                      {"samples_per_second", d.samples_per_second},
+                      {"scaling_efficiency", d.scaling_efficiency},
+                      {"step_period_seconds", d.step_period_seconds}});
   std::size_t restored = 0;
   for (const auto& f : m.faults)
     restored += (f.event == "join" || f.event == "restart") && f.restored_after >= 0 ? 1 : 0;
@@ -241,35 +248,56 @@ std::string to_json(const sim_result& r) {
   const double restore = longest(m.faults, [](const model_fault& f) {
     return f.event == "schedulerKill" ? -1.0 : f.restored_after;
   });
-  return fmt::format(
-    "{{\"passed\":{},\"mode\":{},\"scenario\":{},\"nodes\":{},\"workers\":{},\"seed\":{},"
-    "\"trace_sha256\":{},\"trace_lines\":{},\"assumptions\":{},\"completed\":{},\"failure\":{},"
-    "\"samples_per_second\":{},\"scaling_efficiency\":{},"
-    "\"single_worker_samples_per_second\":{},\"step_period_seconds\":{},"
-    "\"simulated_seconds\":{},\"test_accuracy\":{},\"expectations\":[{}],"
-    "\"train_samples\":{},\"train_samples_per_second\":{},\"bytes_sent\":{},"
-    "\"samples_redone\":{},\"nodes_lost\":{},\"nodes_restored\":{},\"scheduler_restarts\":{},\"server_failovers\":{},"
-    "\"failure_detection_seconds\":{},\"restore_seconds\":{},\"frames_sent\":{},"
-    "\"duplicate_updates_dropped\":{},\"duplicate_updates_applied\":{},\"frames_rejected\":{},"
-    "\"frame_faults\":{{\"dropped\":{},\"duplicated\":{},\"reordered\":{},\"delayed\":{},"
-    "\"corrupted\":{}}},"
-    "\"topology\":{{\"kind\":{},\"fanout\":{},\"version\":{},\"max_links\":{}}},"
-    "\"root\":{},\"faults\":[{}],\"strom_design\":[{}],\"model_events\":{},"
-    "\"per_node\":[{}],\"links\":[{}],\"tls\":{}}}",
-    r.passed, json_string(to_string(r.mode)), json_string(r.scenario), r.nodes,
-    m.workers, r.seed, json_string(r.trace_sha256), r.trace_lines,
-    json_string(r.assumed == assumptions::strom ? "strom" : "deeplearning4j"), m.completed,
-    m.completed ? "null" : json_string(m.failure), json_number(m.samples_per_second),
-    json_number(m.scaling_efficiency), json_number(m.single_worker_samples_per_second),
-    json_number(m.step_period_seconds), json_number(m.simulated_seconds),
-    m.test_accuracy < 0 ? "null" : json_number(m.test_accuracy), expectations,
-    m.samples_trained, json_number(m.samples_per_second), bytes_sent, m.samples_redone, lost,
-    restored, m.scheduler_restarts, m.server_failovers, optional_seconds(detection), optional_seconds(restore), m.frames_sent,
-    m.duplicates_dropped, m.duplicates_applied, m.frames_rejected, m.frame_faults.dropped,
-    m.frame_faults.duplicated, m.frame_faults.reordered, m.frame_faults.delayed,
-    m.frame_faults.corrupted, json_string(m.topology),
-    m.fanout, m.topology_version, m.max_links, node_json(m.root), faults, design, m.events,
-    nodes, links, tls_json(r));
+  json out;
+  out["passed"] = r.passed;
+  out["mode"] = to_string(r.mode);
+  out["scenario"] = r.scenario;
+  out["nodes"] = r.nodes;
+  out["workers"] = m.workers;
+  out["seed"] = r.seed;
+  out["trace_sha256"] = r.trace_sha256;
+  out["trace_lines"] = r.trace_lines;
+  out["assumptions"] = r.assumed == assumptions::strom ? "strom" : "deeplearning4j";
+  out["completed"] = m.completed;
+  out["failure"] = m.completed ? json(nullptr) : json(m.failure);
+  out["samples_per_second"] = m.samples_per_second;
+  out["scaling_efficiency"] = m.scaling_efficiency;
+  out["single_worker_samples_per_second"] = m.single_worker_samples_per_second;
+  out["step_period_seconds"] = m.step_period_seconds;
+  out["simulated_seconds"] = m.simulated_seconds;
+  out["test_accuracy"] = m.test_accuracy < 0 ? json(nullptr) : json(m.test_accuracy);
+  out["expectations"] = std::move(expectations);
+  out["train_samples"] = m.samples_trained;
+  out["train_samples_per_second"] = m.samples_per_second;
+  out["bytes_sent"] = bytes_sent;
+  out["samples_redone"] = m.samples_redone;
+  out["nodes_lost"] = lost;
+  out["nodes_restored"] = restored;
+  out["scheduler_restarts"] = m.scheduler_restarts;
+  out["server_failovers"] = m.server_failovers;
+  out["failure_detection_seconds"] = optional_seconds(detection);
+  out["restore_seconds"] = optional_seconds(restore);
+  out["frames_sent"] = m.frames_sent;
+  out["duplicate_updates_dropped"] = m.duplicates_dropped;
+  out["duplicate_updates_applied"] = m.duplicates_applied;
+  out["frames_rejected"] = m.frames_rejected;
+  out["frame_faults"] = {{"dropped", m.frame_faults.dropped},
+                         {"duplicated", m.frame_faults.duplicated},
+                         {"reordered", m.frame_faults.reordered},
+                         {"delayed", m.frame_faults.delayed},
+                         {"corrupted", m.frame_faults.corrupted}};
+  out["topology"] = {{"kind", m.topology},
+                     {"fanout", m.fanout},
+                     {"version", m.topology_version},
+                     {"max_links", m.max_links}};
+  out["root"] = node_json(m.root);
+  out["faults"] = std::move(faults);
+  out["strom_design"] = std::move(design);
+  out["model_events"] = m.events;
+  out["per_node"] = std::move(nodes);
+  out["links"] = std::move(links);
+  out["tls"] = tls_json(r);
+  return out.dump();
 }
 
 } // namespace strom::runtime::sim
