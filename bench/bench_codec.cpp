@@ -20,12 +20,15 @@
 #include "strom/compute/codecs/threshold_encoder.hpp"
 #include "strom/compute/codecs/two_bit_encoder.hpp"
 #include "strom/compute/random.hpp"
+#include "json_line.hpp"
 #include "synthetic_update.hpp"
 
 using namespace strom::compute;
 
 using strom::bench::best_seconds;
 using strom::bench::make_update;
+using strom::bench::print_json;
+using strom::bench::rounded;
 
 namespace {
 
@@ -54,13 +57,13 @@ struct line {
 };
 
 void print(const line& l) {
-  std::printf("{\"codec\":\"%s\",\"op\":\"%s\",\"elements\":%zu,\"density\":%g,\"encoding\":\"%s\","
-              "\"values\":%zu,\"payload_bytes\":%zu,\"seconds\":%.6g,\"ns_per_value\":%.3g,"
-              "\"gbps\":%.3f,\"memcpy_gbps\":%.3f}\n",
-              l.codec, l.op, l.elements, l.density, l.encoding_used, l.values, l.payload_bytes,
-              l.seconds, l.values > 0 ? l.seconds * 1e9 / static_cast<double>(l.values) : 0.0,
-              gbps(l.elements, l.seconds), l.memcpy_gbps);
-  std::fflush(stdout);
+  print_json({{"codec", l.codec}, {"op", l.op}, {"elements", l.elements},
+              {"density", l.density}, {"encoding", l.encoding_used}, {"values", l.values},
+              {"payload_bytes", l.payload_bytes}, {"seconds", l.seconds},
+              {"ns_per_value",
+               rounded(l.values > 0 ? l.seconds * 1e9 / static_cast<double>(l.values) : 0.0, 3)},
+              {"gbps", rounded(gbps(l.elements, l.seconds), 3)},
+              {"memcpy_gbps", rounded(l.memcpy_gbps, 3)}});
 }
 
 void bench_threshold(std::size_t n, double density, const std::vector<float>& update,

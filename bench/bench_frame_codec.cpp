@@ -19,12 +19,15 @@
 #include "strom/compute/codecs/threshold_encoder.hpp"
 #include "strom/compute/frames/update_frame.hpp"
 #include "strom/compute/random.hpp"
+#include "json_line.hpp"
 #include "synthetic_update.hpp"
 
 using namespace strom::compute;
 
 using strom::bench::best_seconds;
 using strom::bench::make_update;
+using strom::bench::print_json;
+using strom::bench::rounded;
 
 namespace {
 
@@ -70,14 +73,13 @@ void bench(std::size_t n, double density, lz4_policy policy) {
   });
   auto view = read_update_frame(*built, ws);
   const bool compressed = view && view->compression == frame_compression::lz4;
-  std::printf("{\"bench\":\"frame_codec\",\"elements\":%zu,\"density\":%g,\"lz4\":\"%s\","
-              "\"compressed\":%s,\"values\":%zu,\"payload_bytes\":%zu,\"frame_bytes\":%zu,"
-              "\"encode_s\":%.6g,\"build_s\":%.6g,\"read_s\":%.6g,\"apply_s\":%.6g,"
-              "\"overhead_fraction\":%.4f}\n",
-              n, density, policy == lz4_policy::never ? "never" : "when_smaller",
-              compressed ? "true" : "false", message->values, payload_bytes, built->size(),
-              encode_s, build_s, read_s, apply_s, (build_s + read_s) / encode_s);
-  std::fflush(stdout);
+  print_json({{"bench", "frame_codec"}, {"elements", n}, {"density", density},
+              {"lz4", policy == lz4_policy::never ? "never" : "when_smaller"},
+              {"compressed", compressed}, {"values", message->values},
+              {"payload_bytes", payload_bytes}, {"frame_bytes", built->size()},
+              {"encode_s", encode_s}, {"build_s", build_s}, {"read_s", read_s},
+              {"apply_s", apply_s},
+              {"overhead_fraction", rounded((build_s + read_s) / encode_s, 4)}});
 }
 
 } // namespace

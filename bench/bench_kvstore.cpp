@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "json_line.hpp"
 #include "median.hpp"
 
 #include <algorithm>
@@ -25,6 +26,8 @@
 #include "strom/runtime/local_training.hpp"
 
 using strom::bench::median;
+using strom::bench::print_json;
+using strom::bench::rounded;
 
 namespace {
 
@@ -62,14 +65,13 @@ strom::result<run_figures> run_once(const std::string& path, std::optional<std::
   run_figures figures{report->train_samples_per_second, report->train_seconds / steps,
                       static_cast<double>(report->push_bytes + report->pull_bytes)
                         / (steps * worker_nodes)};
-  fmt::print("{{\"bench\":\"kvstore_run\",\"mode\":\"{}\",\"epochs\":{},\"train_seconds\":{:.3f},"
-             "\"samples_per_second\":{:.1f},\"test_accuracy\":{:.4f},\"push_bytes\":{},"
-             "\"push_dense_bytes\":{},\"pull_bytes\":{},\"bytes_sent\":{},\"replicas\":{}}}\n",
-             report->mode, report->epochs, report->train_seconds,
-             report->train_samples_per_second, report->test_accuracy, report->push_bytes,
-             report->push_dense_bytes, report->pull_bytes, report->bytes_sent,
-             report->replicas);
-  std::fflush(stdout);
+  print_json({{"bench", "kvstore_run"}, {"mode", report->mode}, {"epochs", report->epochs},
+              {"train_seconds", rounded(report->train_seconds, 3)},
+              {"samples_per_second", rounded(report->train_samples_per_second, 1)},
+              {"test_accuracy", rounded(report->test_accuracy, 4)},
+              {"push_bytes", report->push_bytes}, {"push_dense_bytes", report->push_dense_bytes},
+              {"pull_bytes", report->pull_bytes}, {"bytes_sent", report->bytes_sent},
+              {"replicas", report->replicas}});
   return figures;
 }
 
@@ -119,13 +121,14 @@ int main(int argc, char** argv) {
   const double sh = median_of(shared, &run_figures::samples_per_second);
   const double kv_step = median_of(kvstore, &run_figures::seconds_per_step);
   const double sh_step = median_of(shared, &run_figures::seconds_per_step);
-  fmt::print("{{\"bench\":\"kvstore\",\"impl\":\"strom\",\"job\":\"{}\",\"rounds\":{},"
-             "\"worker_nodes\":{},\"server_nodes\":{},\"replicas\":{},"
-             "\"kvstore_samples_per_second\":{:.1f},"
-             "\"shared_samples_per_second\":{:.1f},\"ratio_kvstore_to_shared\":{:.3f},"
-             "\"kvstore_ms_per_step\":{:.3f},\"shared_ms_per_step\":{:.3f},"
-             "\"kvstore_bytes_per_worker_step\":{:.0f}}}\n",
-             path, rounds, worker_nodes, replicas, replicas, kv, sh, kv / sh, kv_step * 1e3,
-             sh_step * 1e3, median_of(kvstore, &run_figures::bytes_per_step));
+  print_json({{"bench", "kvstore"}, {"impl", "strom"}, {"job", path}, {"rounds", rounds},
+              {"worker_nodes", worker_nodes}, {"server_nodes", replicas}, {"replicas", replicas},
+              {"kvstore_samples_per_second", rounded(kv, 1)},
+              {"shared_samples_per_second", rounded(sh, 1)},
+              {"ratio_kvstore_to_shared", rounded(kv / sh, 3)},
+              {"kvstore_ms_per_step", rounded(kv_step * 1e3, 3)},
+              {"shared_ms_per_step", rounded(sh_step * 1e3, 3)},
+              {"kvstore_bytes_per_worker_step",
+               rounded(median_of(kvstore, &run_figures::bytes_per_step), 0)}});
   return 0;
 }

@@ -29,9 +29,12 @@
 #include "strom/runtime/transport/guarded_connect.hpp"
 #include "strom/runtime/transport/guarded_port.hpp"
 
+#include "json_line.hpp"
 #include "median.hpp"
 
 using strom::bench::median;
+using strom::bench::print_json;
+using strom::bench::rounded;
 
 namespace {
 
@@ -133,12 +136,12 @@ int main(int argc, char** argv) {
     const double plain_us = median(plain_trips);
     const double guarded_us = median(guarded_trips);
     const double tls_us = median(tls_trips);
-    std::printf("{\"bench\":\"link_guard\",\"payload_bytes\":%zu,\"rounds\":%d,\"trips\":%d,"
-                "\"plain_round_trip_us\":%.1f,\"guarded_round_trip_us\":%.1f,\"ratio\":%.3f,"
-                "\"tls_round_trip_us\":%.1f,\"tls_ratio\":%.3f}\n",
-                size, rounds, trips, plain_us, guarded_us, guarded_us / plain_us, tls_us,
-                tls_us / guarded_us);
-    std::fflush(stdout);
+    print_json({{"bench", "link_guard"}, {"payload_bytes", size}, {"rounds", rounds},
+                {"trips", trips}, {"plain_round_trip_us", rounded(plain_us, 1)},
+                {"guarded_round_trip_us", rounded(guarded_us, 1)},
+                {"ratio", rounded(guarded_us / plain_us, 3)},
+                {"tls_round_trip_us", rounded(tls_us, 1)},
+                {"tls_ratio", rounded(tls_us / guarded_us, 3)}});
   }
   caf::anon_send_exit(echoing, caf::exit_reason::user_shutdown);
   return 0;

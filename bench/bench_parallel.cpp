@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "json_line.hpp"
 #include "median.hpp"
 
 #include <algorithm>
@@ -22,6 +23,8 @@
 #include "strom/runtime/cluster_training.hpp"
 
 using strom::bench::median;
+using strom::bench::print_json;
+using strom::bench::rounded;
 
 namespace {
 
@@ -41,13 +44,12 @@ strom::result<strom::runtime::training_report> run_once(const std::string& path,
   auto report = runtime::train_on_cluster(*job, options, {1, workers});
   if (!report)
     return report.err();
-  fmt::print("{{\"bench\":\"parallel_run\",\"job\":\"{}\",\"workers\":{},\"epochs\":{},"
-             "\"train_seconds\":{:.3f},\"samples_per_second\":{:.1f},\"test_accuracy\":{:.4f},"
-             "\"bytes_sent\":{},\"dense_bytes_equivalent\":{}}}\n",
-             report->job, workers, report->epochs, report->train_seconds,
-             report->train_samples_per_second, report->test_accuracy, report->bytes_sent,
-             report->dense_bytes_equivalent);
-  std::fflush(stdout);
+  print_json({{"bench", "parallel_run"}, {"job", report->job}, {"workers", workers},
+              {"epochs", report->epochs}, {"train_seconds", rounded(report->train_seconds, 3)},
+              {"samples_per_second", rounded(report->train_samples_per_second, 1)},
+              {"test_accuracy", rounded(report->test_accuracy, 4)},
+              {"bytes_sent", report->bytes_sent},
+              {"dense_bytes_equivalent", report->dense_bytes_equivalent}});
   return *report;
 }
 
@@ -81,9 +83,9 @@ int main(int argc, char** argv) {
   }
   const double one = median(single);
   const double two = median(parallel);
-  fmt::print("{{\"bench\":\"parallel\",\"impl\":\"strom\",\"job\":\"{}\",\"rounds\":{},"
-             "\"epochs\":{},\"samples_per_second_1_worker\":{:.1f},"
-             "\"samples_per_second_{}_workers\":{:.1f},\"ratio\":{:.3f}}}\n",
-             path, rounds, trained_epochs, one, parallel_workers, two, two / one);
+  print_json({{"bench", "parallel"}, {"impl", "strom"}, {"job", path}, {"rounds", rounds},
+              {"epochs", trained_epochs}, {"samples_per_second_1_worker", rounded(one, 1)},
+              {fmt::format("samples_per_second_{}_workers", parallel_workers), rounded(two, 1)},
+              {"ratio", rounded(two / one, 3)}});
   return 0;
 }

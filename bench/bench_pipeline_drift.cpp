@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "json_line.hpp"
 #include "median.hpp"
 
 #include <cstring>
@@ -21,7 +22,10 @@
 #include "strom/runtime/job_spec.hpp"
 #include "strom/runtime/local_training.hpp"
 
+using strom::bench::json;
 using strom::bench::median;
+using strom::bench::print_json;
+using strom::bench::rounded;
 
 namespace {
 
@@ -63,13 +67,13 @@ strom::result<drift_run> run_once(const std::string& path, double drift, float m
   std::string split;
   for (const auto& layers : report->pipeline.stage_layers)
     split += fmt::format("[{},{})", layers.front(), layers.back());
-  fmt::print("{{\"bench\":\"pipeline_drift_run\",\"repartition_margin\":{},\"drift\":{},"
-             "\"epoch_samples_per_second\":[{:.1f},{:.1f},{:.1f}],\"repartitions\":{},"
-             "\"stage_layers\":\"{}\",\"test_loss\":{:.9f}}}\n",
-             margin, drift, seen.samples_per_second[0], seen.samples_per_second[1],
-             seen.samples_per_second[2], report->pipeline.repartitions, split,
-             report->test_loss);
-  std::fflush(stdout);
+  json epoch_samples_per_second = json::array();
+  for (const double samples : seen.samples_per_second)
+    epoch_samples_per_second.push_back(rounded(samples, 1));
+  print_json({{"bench", "pipeline_drift_run"}, {"repartition_margin", margin}, {"drift", drift},
+              {"epoch_samples_per_second", epoch_samples_per_second},
+              {"repartitions", report->pipeline.repartitions}, {"stage_layers", split},
+              {"test_loss", rounded(report->test_loss, 9)}});
   return drift_run{seen.samples_per_second[2], report->test_loss};
 }
 
@@ -101,10 +105,10 @@ int main(int argc, char** argv) {
     kept.push_back(without->third_epoch);
     same_model = same_model && with->test_loss == without->test_loss;
   }
-  fmt::print("{{\"bench\":\"pipeline_drift\",\"job\":\"{}\",\"rounds\":{},\"drift\":{},"
-             "\"repartitioned_third_epoch\":{:.1f},\"kept_third_epoch\":{:.1f},"
-             "\"repartitioned_over_kept\":{:.3f},\"same_model\":{}}}\n",
-             path, rounds, drift, median(moved), median(kept), median(moved) / median(kept),
-             same_model);
+  print_json({{"bench", "pipeline_drift"}, {"job", path}, {"rounds", rounds}, {"drift", drift},
+              {"repartitioned_third_epoch", rounded(median(moved), 1)},
+              {"kept_third_epoch", rounded(median(kept), 1)},
+              {"repartitioned_over_kept", rounded(median(moved) / median(kept), 3)},
+              {"same_model", same_model}});
   return 0;
 }

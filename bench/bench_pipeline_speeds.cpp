@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "json_line.hpp"
 #include "median.hpp"
 
 #include <algorithm>
@@ -24,7 +25,10 @@
 #include "strom/runtime/job_spec.hpp"
 #include "strom/runtime/local_training.hpp"
 
+using strom::bench::json;
 using strom::bench::median;
+using strom::bench::print_json;
+using strom::bench::rounded;
 
 namespace {
 
@@ -53,13 +57,14 @@ strom::result<double> run_once(const std::string& path, std::uint32_t epochs,
   std::string split;
   for (const auto& layers : report->pipeline.stage_layers)
     split += fmt::format("[{},{})", layers.front(), layers.back());
-  fmt::print("{{\"bench\":\"pipeline_speeds_run\",\"partition\":\"{}\",\"node_speeds\":[{},{}],"
-             "\"stage_layers\":\"{}\",\"samples_per_second\":{:.1f},\"test_accuracy\":{:.4f},"
-             "\"bubble_fraction\":{:.3f}}}\n",
-             partition == schema::StagePartition::SPEED_AWARE ? "speed_aware" : "speed_blind",
-             speeds[0], speeds[1], split, report->train_samples_per_second,
-             report->test_accuracy, report->pipeline.bubble_fraction);
-  std::fflush(stdout);
+  print_json(
+    {{"bench", "pipeline_speeds_run"},
+     {"partition",
+      partition == schema::StagePartition::SPEED_AWARE ? "speed_aware" : "speed_blind"},
+     {"node_speeds", json::array({speeds[0], speeds[1]})}, {"stage_layers", split},
+     {"samples_per_second", rounded(report->train_samples_per_second, 1)},
+     {"test_accuracy", rounded(report->test_accuracy, 4)},
+     {"bubble_fraction", rounded(report->pipeline.bubble_fraction, 3)}});
   return report->train_samples_per_second;
 }
 
@@ -98,14 +103,14 @@ int main(int argc, char** argv) {
   const double blind_fast_first = at(StagePartition::SPEED_BLIND, 0);
   const double blind_slow_first = at(StagePartition::SPEED_BLIND, 1);
   const auto apart = [](double a, double b) { return std::abs(a - b) / std::max(a, b); };
-  fmt::print("{{\"bench\":\"pipeline_speeds\",\"job\":\"{}\",\"rounds\":{},\"epochs\":{},"
-             "\"slow_speed\":{},\"aware_fast_first\":{:.1f},\"aware_slow_first\":{:.1f},"
-             "\"blind_fast_first\":{:.1f},\"blind_slow_first\":{:.1f},"
-             "\"aware_orders_apart\":{:.3f},\"blind_orders_apart\":{:.3f},"
-             "\"aware_over_blind_fast_first\":{:.3f},\"aware_over_blind_slow_first\":{:.3f}}}\n",
-             path, rounds, epochs, slow, aware_fast_first, aware_slow_first, blind_fast_first,
-             blind_slow_first, apart(aware_fast_first, aware_slow_first),
-             apart(blind_fast_first, blind_slow_first), aware_fast_first / blind_fast_first,
-             aware_slow_first / blind_slow_first);
+  print_json({{"bench", "pipeline_speeds"}, {"job", path}, {"rounds", rounds}, {"epochs", epochs},
+              {"slow_speed", slow}, {"aware_fast_first", rounded(aware_fast_first, 1)},
+              {"aware_slow_first", rounded(aware_slow_first, 1)},
+              {"blind_fast_first", rounded(blind_fast_first, 1)},
+              {"blind_slow_first", rounded(blind_slow_first, 1)},
+              {"aware_orders_apart", rounded(apart(aware_fast_first, aware_slow_first), 3)},
+              {"blind_orders_apart", rounded(apart(blind_fast_first, blind_slow_first), 3)},
+              {"aware_over_blind_fast_first", rounded(aware_fast_first / blind_fast_first, 3)},
+              {"aware_over_blind_slow_first", rounded(aware_slow_first / blind_slow_first, 3)}});
   return 0;
 }

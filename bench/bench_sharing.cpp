@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "json_line.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
@@ -18,6 +20,9 @@
 #include "strom/runtime/cluster_training.hpp"
 #include "strom/runtime/job_spec.hpp"
 #include "strom/runtime/local_training.hpp"
+
+using strom::bench::print_json;
+using strom::bench::rounded;
 
 namespace {
 
@@ -52,12 +57,12 @@ strom::result<run_figures> run_once(const std::string& path, std::uint64_t seed,
     report->dense_bytes_equivalent
       ? static_cast<double>(report->bytes_sent) / static_cast<double>(report->dense_bytes_equivalent)
       : 0.0};
-  fmt::print("{{\"bench\":\"sharing_run\",\"job\":\"{}\",\"scheme\":\"{}\",\"seed\":{},"
-             "\"nodes\":{},\"workers\":{},\"test_accuracy\":{:.4f},\"bytes_fraction\":{:.5f},"
-             "\"train_seconds\":{:.2f}}}\n",
-             report->job, how == scheme::sharing ? "sharing" : "sync_dp", seed, nodes, workers,
-             figures.accuracy, figures.bytes_fraction, report->train_seconds);
-  std::fflush(stdout);
+  print_json({{"bench", "sharing_run"}, {"job", report->job},
+              {"scheme", how == scheme::sharing ? "sharing" : "sync_dp"}, {"seed", seed},
+              {"nodes", nodes}, {"workers", workers},
+              {"test_accuracy", rounded(figures.accuracy, 4)},
+              {"bytes_fraction", rounded(figures.bytes_fraction, 5)},
+              {"train_seconds", rounded(report->train_seconds, 2)}});
   return figures;
 }
 
@@ -110,15 +115,17 @@ int main(int argc, char** argv) {
     }
     const double gap = mean(sharing) - mean(sync_dp);
     const auto name = std::filesystem::path(path).stem().string();
-    fmt::print("{{\"bench\":\"sharing_job\",\"job\":\"{}\",\"seeds\":{},\"sync_dp_accuracy\":{:.4f},"
-               "\"sharing_accuracy\":{:.4f},\"gap_points\":{:.2f},\"bytes_fraction\":{:.5f}}}\n",
-               name, seeds, mean(sync_dp), mean(sharing), 100.0 * gap, mean(bytes));
+    print_json({{"bench", "sharing_job"}, {"job", name}, {"seeds", seeds},
+                {"sync_dp_accuracy", rounded(mean(sync_dp), 4)},
+                {"sharing_accuracy", rounded(mean(sharing), 4)},
+                {"gap_points", rounded(100.0 * gap, 2)},
+                {"bytes_fraction", rounded(mean(bytes), 5)}});
     if (worst_job.empty() || gap < worst_gap) {
       worst_gap = gap;
       worst_job = name;
     }
   }
-  fmt::print("{{\"bench\":\"sharing\",\"jobs\":{},\"worst_gap_points\":{:.2f},\"worst_job\":\"{}\"}}\n",
-             jobs.size(), 100.0 * worst_gap, worst_job);
+  print_json({{"bench", "sharing"}, {"jobs", jobs.size()},
+              {"worst_gap_points", rounded(100.0 * worst_gap, 2)}, {"worst_job", worst_job}});
   return 0;
 }

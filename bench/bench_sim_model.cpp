@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "json_line.hpp"
+
 #include <chrono>
 #include <string>
 
@@ -11,6 +13,8 @@
 
 int main(int argc, char** argv) {
   using namespace strom::runtime::sim;
+  using strom::bench::print_json;
+  using strom::bench::rounded;
   const std::string path =
     argc > 1 ? argv[1] : std::string{STROM_SOURCE_DIR} + "/examples/sim/mesh_4096.scenario";
   /// Issue #18: "mesh_4096 runs in under 60 s wall time on this machine".
@@ -28,9 +32,9 @@ int main(int argc, char** argv) {
   }
   const double wall =
     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  fmt::print("{{\"scenario\":\"{}\",\"nodes\":{},\"model_events\":{},\"wall_seconds\":{:.3f},"
-             "\"events_per_second\":{:.0f},\"under_bar\":{},\"passed\":{}}}\n",
-             path, ran->model.nodes.size(), ran->model.events, wall,
-             static_cast<double>(ran->model.events) / wall, wall < bar_seconds, ran->passed);
+  print_json({{"scenario", path}, {"nodes", ran->model.nodes.size()},
+              {"model_events", ran->model.events}, {"wall_seconds", rounded(wall, 3)},
+              {"events_per_second", rounded(static_cast<double>(ran->model.events) / wall, 0)},
+              {"under_bar", wall < bar_seconds}, {"passed", ran->passed}});
   return wall < bar_seconds && ran->passed ? 0 : 1;
 }

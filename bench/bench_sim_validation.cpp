@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "json_line.hpp"
+
 #include <chrono>
 #include <cmath>
 #include <string>
@@ -14,6 +16,8 @@
 
 int main(int argc, char** argv) {
   using namespace strom::runtime::sim;
+  using strom::bench::print_json;
+  using strom::bench::rounded;
   const std::string path =
     argc > 1 ? argv[1] : std::string{STROM_SOURCE_DIR} + "/examples/sim/scaling_4_nodes.scenario";
   constexpr double bar = 0.20;
@@ -49,12 +53,12 @@ int main(int argc, char** argv) {
     const double ratio = sps[1] / sps[0];
     const bool within = std::abs(ratio - 1) <= bar;
     all_within &= within;
-    fmt::print("{{\"nodes\":{},\"live_samples_per_second\":{:.1f},"
-               "\"model_samples_per_second\":{:.1f},\"model_over_live\":{:.4f},"
-               "\"within_20_percent\":{},\"live_wall_seconds\":{:.2f},"
-               "\"model_wall_seconds\":{:.3f}}}\n",
-               nodes, sps[0], sps[1], ratio, within, wall[0], wall[1]);
+    print_json({{"nodes", nodes}, {"live_samples_per_second", rounded(sps[0], 1)},
+                {"model_samples_per_second", rounded(sps[1], 1)},
+                {"model_over_live", rounded(ratio, 4)}, {"within_20_percent", within},
+                {"live_wall_seconds", rounded(wall[0], 2)},
+                {"model_wall_seconds", rounded(wall[1], 3)}});
   }
-  fmt::print("{{\"scenario\":\"{}\",\"all_within_20_percent\":{}}}\n", path, all_within);
+  print_json({{"scenario", path}, {"all_within_20_percent", all_within}});
   return all_within ? 0 : 1;
 }

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "json_line.hpp"
+
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -16,6 +18,9 @@
 #include "strom/compute/data/partition.hpp"
 #include "strom/compute/replica_from_spec.hpp"
 #include "strom/runtime/job_spec.hpp"
+
+using strom::bench::print_json;
+using strom::bench::rounded;
 
 namespace {
 
@@ -58,11 +63,10 @@ int bench_job(const std::string& path, std::size_t batches) {
     }
   }
   const double seconds = std::chrono::duration<double>(clock::now() - start).count();
-  fmt::print("{{\"bench\":\"training\",\"impl\":\"strom\",\"job\":\"{}\",\"workers\":1,"
-             "\"threads\":{},\"batch\":{},\"batches\":{},\"seconds\":{:.4f},"
-             "\"samples_per_second\":{:.1f}}}\n",
-             spec.getName().cStr(), compute::compute_threads(), batch_size, timed, seconds,
-             samples / seconds);
+  print_json({{"bench", "training"}, {"impl", "strom"}, {"job", spec.getName().cStr()},
+              {"workers", 1}, {"threads", compute::compute_threads()}, {"batch", batch_size},
+              {"batches", timed}, {"seconds", rounded(seconds, 4)},
+              {"samples_per_second", rounded(samples / seconds, 1)}});
   return 0;
 }
 
