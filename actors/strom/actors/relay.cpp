@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "strom/compute/frames/update_frame.hpp"
 #include "strom/log.hpp"
 
 namespace strom::actors {

@@ -37,7 +37,6 @@
 #include "strom/actors/messages.hpp"
 #include "strom/actors/timeline.hpp"
 #include "strom/actors/seen_updates.hpp"
-#include "strom/compute/frames/update_frame.hpp"
 
 namespace strom::actors {
 

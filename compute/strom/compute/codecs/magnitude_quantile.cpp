@@ -1,22 +1,10 @@
 #include "strom/compute/codecs/magnitude_quantile.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
+
+#include "strom/compute/codecs/finite_magnitude.hpp"
 
 namespace strom::compute {
-
-namespace {
-
-/// |value| as an ordered, finite number: nth_element needs a strict weak order, which NaN
-/// breaks.
-float finite_magnitude(float value) noexcept {
-  if (std::isnan(value))
-    return 0.0f;
-  return std::min(std::fabs(value), std::numeric_limits<float>::max());
-}
-
-} // namespace
 
 float magnitude_quantile(std::span<const float> values, double keep, std::size_t start,
                          std::vector<float>& workspace, std::size_t sample) {

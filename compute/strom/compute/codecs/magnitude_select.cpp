@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "strom/compute/codecs/finite_magnitude.hpp"
 #include "strom/compute/codecs/float_lanes.hpp"
 #include "strom/compute/codecs/magnitude_select_avx512.hpp"
 
@@ -18,12 +19,6 @@ constexpr std::size_t lanes = float_lane_count;
 /// magnitude_select_avx512.cpp).
 constexpr std::size_t sum_block = 256;
 constexpr float sum_shrink = 1.0f / 512.0f;
-
-/// What an element adds to the total: NaN nothing and inf the largest float, so that one
-/// broken element does not hide what the rest hold.
-float counted_magnitude(float value) noexcept {
-  return std::isnan(value) ? 0.0f : std::min(std::fabs(value), std::numeric_limits<float>::max());
-}
 
 } // namespace
 
@@ -46,7 +41,7 @@ magnitude_selection magnitude_select_portable(std::span<const float> values, flo
     }
     const auto index = static_cast<std::int32_t>(i + 1);
     indices[out.hits++] = v[i] > 0.0f ? index : -index;
-    out.selected_mass += static_cast<double>(counted_magnitude(v[i]));
+    out.selected_mass += static_cast<double>(finite_magnitude(v[i]));
     return true;
   };
   const float_lanes limit = {threshold, threshold, threshold, threshold};
@@ -73,7 +68,7 @@ magnitude_selection magnitude_select_portable(std::span<const float> values, flo
     out.total_mass += (static_cast<double>(part[0]) + part[1] + part[2] + part[3]) / sum_shrink;
   }
   for (; i < values.size(); ++i) {
-    out.total_mass += static_cast<double>(counted_magnitude(v[i]));
+    out.total_mass += static_cast<double>(finite_magnitude(v[i]));
     if (std::fabs(v[i]) >= threshold && !record(i))
       return out;
   }
