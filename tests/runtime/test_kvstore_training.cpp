@@ -204,6 +204,15 @@ BOOST_AUTO_TEST_CASE(two_bit_pushes_send_a_sixteenth_of_the_dense_bytes) {
   BOOST_TEST(report.test_accuracy >= 0.75);
 }
 
+BOOST_AUTO_TEST_CASE(threshold_pushes_use_the_calibrated_default_and_learn) {
+  // The job names no sharing policy: each key range's pushes are calibrated blocks (1% of
+  // the large weights, the small tensors dense in fp16).
+  const auto report = train_kvstore(
+    {{2, 1, 1}, schema::KvStoreSync::DIST_SYNC, schema::KvCompression::THRESHOLD});
+  BOOST_TEST(report.push_bytes <= report.push_dense_bytes * 5 / 100);
+  BOOST_TEST(report.test_accuracy >= 0.75);
+}
+
 BOOST_AUTO_TEST_CASE(fp16_pulls_take_half_the_pull_bytes_and_learn) {
   const auto fp32 = train_kvstore({{2, 1, 1}});
   const auto fp16 = train_kvstore({{2, 1, 1}, schema::KvStoreSync::DIST_SYNC,
