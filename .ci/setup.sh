@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Installs what strom needs from Debian (only the packages that are missing), builds it,
 # then runs the main job (`train`) or the whole test suite (`test`).
-#   bash .ci/setup.sh train   # Fashion-MNIST training from the command line
-#   bash .ci/setup.sh test    # every test suite except the soak label
+#   bash .ci/setup.sh train       # Fashion-MNIST training from the command line
+#   bash .ci/setup.sh test        # every test suite except the soak label
+# The GPU check (docs/gpu.md) is two steps: `gpu-bundle` here builds with the CUDA backend
+# and packs what the GPU machine lacks into .gpu/; `gpu-check` there runs the check from it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 mode=${1:-train}
 case "$mode" in
-  train|test) ;;
-  *) echo "usage: bash .ci/setup.sh train|test" >&2; exit 2 ;;
+  train|test|gpu-bundle) ;;
+  gpu-check) exec bash .ci/gpu_check.sh ;;
+  *) echo "usage: bash .ci/setup.sh train|test|gpu-bundle|gpu-check" >&2; exit 2 ;;
 esac
 
 packages=(
@@ -33,10 +36,15 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 build=${STROM_BUILD_DIR:-build}
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release
+# The CUDA backend is built wherever nvcc is found; the GPU check insists on it.
+cuda=()
+[ "$mode" = gpu-bundle ] && cuda=(-DSTROM_CUDA=ON)
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${cuda[@]}"
 cmake --build "$build" -j "$(nproc)"
 
-if [ "$mode" = train ]; then
+if [ "$mode" = gpu-bundle ]; then
+  exec bash .ci/gpu_bundle.sh "$build"
+elif [ "$mode" = train ]; then
   # An in-process cluster: two nodes, each its own actor system, over loopback.
   "$build/runtime/strom" train examples/fashion_mlp.job --nodes 2 \
     --metrics-out "$build/fashion_mlp.metrics.json" --checkpoint-dir "$build/checkpoints"

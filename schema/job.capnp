@@ -153,6 +153,14 @@ struct Training {
   updater @3 :Updater;
   l2 @4 :Float32 = 0;         # L2 regularisation coefficient on weights (not biases)
   computeThreads @5 :UInt32 = 1;  # BLAS threads per worker
+  device @6 :Device = cpu;        # where each worker's step runs (--device overrides)
+}
+
+# The backend a worker's step runs on. cuda needs a build with the CUDA backend and a GPU;
+# several workers of one process share the GPU, each on its own stream.
+enum Device {
+  cpu @0;
+  cuda @1;
 }
 
 struct Updater {

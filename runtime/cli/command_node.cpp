@@ -27,6 +27,7 @@ const command_spec node_spec = with_timeline_option(with_stall_option(with_obser
     {"listen", "HOST:PORT", "where the scheduler accepts nodes and clients (0.0.0.0: everywhere)"},
     {"join", "HOST:PORT", "join the scheduler at HOST:PORT as a worker node"},
     {"workers", "N", "trainers this node runs (default: one per core)"},
+    {"device", "D", "where this node's workers step, whatever the job says: cpu or cuda"},
     {"role", "ROLE",
      "worker (trains, the default) or server (holds the parameters of kvstore jobs)"},
     {"name", "NAME", "the node's unique name in the cluster (default: HOSTNAME:PID)"},
@@ -77,7 +78,7 @@ int usage(const std::string& message) {
 
 int run_scheduler(const arguments& args) {
   for (const char* worker_only :
-       {"join", "workers", "role", "name", "connect-timeout", "reconnect-timeout", "timeline",
+       {"join", "workers", "device", "role", "name", "connect-timeout", "reconnect-timeout", "timeline",
         "memory-limit", "speed-factor", "speed-drift"})
     if (args.has(worker_only))
       return usage(fmt::format("--{} is for worker nodes, not with --scheduler", worker_only));
@@ -158,6 +159,11 @@ int run_worker(const arguments& args) {
   options.netmask = args.get("netmask").value_or("");
   options.workers = static_cast<std::uint32_t>(workers.value().value_or(0));
   options.role = args.get("role").value_or(actors::node_role_worker);
+  if (auto text = args.get("device")) {
+    if (*text != "cpu" && *text != "cuda")
+      return usage(fmt::format("--device: '{}' is not cpu or cuda", *text));
+    options.device = *text == "cuda" ? schema::Device::CUDA : schema::Device::CPU;
+  }
   if (options.role != actors::node_role_worker && options.role != actors::node_role_server)
     return usage(fmt::format("--role: '{}' is not worker or server", options.role));
   if (auto timeout = reconnect.value())

@@ -8,6 +8,7 @@
 #include "observation_flags.hpp"
 #include "commands.hpp"
 #include "training_summary.hpp"
+#include "strom/compute/device/device_kind.hpp"
 #include "strom/log.hpp"
 #include "strom/runtime/capacity_text.hpp"
 #include "strom/runtime/local_training.hpp"
@@ -180,8 +181,17 @@ int run_train(int argc, char** argv) {
     fmt::print(stderr, "strom train: {}\n", ok.err().message);
     return exit_usage;
   }
+  // One GPU: one worker unless asked for more (they share it, each on its own stream).
+  const bool on_gpu = options.device.value_or(job->reader().getTraining().getDevice())
+                      == schema::Device::CUDA;
+  if (on_gpu) {
+    if (const auto cuda = compute::find_cuda(); !cuda.usable) {
+      fmt::print(stderr, "strom train: --device cuda: {}\n", cuda.why);
+      return exit_failure;
+    }
+  }
   const std::uint32_t default_workers =
-    shape.nodes > 1 ? 1 : std::max(1u, std::thread::hardware_concurrency());
+    shape.nodes > 1 || on_gpu ? 1 : std::max(1u, std::thread::hardware_concurrency());
   shape.workers = static_cast<std::uint32_t>(workers.value().value_or(default_workers));
   shape.servers = static_cast<std::uint32_t>(servers.value().value_or(0));
   auto report = runtime::train_on_cluster(*job, options, shape);

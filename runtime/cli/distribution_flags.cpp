@@ -11,6 +11,10 @@ namespace strom::cli {
 
 command_spec with_distribution_options(command_spec spec) {
   spec.options.push_back(
+    {"device", "D",
+     "override training.device: cpu, or cuda (every worker's step on the GPU; several workers "
+     "share it, each on its own stream)"});
+  spec.options.push_back(
     {"topology", "KIND",
      "override distributed.topology: plain (through one hub), mesh (a tree of relays) or "
      "auto (mesh from 32 nodes)"});
@@ -61,6 +65,11 @@ command_spec with_distribution_options(command_spec spec) {
 
 result<void> read_distribution_flags(const arguments& args,
                                      runtime::local_training_options& overrides) {
+  if (auto text = args.get("device")) {
+    if (*text != "cpu" && *text != "cuda")
+      return error{fmt::format("--device: '{}' is not cpu or cuda", *text)};
+    overrides.device = *text == "cuda" ? schema::Device::CUDA : schema::Device::CPU;
+  }
   if (auto text = args.get("topology")) {
     auto kind = actors::parse_topology_kind(*text);
     if (!kind)

@@ -10,6 +10,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "strom/compute/device/device_kind.hpp"
 #include "strom/runtime/checkpoint.hpp"
 #include "support/strom_program.hpp"
 #include "support/loopback_socket.hpp"
@@ -155,6 +156,28 @@ BOOST_AUTO_TEST_CASE(mode_and_averaging_frequency_are_checked_naming_the_flag_or
   for (const char* word : {"--mode", "--averaging-frequency", "--topology", "--fanout",
                            "--replicas", "--pull-precision", "--schedule"})
     BOOST_TEST(contains(help.output, word), word);
+}
+
+BOOST_AUTO_TEST_CASE(device_is_checked_and_a_gpu_asked_for_but_absent_is_named) {
+  const std::string job = std::string{STROM_SOURCE_DIR} + "/examples/fashion_mlp.job";
+  auto unknown = run("train " + job + " --device tpu");
+  BOOST_TEST(unknown.status == 2);
+  BOOST_TEST(contains(unknown.output, "--device: 'tpu' is not cpu or cuda"), unknown.output);
+  auto node = run("node --join 127.0.0.1:1 --device gpu");
+  BOOST_TEST(node.status == 2);
+  BOOST_TEST(contains(node.output, "--device: 'gpu' is not cpu or cuda"), node.output);
+  for (const char* command : {"train --help", "submit --help", "node --help"})
+    BOOST_TEST(contains(run(command).output, "--device"), command);
+  // Before anything is loaded: no GPU here ends the run naming why; with one, a pipeline job
+  // is refused naming the field.
+  auto pipeline = run("train " + job + " --device cuda --mode pipeline --epochs 1");
+  BOOST_TEST(pipeline.status == 1);
+  if (const auto cuda = strom::compute::find_cuda(); !cuda.usable)
+    BOOST_TEST(contains(pipeline.output, "strom train: --device cuda: " + cuda.why),
+               pipeline.output);
+  else
+    BOOST_TEST(contains(pipeline.output, "training.device: cuda runs the data-parallel modes"),
+               pipeline.output);
 }
 
 BOOST_AUTO_TEST_CASE(reconnect_timeout_takes_a_duration_within_bounds) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "strom/compute/device/device_kind.hpp"
 #include "strom/compute/model_from_spec.hpp"
 #include "strom/compute/replica_from_spec.hpp"
 #include "strom/runtime/job_spec.hpp"
@@ -165,6 +166,23 @@ BOOST_AUTO_TEST_CASE(a_replica_hands_on_gradients_with_their_l2_term_already_add
   BOOST_TEST(calls == trainer.net().layers().size());  // one a layer
   for (std::size_t i = 0; i < whole.size(); ++i)
     BOOST_REQUIRE_EQUAL(trainer.net().gradients()[i], whole[i]);
+}
+
+BOOST_AUTO_TEST_CASE(a_cuda_replica_where_cuda_cannot_run_is_refused_saying_why) {
+  auto job = runtime::parse_job_text(
+    R"((network = (input = (width = 12), layers = [(output = (units = 3))]),
+        training = (batchSize = 4, device = cuda)))",
+    "test.job", ".");
+  BOOST_REQUIRE_MESSAGE(job.ok(), (job.ok() ? "" : job.err().message));
+  const auto cuda = find_cuda();
+  auto built = make_replica(job->reader(), 0);
+  if (cuda.usable) {  // a GPU machine: the replica steps there
+    BOOST_REQUIRE(built.ok());
+    BOOST_TEST((*built)->device_name() == cuda.why);
+    return;
+  }
+  BOOST_REQUIRE(!built.ok());
+  BOOST_TEST(built.err().message == "training.device = cuda: " + cuda.why);
 }
 
 BOOST_AUTO_TEST_CASE(last_layer_must_be_output) {

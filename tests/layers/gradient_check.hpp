@@ -14,17 +14,9 @@
 
 #include "strom/compute/layer.hpp"
 #include "strom/compute/random.hpp"
+#include "support/random_values.hpp"
 
 namespace strom::compute::testing {
-
-/// n floats uniform in [low, high).
-inline std::vector<float> random_values(std::size_t n, rng& gen, float low = -1.0f,
-                                        float high = 1.0f) {
-  std::vector<float> values(n);
-  for (auto& v : values)
-    v = gen.uniform(low, high);
-  return values;
-}
 
 /// Makes a fresh layer; called once per loss evaluation, so that a layer drawing random
 /// masks (dropout) repeats its mask from its seed every time.

@@ -464,6 +464,10 @@ void node_prepared(self_ptr self, const job_master_setup& setup, const node_read
     st.data = data_plan{ready.train_samples, std::max<std::uint32_t>(ready.batch_size, 1),
                         ready.seed, ready.shuffle};
   }
+  if (st.prepared.size() == 1)  // the first node to answer
+    st.report.device = ready.device;
+  else if (st.report.device.find(ready.device) == std::string::npos)
+    st.report.device += ", " + ready.device;
   st.last_heard = self->clock().now();
   if (st.prepared.size() < st.nodes.size())
     return;

@@ -649,6 +649,7 @@ void prepared(self_ptr self, const node_agent_setup& setup, const job_assignment
   ready.averaging_frequency = job->node.averaging.frequency;
   ready.mode = job->mode;
   ready.kvstore = job->kvstore;
+  ready.device = job->device;
   // Opening a listening port does not block (the port's guard thread accepts). Only a mesh
   // needs it: without it a plain job still runs, and a mesh job fails naming this node.
   if (setup.publish_relay) {

@@ -39,6 +39,7 @@ struct node_job {
   std::string job_name;
   std::string mode = "shared";  ///< the training mode (node_ready::mode)
   std::string kvstore;          ///< kvstore mode's dist_sync or dist_async
+  std::string device = "cpu";   ///< where the workers' steps run (node_ready::device)
   std::uint32_t epochs = 0;
   std::uint64_t batches_per_epoch = 0;  ///< over this node's workers
   std::uint64_t samples_per_epoch = 0;  ///< this node's share of the training set

@@ -69,6 +69,9 @@ struct training_report {
   std::vector<tensor_sharing> sharing_layers;
   // -- parameter averaging (mode "averaging") ------------------------------------------------
   std::string mode = "shared";              ///< shared (updates) or averaging (parameters)
+  /// Where the workers' steps ran: "cpu" or the GPU, e.g. "cuda:0 (NVIDIA H200)"; nodes that
+  /// differ are listed, comma-separated.
+  std::string device = "cpu";
   std::uint32_t averaging_frequency = 0;    ///< steps between averages (averaging)
   std::uint64_t averaging_rounds = 0;       ///< averages every worker took part in
   std::uint64_t averaging_bytes = 0;        ///< sum and total frame bytes the relays sent
@@ -118,7 +121,7 @@ typename F::result_type inspect(F& f, training_report& x) {
            x.restore_seconds, x.scheduler_restarts, x.samples_redone, x.topology, x.mode,
            x.averaging_frequency, x.averaging_rounds, x.averaging_bytes, x.kvstore, x.servers,
            x.replicas, x.push_bytes, x.push_dense_bytes, x.pull_bytes, x.server_updates,
-           x.server_failovers, x.pipeline, x.sharing_layers);
+           x.server_failovers, x.pipeline, x.sharing_layers, x.device);
 }
 
 template <class F>

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <type_traits>
 
 #include "strom/compute/updaters/l2_regularization.hpp"
 
@@ -11,11 +12,95 @@ replica::replica(std::unique_ptr<compute::model> net, replica_options options)
   : model_(std::move(net)), options_(std::move(options)) {
   updater_state_.resize(options_.update_rule->state_size(model_->parameters().size()));
   options_.update_rule->initialize_state(updater_state_);
+  if (options_.device == device_kind::cuda)
+    engine_ = make_cuda_engine(*model_, *options_.update_rule, options_.l2, options_.device_seed);
 }
+
+replica::~replica() = default;
+
+// -- where the newest copy of each buffer is --------------------------------------------------
+
+namespace {
+
+/// Brings one buffer's host copy up to date where the device holds it newer.
+template <class Download>
+void bring_home(auto& copy, auto after, Download&& download) {
+  using newer = std::remove_reference_t<decltype(copy)>;
+  if (copy == newer::device) {
+    download();
+    copy = newer::neither;
+  }
+  if (after == newer::host)
+    copy = newer::host;
+}
+
+} // namespace
+
+void replica::to_host(bool updater_too, newer after) const {
+  if (!engine_)
+    return;
+  bring_home(copies_.parameters, after, [&] { engine_->download_parameters(model_->parameters()); });
+  bring_home(copies_.state, after, [&] { engine_->download_state(model_->state()); });
+  bring_home(copies_.gradients, after, [&] { engine_->download_gradients(model_->gradients()); });
+  if (updater_too)
+    bring_home(copies_.updater_state, after,
+               [&] { engine_->download_updater_state(updater_state_); });
+}
+
+device_engine& replica::on_device() {
+  auto send = [](newer& copy, auto upload) {
+    if (copy == newer::host) {
+      upload();
+      copy = newer::neither;
+    }
+  };
+  send(copies_.parameters, [&] { engine_->upload_parameters(model_->parameters()); });
+  send(copies_.state, [&] { engine_->upload_state(model_->state()); });
+  send(copies_.gradients, [&] { engine_->upload_gradients(model_->gradients()); });
+  send(copies_.updater_state, [&] { engine_->upload_updater_state(updater_state_); });
+  return *engine_;
+}
+
+compute::model& replica::net() {
+  to_host(false, newer::host);
+  return *model_;
+}
+
+const compute::model& replica::net() const {
+  to_host(false, newer::neither);
+  return *model_;
+}
+
+std::span<float> replica::updater_state() {
+  to_host(true, newer::host);
+  return updater_state_;
+}
+
+std::span<const float> replica::updater_state() const {
+  to_host(true, newer::neither);
+  return updater_state_;
+}
+
+std::string replica::device_name() const {
+  return engine_ ? engine_->name() : "cpu";
+}
+
+// -- training -----------------------------------------------------------------------------
 
 float replica::compute_gradients(std::span<const float> features,
                                  std::span<const std::int32_t> labels, std::size_t batch,
                                  const model::gradients_ready& ready) {
+  if (engine_) {
+    copies_.gradients = newer::neither;  // overwritten whole: the host's need not go over
+    const float loss = on_device().compute_gradients(features, labels, batch);
+    copies_.gradients = newer::device;
+    copies_.state = newer::device;  // batch normalisation's running statistics
+    if (ready) {  // the device hands its gradients over whole: they are final from 0 on
+      to_host(false, newer::neither);
+      ready(0);
+    }
+    return loss;
+  }
   if (!ready) {
     const float loss = model_->compute_gradients(features, labels, batch);
     regularize();
@@ -38,6 +123,7 @@ float replica::compute_gradients(std::span<const float> features,
 }
 
 void replica::regularize() {
+  to_host(false, newer::host);
   if (options_.l2 != 0.0f)
     add_l2(model_->parameters(), model_->gradients(), model_->regularized_ranges(), options_.l2);
 }
@@ -61,20 +147,38 @@ step_context replica::next_step() noexcept {
 float replica::compute_update(std::span<const float> features,
                               std::span<const std::int32_t> labels, std::size_t batch) {
   const float loss = compute_gradients(features, labels, batch);
+  if (engine_) {
+    on_device().compute_update(next_step());
+    copies_.gradients = copies_.updater_state = newer::device;
+    return loss;
+  }
   options_.update_rule->compute_update(model_->gradients(), updater_state_, next_step());
   return loss;
 }
 
 std::size_t replica::scan_update(const threshold_scan_args& scan) {
+  if (engine_) {
+    // The update is computed on the device and scanned on the host, where the sharing's
+    // residual lives.
+    on_device().compute_update(next_step());
+    copies_.gradients = copies_.updater_state = newer::device;
+    to_host(false, newer::neither);
+    const auto count = threshold_scan(scan.residual, model_->gradients(), scan.threshold,
+                                      scan.indices, scan.scale, scan.also);
+    if (!scan.also.empty())  // the parameters, when the worker applies its own update
+      copies_.parameters = newer::host;
+    return count;
+  }
   return options_.update_rule->scan_step(model_->gradients(), updater_state_, next_step(), scan);
 }
 
 std::span<float> replica::momentum() {
+  to_host(true, newer::host);
   return options_.update_rule->momentum(updater_state_, model_->parameters().size());
 }
 
 void replica::apply(std::span<const float> update, std::size_t offset) {
-  auto parameters = model_->parameters();
+  auto parameters = net().parameters();
   if (offset > parameters.size() || update.size() > parameters.size() - offset)
     throw std::out_of_range("replica::apply: update slice outside the parameters");
   apply_update(parameters.subspan(offset, update.size()), update);
@@ -88,6 +192,11 @@ float replica::train_step(std::span<const float> features, std::span<const std::
 }
 
 void replica::apply_gradients() {
+  if (engine_) {
+    on_device().apply_gradients(next_step());
+    copies_.parameters = copies_.gradients = copies_.updater_state = newer::device;
+    return;
+  }
   options_.update_rule->apply_step(model_->gradients(), updater_state_, next_step(),
                                    model_->parameters());
 }

@@ -80,7 +80,15 @@ result<std::unique_ptr<replica>> make_replica(schema::Job::Reader job, std::uint
     return options.err();
   (*net)->initialize(seed);
   (*net)->reserve(training.getBatchSize());
-  return std::make_unique<replica>(std::move(net).value(), std::move(options).value());
+  if (training.getDevice() == schema::Device::CUDA) {
+    options->device = device_kind::cuda;
+    options->device_seed = dropout_seed(seed, worker);
+  }
+  try {
+    return std::make_unique<replica>(std::move(net).value(), std::move(options).value());
+  } catch (const std::exception& e) {  // CUDA cannot run here, or lacks a layer or updater
+    return error{fmt::format("training.device = cuda: {}", e.what())};
+  }
 }
 
 } // namespace strom::compute

@@ -21,7 +21,8 @@ result<replica_options> make_replica_options(schema::Job::Reader job);
 std::uint64_t dropout_seed(std::uint64_t seed, std::uint32_t worker);
 
 /// A replica for `job`: model, updater, schedule and L2 from the spec, parameters initialised
-/// from the job's seed (equal on every worker), dropout masks seeded per `worker`.
+/// from the job's seed (equal on every worker), dropout masks seeded per `worker`, its step
+/// on training.device (an error says why where that is cuda and CUDA cannot run here).
 result<std::unique_ptr<replica>> make_replica(schema::Job::Reader job, std::uint32_t worker);
 
 } // namespace strom::compute

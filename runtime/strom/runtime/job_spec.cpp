@@ -106,6 +106,11 @@ result<void> check_job(const job_spec& job) {
     return prefixed(schedule.err());
   // Checked even when one worker will not share: the job may run on more later.
   auto distributed = spec.getDistributed();
+  if (spec.getTraining().getDevice() == schema::Device::CUDA
+      && distributed.getMode() == schema::TrainingMode::PIPELINE)
+    return error{fmt::format("{}: training.device: cuda runs the data-parallel modes (shared, "
+                             "averaging, kvstore); a pipeline's stages train on the CPU",
+                             job.source())};
   if (auto sharing = compute::make_threshold_encoder_options(distributed.getSharing()); !sharing)
     return prefixed(sharing.err());
   const auto workers = distributed.getWorkersPerNode();

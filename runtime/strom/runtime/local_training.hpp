@@ -21,6 +21,7 @@ namespace strom::runtime {
 struct local_training_options {
   std::optional<std::uint32_t> epochs;  ///< overrides training.epochs
   std::optional<std::uint64_t> seed;    ///< overrides training.seed
+  std::optional<schema::Device> device;  ///< overrides training.device
   std::optional<actors::topology_kind> topology;  ///< overrides distributed.topology
   std::optional<std::uint32_t> fanout;            ///< overrides distributed.fanout
   std::optional<schema::TrainingMode> mode;       ///< overrides distributed.mode

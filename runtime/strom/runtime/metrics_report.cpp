@@ -92,6 +92,7 @@ std::string to_json(const training_report& r, const run_history* history) {
                      {"version", r.topology.version},
                      {"max_links", r.topology.max_links}};
   out["mode"] = r.mode;
+  out["device"] = r.device;
   out["averaging_frequency"] = r.averaging_frequency;
   out["averaging_rounds"] = r.averaging_rounds;
   out["averaging_bytes"] = r.averaging_bytes;

@@ -309,6 +309,7 @@ result<void> run_worker_node(const worker_node_options& options) {
     options.workers ? options.workers : std::max(1u, std::thread::hardware_concurrency()),
     {}, *advertised, options.role, options.tls};
   identity.memory_limit = options.memory_limit;
+  identity.device = options.device;
   identity.speed = options.speed;
   if (options.role == actors::node_role_worker)
     identity.compute_rate = measure_node_compute_rate(options.speed.factor);

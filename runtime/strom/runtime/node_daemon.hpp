@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <caf/fwd.hpp>
@@ -16,6 +17,7 @@
 #include "strom/runtime/observability/observation.hpp"
 #include "strom/runtime/transport/endpoint.hpp"
 #include "strom/runtime/transport/guarded_connect.hpp"
+#include "strom/schema/job.capnp.h"
 
 namespace strom::runtime {
 
@@ -51,6 +53,8 @@ struct worker_node_options {
   actors::timing timeouts;
   observation_options observe;  ///< --metrics-listen
   std::uint64_t memory_limit = 0;  ///< --memory-limit: bytes strom may place here; 0: no limit
+  /// --device: where this node's workers step, whatever the job says; unset: the job's.
+  std::optional<schema::Device> device{};
   actors::node_speed speed{};      ///< --speed-factor, --speed-drift (a testing aid)
 };
 

@@ -14,7 +14,8 @@
 
 namespace strom::runtime {
 
-result<actors::node_job> prepare_node_job(const actors::job_assignment& assignment) {
+result<actors::node_job> prepare_node_job(const actors::job_assignment& assignment,
+                                          std::optional<schema::Device> device) {
   if (assignment.workers == 0 || assignment.first_worker + assignment.workers > assignment.total_workers)
     return error{fmt::format("{}: workers {}..{} do not fit {} workers in all",
                              assignment.source, assignment.first_worker,
@@ -25,7 +26,9 @@ result<actors::node_job> prepare_node_job(const actors::job_assignment& assignme
   if (!parsed)
     return parsed.err();
   auto job = std::make_shared<job_spec>(std::move(*parsed));
-  if (auto ok = prepare_run(*job, {}); !ok)
+  local_training_options overrides;
+  overrides.device = device;
+  if (auto ok = prepare_run(*job, overrides); !ok)
     return ok.err();
   if (auto ok = check_job_memory(*job, assignment.workers, assignment.total_workers > 1); !ok)
     return ok.err();
@@ -50,6 +53,7 @@ result<actors::node_job> prepare_node_job(const actors::job_assignment& assignme
     return error{fmt::format("{}: out of memory while building worker {} of {} on this node",
                              job->source(), node.replicas.size() + 1, assignment.workers)};
   }
+  prepared.device = node.replicas.front()->device_name();
   const auto& net = node.replicas.front()->net();
   auto data = load_training_data(*job, net.input_shape().size(), net.classes());
   if (!data)

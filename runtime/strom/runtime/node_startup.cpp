@@ -45,7 +45,9 @@ caf::actor spawn_node(caf::actor_system& system, const caf::actor& scheduler,
   setup.timeouts = timeouts;
   setup.metrics = watch.metrics;
   setup.timeline = watch.timeline;
-  setup.prepare = prepare_node_job;
+  setup.prepare = [device = identity.device](const actors::job_assignment& assignment) {
+    return prepare_node_job(assignment, device);
+  };
   if (identity.role == actors::node_role_worker)
     setup.stage = prepare_stage;
   if (!identity.relay_host.empty()) {

@@ -5,6 +5,7 @@
 // their nodes and jobs the same way.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <caf/all.hpp>
@@ -49,6 +50,8 @@ struct node_identity {
   actors::node_speed speed{};
   /// Bytes strom may place on it (--memory-limit); 0: no limit set.
   std::uint64_t memory_limit = 0;
+  /// Where its workers step, whatever the job says (--device); unset: the job's device.
+  std::optional<schema::Device> device{};
   /// What it measured before joining (measure_node_compute_rate); 0: not measured.
   double compute_rate = 0.0;
   /// Set in a live simulation: what stands in for the machine and the network.

@@ -21,6 +21,8 @@ result<void> prepare_run(job_spec& job, const local_training_options& options) {
     training.setEpochs(*options.epochs);
   if (options.seed)
     training.setSeed(*options.seed);
+  if (options.device)
+    training.setDevice(*options.device);
   auto distributed = job.builder().getDistributed();
   if (options.topology)
     distributed.setTopology(to_schema(*options.topology));

@@ -28,6 +28,8 @@ public:
   shape output_shape() const override;
   /// The function applied to each element.
   activation_kind function() const noexcept { return function_; }
+  /// The negative slope of leaky_relu (unused by the other kinds).
+  float alpha() const noexcept { return alpha_; }
 
   /// out = f(in).
   void forward(std::span<const float> input, std::span<float> output, batch_rows rows,

@@ -31,6 +31,10 @@ public:
   std::size_t parameter_count() const override;
   /// 2 * channels (running mean, running variance).
   std::size_t state_count() const override;
+  /// The weight of the old running statistics in each update.
+  float momentum() const noexcept { return momentum_; }
+  /// Added to the variance before the square root.
+  float epsilon() const noexcept { return epsilon_; }
 
   // -- set-up ----------------------------------------------------------------------------
 

@@ -31,6 +31,10 @@ public:
   std::size_t parameter_count() const override;
   /// The kernels W, not the biases.
   float_range regularized_range() const override;
+  /// The shape of one input sample.
+  shape input_shape() const noexcept { return input_; }
+  /// The kernel, stride and padding.
+  const window& sliding_window() const noexcept { return window_; }
 
   // -- set-up ----------------------------------------------------------------------------
 

@@ -33,6 +33,10 @@ public:
   shape output_shape() const override;
   /// The reduction applied to each window.
   pooling_kind reduction() const noexcept { return reduction_; }
+  /// The shape of one input sample.
+  shape input_shape() const noexcept { return input_; }
+  /// The kernel, stride and padding.
+  const window& sliding_window() const noexcept { return window_; }
 
   /// Sizes the max-pooling winner indices for max_batch samples.
   void reserve(std::size_t max_batch) override;
