@@ -8,6 +8,7 @@
 #include "scheduler_link.hpp"
 #include "tls_flags.hpp"
 #include "strom/runtime/capacity_text.hpp"
+#include "strom/runtime/job_spec.hpp"
 #include "strom/runtime/node_daemon.hpp"
 
 namespace strom::cli {
@@ -160,9 +161,10 @@ int run_worker(const arguments& args) {
   options.workers = static_cast<std::uint32_t>(workers.value().value_or(0));
   options.role = args.get("role").value_or(actors::node_role_worker);
   if (auto text = args.get("device")) {
-    if (*text != "cpu" && *text != "cuda")
-      return usage(fmt::format("--device: '{}' is not cpu or cuda", *text));
-    options.device = *text == "cuda" ? schema::Device::CUDA : schema::Device::CPU;
+    auto device = runtime::parse_device(*text);
+    if (!device)
+      return usage("--device: " + device.err().message);
+    options.device = *device;
   }
   if (options.role != actors::node_role_worker && options.role != actors::node_role_server)
     return usage(fmt::format("--role: '{}' is not worker or server", options.role));

@@ -66,9 +66,10 @@ command_spec with_distribution_options(command_spec spec) {
 result<void> read_distribution_flags(const arguments& args,
                                      runtime::local_training_options& overrides) {
   if (auto text = args.get("device")) {
-    if (*text != "cpu" && *text != "cuda")
-      return error{fmt::format("--device: '{}' is not cpu or cuda", *text)};
-    overrides.device = *text == "cuda" ? schema::Device::CUDA : schema::Device::CPU;
+    auto device = runtime::parse_device(*text);
+    if (!device)
+      return error{"--device: " + device.err().message};
+    overrides.device = *device;
   }
   if (auto text = args.get("topology")) {
     auto kind = actors::parse_topology_kind(*text);

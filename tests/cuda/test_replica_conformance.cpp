@@ -16,10 +16,12 @@
 
 #include "strom/compute/replica.hpp"
 #include "strom/compute/replica_from_spec.hpp"
+#include "device_data.hpp"
 #include "support/gpu.hpp"
 #include "support/spec_from_text.hpp"
 
 using namespace strom;
+using strom::compute::testing::relative_l2;
 
 namespace {
 
@@ -59,23 +61,13 @@ struct batch_data {
   }
 };
 
-double relative_error(std::span<const float> got, std::span<const float> want) {
-  BOOST_REQUIRE_EQUAL(got.size(), want.size());
-  double diff = 0.0, norm = 0.0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    diff += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
-    norm += double(want[i]) * want[i];
-  }
-  return std::sqrt(diff / std::max(norm, 1e-30));
-}
-
 /// The two replicas' host copies agree: parameters and batch-norm state to 1e-5 (float
 /// sums in another order), the updater state to 1e-3 (Adam's second moment squares those
 /// differences and divides by its square root where gradients are near zero).
 void require_same(compute::replica& gpu, compute::replica& cpu) {
-  BOOST_TEST(relative_error(gpu.net().parameters(), cpu.net().parameters()) < 1e-5);
-  BOOST_TEST(relative_error(gpu.net().state(), cpu.net().state()) < 1e-5);
-  BOOST_TEST(relative_error(gpu.updater_state(), cpu.updater_state()) < 1e-3);
+  BOOST_TEST(relative_l2(gpu.net().parameters(), cpu.net().parameters()) < 1e-5);
+  BOOST_TEST(relative_l2(gpu.net().state(), cpu.net().state()) < 1e-5);
+  BOOST_TEST(relative_l2(gpu.updater_state(), cpu.updater_state()) < 1e-3);
 }
 
 } // namespace
@@ -139,7 +131,7 @@ BOOST_AUTO_TEST_CASE(sharing_scans_the_same_update_into_the_residual,
     // Elements within rounding of the threshold may fall either way.
     BOOST_TEST(std::abs(double(gpu_count) - double(cpu_count)) <= 0.01 * cpu_count + 2);
   }
-  BOOST_TEST(relative_error(gpu_residual, cpu_residual) < 1e-4);
+  BOOST_TEST(relative_l2(gpu_residual, cpu_residual) < 1e-4);
   require_same(*gpu, *cpu);
 }
 
@@ -154,7 +146,7 @@ BOOST_AUTO_TEST_CASE(merged_gradients_from_elsewhere_are_applied_on_the_device,
     cpu->compute_gradients(b.x, b.y, batch, [&](std::size_t from) { cpu_heard = from; });
     BOOST_TEST(gpu_heard == 0u);  // every gradient final, as after the CPU's last layer
     BOOST_TEST(cpu_heard == 0u);
-    BOOST_TEST(relative_error(gpu->net().gradients(), cpu->net().gradients()) < 1e-5);
+    BOOST_TEST(relative_l2(gpu->net().gradients(), cpu->net().gradients()) < 1e-5);
     // A parameter server's merged gradient: written into the host gradients.
     for (auto* r : {gpu.get(), cpu.get()})
       for (auto& g : r->net().gradients())
@@ -172,7 +164,7 @@ BOOST_AUTO_TEST_CASE(an_update_computed_on_the_device_is_the_cpu_update,
   batch_data b{3};
   gpu->compute_update(b.x, b.y, batch);
   cpu->compute_update(b.x, b.y, batch);
-  BOOST_TEST(relative_error(gpu->update(), cpu->update()) < 1e-3);
+  BOOST_TEST(relative_l2(gpu->update(), cpu->update()) < 1e-3);
   std::vector<float> update(cpu->update().begin(), cpu->update().end());
   gpu->apply(update);
   cpu->apply(update);

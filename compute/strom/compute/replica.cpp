@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <stdexcept>
-#include <type_traits>
 
 #include "strom/compute/updaters/l2_regularization.hpp"
 
@@ -20,44 +19,39 @@ replica::~replica() = default;
 
 // -- where the newest copy of each buffer is --------------------------------------------------
 
-namespace {
-
-/// Brings one buffer's host copy up to date where the device holds it newer.
-template <class Download>
-void bring_home(auto& copy, auto after, Download&& download) {
-  using newer = std::remove_reference_t<decltype(copy)>;
-  if (copy == newer::device) {
-    download();
-    copy = newer::neither;
+std::span<float> replica::host_copy(flat_buffer which) const {
+  switch (which) {
+    case flat_buffer::parameters: return model_->parameters();
+    case flat_buffer::state: return model_->state();
+    case flat_buffer::updater_state: return updater_state_;
+    case flat_buffer::gradients: return model_->gradients();
   }
-  if (after == newer::host)
-    copy = newer::host;
+  throw std::invalid_argument("replica: an unknown flat buffer");
 }
-
-} // namespace
 
 void replica::to_host(bool updater_too, newer after) const {
   if (!engine_)
     return;
-  bring_home(copies_.parameters, after, [&] { engine_->download_parameters(model_->parameters()); });
-  bring_home(copies_.state, after, [&] { engine_->download_state(model_->state()); });
-  bring_home(copies_.gradients, after, [&] { engine_->download_gradients(model_->gradients()); });
-  if (updater_too)
-    bring_home(copies_.updater_state, after,
-               [&] { engine_->download_updater_state(updater_state_); });
+  for (const flat_buffer which : flat_buffers) {
+    if (which == flat_buffer::updater_state && !updater_too)
+      continue;
+    auto& copy = copy_of(which);
+    if (copy == newer::device) {
+      engine_->download(which, host_copy(which));
+      copy = newer::neither;
+    }
+    if (after == newer::host)
+      copy = newer::host;
+  }
 }
 
 device_engine& replica::on_device() {
-  auto send = [](newer& copy, auto upload) {
-    if (copy == newer::host) {
-      upload();
+  for (const flat_buffer which : flat_buffers) {
+    if (auto& copy = copy_of(which); copy == newer::host) {
+      engine_->upload(which, host_copy(which));
       copy = newer::neither;
     }
-  };
-  send(copies_.parameters, [&] { engine_->upload_parameters(model_->parameters()); });
-  send(copies_.state, [&] { engine_->upload_state(model_->state()); });
-  send(copies_.gradients, [&] { engine_->upload_gradients(model_->gradients()); });
-  send(copies_.updater_state, [&] { engine_->upload_updater_state(updater_state_); });
+  }
   return *engine_;
 }
 
@@ -91,10 +85,10 @@ float replica::compute_gradients(std::span<const float> features,
                                  std::span<const std::int32_t> labels, std::size_t batch,
                                  const model::gradients_ready& ready) {
   if (engine_) {
-    copies_.gradients = newer::neither;  // overwritten whole: the host's need not go over
+    copy_of(flat_buffer::gradients) = newer::neither;  // overwritten whole: not uploaded
     const float loss = on_device().compute_gradients(features, labels, batch);
-    copies_.gradients = newer::device;
-    copies_.state = newer::device;  // batch normalisation's running statistics
+    copy_of(flat_buffer::gradients) = newer::device;
+    copy_of(flat_buffer::state) = newer::device;  // batch normalisation's running statistics
     if (ready) {  // the device hands its gradients over whole: they are final from 0 on
       to_host(false, newer::neither);
       ready(0);
@@ -149,7 +143,7 @@ float replica::compute_update(std::span<const float> features,
   const float loss = compute_gradients(features, labels, batch);
   if (engine_) {
     on_device().compute_update(next_step());
-    copies_.gradients = copies_.updater_state = newer::device;
+    copy_of(flat_buffer::gradients) = copy_of(flat_buffer::updater_state) = newer::device;
     return loss;
   }
   options_.update_rule->compute_update(model_->gradients(), updater_state_, next_step());
@@ -161,12 +155,12 @@ std::size_t replica::scan_update(const threshold_scan_args& scan) {
     // The update is computed on the device and scanned on the host, where the sharing's
     // residual lives.
     on_device().compute_update(next_step());
-    copies_.gradients = copies_.updater_state = newer::device;
+    copy_of(flat_buffer::gradients) = copy_of(flat_buffer::updater_state) = newer::device;
     to_host(false, newer::neither);
     const auto count = threshold_scan(scan.residual, model_->gradients(), scan.threshold,
                                       scan.indices, scan.scale, scan.also);
     if (!scan.also.empty())  // the parameters, when the worker applies its own update
-      copies_.parameters = newer::host;
+      copy_of(flat_buffer::parameters) = newer::host;
     return count;
   }
   return options_.update_rule->scan_step(model_->gradients(), updater_state_, next_step(), scan);
@@ -194,7 +188,9 @@ float replica::train_step(std::span<const float> features, std::span<const std::
 void replica::apply_gradients() {
   if (engine_) {
     on_device().apply_gradients(next_step());
-    copies_.parameters = copies_.gradients = copies_.updater_state = newer::device;
+    for (const flat_buffer which : {flat_buffer::parameters, flat_buffer::gradients,
+                                    flat_buffer::updater_state})
+      copy_of(which) = newer::device;
     return;
   }
   options_.update_rule->apply_step(model_->gradients(), updater_state_, next_step(),

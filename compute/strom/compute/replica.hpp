@@ -10,7 +10,9 @@
 // (possibly changed) copy back first. A buffer crosses only when the other side is behind, so
 // a worker alone keeps everything on the device between epochs.
 
+#include <array>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <span>
 #include <vector>
@@ -103,12 +105,10 @@ public:
 private:
   /// Which copy of a flat buffer is newer, where a device engine holds one.
   enum class newer : std::uint8_t { neither, host, device };
-  struct copies {
-    newer parameters = newer::host;
-    newer state = newer::host;
-    newer updater_state = newer::host;
-    newer gradients = newer::host;
-  };
+  /// Which copy of `which` is newer.
+  newer& copy_of(flat_buffer which) const { return copies_[static_cast<std::size_t>(which)]; }
+  /// The host copy of `which`.
+  std::span<float> host_copy(flat_buffer which) const;
   /// Downloads the model's buffers (and the updater state when `updater_too`) that the device
   /// holds newer. Marks them `after` (host: the caller may change them).
   void to_host(bool updater_too, newer after) const;
@@ -123,7 +123,8 @@ private:
   replica_options options_;
   mutable std::vector<float> updater_state_;
   std::unique_ptr<device_engine> engine_;  // null on the CPU backend
-  mutable copies copies_;
+  mutable std::array<newer, std::size(flat_buffers)> copies_{newer::host, newer::host,
+                                                             newer::host, newer::host};
   std::uint64_t iteration_ = 0;
   std::uint32_t epoch_ = 0;
 };

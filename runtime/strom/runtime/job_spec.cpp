@@ -202,6 +202,14 @@ result<schema::TrainingMode> parse_training_mode(std::string_view text) {
   return error{fmt::format("mode '{}' is not shared, averaging, kvstore or pipeline", text)};
 }
 
+result<schema::Device> parse_device(std::string_view text) {
+  if (text == "cpu")
+    return schema::Device::CPU;
+  if (text == "cuda")
+    return schema::Device::CUDA;
+  return error{fmt::format("'{}' is not cpu or cuda", text)};
+}
+
 result<job_spec> load_job_file(const std::string& path) {
   auto text = read_job_file(path);
   if (!text)

@@ -75,6 +75,9 @@ inline constexpr std::uint32_t max_pipeline_stages = 1024;
 /// The training mode named `text` (shared, averaging, kvstore, pipeline: distributed.mode).
 result<schema::TrainingMode> parse_training_mode(std::string_view text);
 
+/// The device named `text` (cpu, cuda: training.device, --device).
+result<schema::Device> parse_device(std::string_view text);
+
 /// The mode's name in job files and metrics ("shared", "averaging", "kvstore", "pipeline").
 const char* to_string(schema::TrainingMode mode);
 

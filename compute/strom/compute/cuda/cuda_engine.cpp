@@ -64,16 +64,23 @@ public:
 
   std::string name() const override { return name_; }
 
-  void upload_parameters(std::span<const float> from) override { upload(parameters_, from); }
-  void download_parameters(std::span<float> to) override { download(parameters_, to); }
-  void upload_state(std::span<const float> from) override { upload(state_, from); }
-  void download_state(std::span<float> to) override { download(state_, to); }
-  void upload_updater_state(std::span<const float> from) override {
-    upload(updater_state_, from);
+  void upload(flat_buffer which, std::span<const float> from) override {
+    auto& to = device_copy(which);
+    if (from.size() != to.size())
+      throw std::invalid_argument(
+        fmt::format("cuda engine: {} floats given for a buffer of {}", from.size(), to.size()));
+    to.upload(from, context_.stream());
+    context_.synchronize();  // the caller may change `from` once this returns
   }
-  void download_updater_state(std::span<float> to) override { download(updater_state_, to); }
-  void upload_gradients(std::span<const float> from) override { upload(gradients_, from); }
-  void download_gradients(std::span<float> to) override { download(gradients_, to); }
+
+  void download(flat_buffer which, std::span<float> to) override {
+    const auto& from = device_copy(which);
+    if (from.size() != to.size())
+      throw std::invalid_argument(
+        fmt::format("cuda engine: {} floats asked of a buffer of {}", to.size(), from.size()));
+    from.download(to, context_.stream());
+    context_.synchronize();
+  }
 
   float compute_gradients(std::span<const float> features, std::span<const std::int32_t> labels,
                           std::size_t batch) override {
@@ -127,20 +134,14 @@ private:
     }
   }
 
-  void upload(cuda::device_buffer<float>& to, std::span<const float> from) {
-    if (from.size() != to.size())
-      throw std::invalid_argument(
-        fmt::format("cuda engine: {} floats given for a buffer of {}", from.size(), to.size()));
-    to.upload(from, context_.stream());
-    context_.synchronize();
-  }
-
-  void download(const cuda::device_buffer<float>& from, std::span<float> to) {
-    if (from.size() != to.size())
-      throw std::invalid_argument(
-        fmt::format("cuda engine: {} floats asked of a buffer of {}", to.size(), from.size()));
-    from.download(to, context_.stream());
-    context_.synchronize();
+  cuda::device_buffer<float>& device_copy(flat_buffer which) {
+    switch (which) {
+      case flat_buffer::parameters: return parameters_;
+      case flat_buffer::state: return state_;
+      case flat_buffer::updater_state: return updater_state_;
+      case flat_buffer::gradients: return gradients_;
+    }
+    throw std::invalid_argument("cuda engine: an unknown flat buffer");
   }
 
   std::string name_;

@@ -16,6 +16,12 @@ namespace strom::compute {
 
 class model;
 
+/// The flat buffers a replica keeps on the host and an engine copies to the device.
+enum class flat_buffer : std::uint8_t { parameters, state, updater_state, gradients };
+/// Every flat_buffer, in the order of the enumeration.
+inline constexpr flat_buffer flat_buffers[] = {flat_buffer::parameters, flat_buffer::state,
+                                               flat_buffer::updater_state, flat_buffer::gradients};
+
 class device_engine {
 public:
   virtual ~device_engine() = default;
@@ -25,14 +31,10 @@ public:
 
   // -- copies between the replica's host buffers and the device's -----------------------
 
-  virtual void upload_parameters(std::span<const float> parameters) = 0;
-  virtual void download_parameters(std::span<float> parameters) = 0;
-  virtual void upload_state(std::span<const float> state) = 0;
-  virtual void download_state(std::span<float> state) = 0;
-  virtual void upload_updater_state(std::span<const float> updater_state) = 0;
-  virtual void download_updater_state(std::span<float> updater_state) = 0;
-  virtual void upload_gradients(std::span<const float> gradients) = 0;
-  virtual void download_gradients(std::span<float> gradients) = 0;
+  /// The device copy of `which` becomes `from` (as long as it).
+  virtual void upload(flat_buffer which, std::span<const float> from) = 0;
+  /// `to` (as long as the device copy of `which`) becomes that copy.
+  virtual void download(flat_buffer which, std::span<float> to) = 0;
 
   // -- the step on the device's copies -------------------------------------------------------
 

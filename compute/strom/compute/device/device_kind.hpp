@@ -2,19 +2,12 @@
 // Which backend a replica runs on (--device, training.device) and whether this build and
 // this machine can run the CUDA one.
 
-#include <optional>
 #include <string>
-#include <string_view>
 
 namespace strom::compute {
 
 /// The backend a replica's step runs on.
 enum class device_kind { cpu, cuda };
-
-/// "cpu" or "cuda".
-std::string to_string(device_kind kind);
-/// The kind named `name` ("cpu", "cuda"); nullopt for any other name.
-std::optional<device_kind> parse_device_kind(std::string_view name);
 
 /// Whether CUDA training can run here: `why` says what is missing when it cannot (a build
 /// without the CUDA backend, no driver, no GPU) and names the GPU when it can.
