@@ -18,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "strom/runtime/job_spec.hpp"
-#include "strom/runtime/local_training.hpp"
-#include "strom/runtime/cluster_training.hpp"
+#include "strom/runtime/job/job_spec.hpp"
+#include "strom/runtime/job/local_training.hpp"
+#include "strom/runtime/cluster/cluster_training.hpp"
 
 using strom::bench::median;
 using strom::bench::print_json;

@@ -17,7 +17,7 @@
 #include "strom/compute/data/dataset_from_spec.hpp"
 #include "strom/compute/data/partition.hpp"
 #include "strom/compute/replica_from_spec.hpp"
-#include "strom/runtime/job_spec.hpp"
+#include "strom/runtime/job/job_spec.hpp"
 
 using strom::bench::print_json;
 using strom::bench::rounded;

@@ -5,9 +5,9 @@
 #include "scheduler_link.hpp"
 #include "tls_flags.hpp"
 #include "training_summary.hpp"
-#include "strom/runtime/job_client.hpp"
-#include "strom/runtime/output_paths.hpp"
-#include "strom/runtime/progress_display.hpp"
+#include "strom/runtime/cluster/job_client.hpp"
+#include "strom/runtime/job/output_paths.hpp"
+#include "strom/runtime/job/progress_display.hpp"
 #include "strom/runtime/stop_signals.hpp"
 
 namespace strom::cli {

@@ -4,7 +4,7 @@
 #include "commands.hpp"
 #include "scheduler_link.hpp"
 #include "tls_flags.hpp"
-#include "strom/runtime/job_client.hpp"
+#include "strom/runtime/cluster/job_client.hpp"
 #include "strom/runtime/stop_signals.hpp"
 
 namespace strom::cli {

@@ -5,7 +5,7 @@
 #include "strom/compute/data/dataset_from_spec.hpp"
 #include "strom/compute/evaluation.hpp"
 #include "strom/compute/replica_from_spec.hpp"
-#include "strom/runtime/checkpoint.hpp"
+#include "strom/runtime/job/checkpoint.hpp"
 
 namespace strom::cli {
 

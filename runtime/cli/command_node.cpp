@@ -7,9 +7,9 @@
 #include "observation_flags.hpp"
 #include "scheduler_link.hpp"
 #include "tls_flags.hpp"
-#include "strom/runtime/capacity_text.hpp"
-#include "strom/runtime/job_spec.hpp"
-#include "strom/runtime/node_daemon.hpp"
+#include "strom/runtime/node/capacity_text.hpp"
+#include "strom/runtime/job/job_spec.hpp"
+#include "strom/runtime/node/node_daemon.hpp"
 
 namespace strom::cli {
 
@@ -102,24 +102,24 @@ int run_scheduler(const arguments& args) {
   if (!observe)
     return usage(observe.err().message);
   options.observe = *observe;
-  if (auto ok = read_stall_warning(args, options.setup.timeouts); !ok)
+  if (auto ok = read_stall_warning(args, options.timeouts); !ok)
     return usage(ok.err().message);
   options.state_dir = args.get("state-dir").value_or("");
   if (args.has("state-dir") && options.state_dir.empty())
     return usage("--state-dir must not be empty");
-  options.setup.checkpoint_every = checkpoint_every.value().value_or(0);
+  options.checkpoint_every = checkpoint_every.value().value_or(0);
   options.advertise = args.get("advertise").value_or("");
   options.netmask = args.get("netmask").value_or("");
   if (auto ms = interval.value())
-    options.setup.timeouts.heartbeat_interval = std::chrono::milliseconds(*ms);
+    options.timeouts.heartbeat_interval = std::chrono::milliseconds(*ms);
   if (auto ms = timeout.value())
-    options.setup.timeouts.heartbeat_timeout = std::chrono::milliseconds(*ms);
-  if (options.setup.timeouts.heartbeat_timeout <= options.setup.timeouts.heartbeat_interval)
+    options.timeouts.heartbeat_timeout = std::chrono::milliseconds(*ms);
+  if (options.timeouts.heartbeat_timeout <= options.timeouts.heartbeat_interval)
     return usage(fmt::format("--heartbeat-timeout ({} ms) must exceed --heartbeat-interval ({} ms)",
                              std::chrono::duration_cast<std::chrono::milliseconds>(
-                               options.setup.timeouts.heartbeat_timeout).count(),
+                               options.timeouts.heartbeat_timeout).count(),
                              std::chrono::duration_cast<std::chrono::milliseconds>(
-                               options.setup.timeouts.heartbeat_interval).count()));
+                               options.timeouts.heartbeat_interval).count()));
   auto tls = tls_of(args);
   if (!tls) {
     fmt::print(stderr, "strom node: {}\n", tls.err().message);

@@ -5,7 +5,7 @@
 
 #include "arguments.hpp"
 #include "commands.hpp"
-#include "strom/runtime/output_paths.hpp"
+#include "strom/runtime/job/output_paths.hpp"
 #include "strom/runtime/report/report_data.hpp"
 #include "strom/runtime/report/report_files.hpp"
 

@@ -6,8 +6,8 @@
 
 #include "arguments.hpp"
 #include "commands.hpp"
-#include "strom/runtime/output_paths.hpp"
-#include "strom/runtime/progress_display.hpp"
+#include "strom/runtime/job/output_paths.hpp"
+#include "strom/runtime/job/progress_display.hpp"
 #include "strom/runtime/report/html_page.hpp"
 #include "strom/runtime/sim/calibrate.hpp"
 #include "strom/runtime/sim/calibration.hpp"

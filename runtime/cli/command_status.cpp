@@ -5,7 +5,7 @@
 #include "scheduler_link.hpp"
 #include "tls_flags.hpp"
 #include "strom/compute/memory_estimate.hpp"
-#include "strom/runtime/job_client.hpp"
+#include "strom/runtime/cluster/job_client.hpp"
 #include "strom/runtime/stop_signals.hpp"
 
 namespace strom::cli {

@@ -10,14 +10,14 @@
 #include "training_summary.hpp"
 #include "strom/compute/device/device_kind.hpp"
 #include "strom/log.hpp"
-#include "strom/runtime/capacity_text.hpp"
-#include "strom/runtime/local_training.hpp"
-#include "strom/runtime/cluster_training.hpp"
-#include "strom/runtime/output_paths.hpp"
-#include "strom/runtime/progress_display.hpp"
+#include "strom/runtime/node/capacity_text.hpp"
+#include "strom/runtime/job/local_training.hpp"
+#include "strom/runtime/cluster/cluster_training.hpp"
+#include "strom/runtime/job/output_paths.hpp"
+#include "strom/runtime/job/progress_display.hpp"
 #include "strom/runtime/report/run_history.hpp"
 #include "strom/runtime/stop_signals.hpp"
-#include "strom/runtime/training_setup.hpp"
+#include "strom/runtime/node/training_setup.hpp"
 
 namespace strom::cli {
 

@@ -5,7 +5,7 @@
 
 #include "arguments.hpp"
 #include "strom/compute/result.hpp"
-#include "strom/runtime/local_training.hpp"
+#include "strom/runtime/job/local_training.hpp"
 
 namespace strom::cli {
 

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "strom/runtime/node_daemon.hpp"
+#include "strom/runtime/node/node_daemon.hpp"
 #include "strom/runtime/stop_signals.hpp"
 #include "tls_flags.hpp"
 

@@ -10,7 +10,7 @@
 #include <caf/actor_system.hpp>
 
 #include "arguments.hpp"
-#include "strom/runtime/job_client.hpp"
+#include "strom/runtime/cluster/job_client.hpp"
 #include "strom/runtime/transport/endpoint.hpp"
 #include "strom/runtime/transport/guarded_connect.hpp"
 #include "strom/runtime/system_config.hpp"

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "strom/compute/result.hpp"
-#include "strom/runtime/metrics_report.hpp"
+#include "strom/runtime/job/metrics_report.hpp"
 
 namespace strom::cli {
 

@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "strom/compute/device/device_kind.hpp"
-#include "strom/runtime/checkpoint.hpp"
+#include "strom/runtime/job/checkpoint.hpp"
 #include "support/strom_program.hpp"
 #include "support/loopback_socket.hpp"
 

@@ -6,7 +6,7 @@
 #include "strom/compute/data/idx_reader.hpp"
 #include "strom/compute/partition/layer_profile.hpp"
 #include "strom/compute/partition/stage_partition.hpp"
-#include "strom/runtime/job_spec.hpp"
+#include "strom/runtime/job/job_spec.hpp"
 
 using namespace strom;
 using namespace strom::compute;

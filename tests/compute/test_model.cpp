@@ -7,7 +7,7 @@
 #include "strom/compute/device/device_kind.hpp"
 #include "strom/compute/model_from_spec.hpp"
 #include "strom/compute/replica_from_spec.hpp"
-#include "strom/runtime/job_spec.hpp"
+#include "strom/runtime/job/job_spec.hpp"
 #include "support/spec_from_text.hpp"
 
 using namespace strom;

@@ -6,7 +6,7 @@
 #include "strom/compute/data/batch_loader.hpp"
 #include "strom/compute/data/partition.hpp"
 #include "strom/compute/replica_from_spec.hpp"
-#include "strom/runtime/job_spec.hpp"
+#include "strom/runtime/job/job_spec.hpp"
 
 #include "support/allocation_recorder.hpp"
 

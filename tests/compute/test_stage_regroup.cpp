@@ -9,7 +9,7 @@
 #include "strom/compute/model_from_spec.hpp"
 #include "strom/compute/pipeline/stage_regroup.hpp"
 #include "strom/compute/pipeline/stage_replica.hpp"
-#include "strom/runtime/job_spec.hpp"
+#include "strom/runtime/job/job_spec.hpp"
 
 // A re-partitioned pipeline's stages get their layers' parameters, Adam's two moment blocks
 // and batch-norm statistics from the old stages' snapshots, whatever the old and new splits.

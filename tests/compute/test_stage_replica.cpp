@@ -12,7 +12,7 @@
 #include "strom/compute/pipeline/stage_replica.hpp"
 #include "strom/compute/random.hpp"
 #include "strom/compute/replica_from_spec.hpp"
-#include "strom/runtime/job_spec.hpp"
+#include "strom/runtime/job/job_spec.hpp"
 
 // A convolutional network split into two pipeline stages with several micro-batches in
 // flight at once: the layers that keep something per sample between forward and backward

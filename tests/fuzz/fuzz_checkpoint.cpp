@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "strom/runtime/checkpoint.hpp"
+#include "strom/runtime/job/checkpoint.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::size_t whole_words = size / sizeof(capnp::word);

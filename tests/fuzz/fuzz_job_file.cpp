@@ -11,7 +11,7 @@
 
 #include "strom/compute/memory_estimate.hpp"
 #include "strom/compute/replica_from_spec.hpp"
-#include "strom/runtime/job_spec.hpp"
+#include "strom/runtime/job/job_spec.hpp"
 
 namespace {
 

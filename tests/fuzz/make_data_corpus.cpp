@@ -17,7 +17,7 @@
 
 #include "corpus_files.hpp"
 #include "strom/compute/replica_from_spec.hpp"
-#include "strom/runtime/checkpoint.hpp"
+#include "strom/runtime/job/checkpoint.hpp"
 
 namespace {
 

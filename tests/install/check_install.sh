@@ -21,6 +21,16 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
 test -x "$work/prefix/bin/strom"
+# Only the public headers are installed: strom/strom.hpp's, not an actor's internals or the
+# wire's type-ID block.
+test -f "$work/prefix/include/strom/strom.hpp"
+for internal in strom/actors/messages.hpp strom/actors/job/job_master_steps.hpp \
+                strom/actors/cluster/scheduler.hpp strom/runtime/sim/model/model_run.hpp; do
+  if test -e "$work/prefix/include/$internal"; then
+    echo "check_install: the internal header $internal was installed" >&2
+    exit 1
+  fi
+done
 "$work/prefix/bin/strom" --help >/dev/null
 
 for program in tests/install/consumer examples/embedded examples/kvstore; do

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "cluster_processes.hpp"
-#include "strom/runtime/job_client.hpp"
-#include "strom/runtime/node_daemon.hpp"
-#include "strom/runtime/node_startup.hpp"
+#include "strom/runtime/cluster/job_client.hpp"
+#include "strom/runtime/node/node_daemon.hpp"
+#include "strom/runtime/node/node_startup.hpp"
 #include "strom/runtime/security/tls_context.hpp"
 #include "strom/runtime/system_config.hpp"
 #include "support/small_fashion_job.hpp"

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "sim/scenario_text.hpp"
-#include "strom/runtime/sim/failure_timing.hpp"
-#include "strom/runtime/sim/model.hpp"
+#include "strom/runtime/sim/model/failure_timing.hpp"
+#include "strom/runtime/sim/model/model.hpp"
 #include "strom/runtime/sim/scenario.hpp"
 
 // The model on cases whose answers can be worked out by hand.

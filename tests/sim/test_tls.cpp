@@ -8,7 +8,7 @@
 #include "sim/scenario_text.hpp"
 #include "strom/runtime/security/certificate_authority.hpp"
 #include "strom/runtime/sim/calibrate_tls.hpp"
-#include "strom/runtime/sim/model.hpp"
+#include "strom/runtime/sim/model/model.hpp"
 #include "strom/runtime/sim/scenario.hpp"
 #include "strom/runtime/sim/tls_pipe.hpp"
 #include "support/scratch_dir.hpp"

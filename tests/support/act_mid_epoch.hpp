@@ -6,7 +6,7 @@
 #include <functional>
 #include <utility>
 
-#include "strom/runtime/training_progress.hpp"
+#include "strom/runtime/job/training_progress.hpp"
 
 namespace strom::testing {
 

@@ -6,7 +6,7 @@
 
 #include <boost/test/unit_test.hpp>
 
-#include "strom/runtime/job_spec.hpp"
+#include "strom/runtime/job/job_spec.hpp"
 
 namespace strom::testing {
 

@@ -14,7 +14,7 @@
 #include "strom/compute/codecs/threshold_encoder.hpp"
 #include "strom/compute/replica.hpp"
 #include "strom/compute/replica_from_spec.hpp"
-#include "strom/runtime/job_spec.hpp"
+#include "strom/runtime/job/job_spec.hpp"
 
 namespace strom::testing {
 

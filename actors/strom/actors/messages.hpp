@@ -17,8 +17,8 @@
 
 #include <caf/all.hpp>
 
-#include "strom/actors/progress.hpp"
-#include "strom/actors/training_report.hpp"
+#include "strom/actors/job/progress.hpp"
+#include "strom/actors/job/training_report.hpp"
 #include "strom/compute/frames/frame.hpp"
 #include "strom/compute/pipeline/column_blocks.hpp"
 #include "strom/compute/snapshots/snapshot_chunks.hpp"

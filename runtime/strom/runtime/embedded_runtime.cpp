@@ -10,13 +10,13 @@
 
 #include <caf/all.hpp>
 
-#include "strom/actors/scheduler.hpp"
+#include "strom/actors/cluster/scheduler.hpp"
 #include "strom/log.hpp"
-#include "strom/runtime/job_client.hpp"
-#include "strom/runtime/node_startup.hpp"
+#include "strom/runtime/cluster/job_client.hpp"
+#include "strom/runtime/node/node_startup.hpp"
 #include "strom/runtime/stop_actors.hpp"
 #include "strom/runtime/system_config.hpp"
-#include "strom/runtime/pipeline_setup.hpp"
+#include "strom/runtime/node/pipeline_setup.hpp"
 
 namespace strom {
 

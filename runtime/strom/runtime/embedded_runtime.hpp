@@ -10,10 +10,10 @@
 #include <caf/actor_system.hpp>
 
 #include "strom/compute/result.hpp"
-#include "strom/runtime/job_spec.hpp"
-#include "strom/runtime/local_training.hpp"
-#include "strom/runtime/metrics_report.hpp"
-#include "strom/runtime/training_progress.hpp"
+#include "strom/runtime/job/job_spec.hpp"
+#include "strom/runtime/job/local_training.hpp"
+#include "strom/runtime/job/metrics_report.hpp"
+#include "strom/runtime/job/training_progress.hpp"
 
 namespace strom {
 

@@ -6,7 +6,7 @@
 
 #include <caf/all.hpp>
 
-#include "strom/actors/kv_client_agent.hpp"
+#include "strom/actors/kvstore/kv_client_agent.hpp"
 #include "strom/runtime/kv_key_directory.hpp"
 
 namespace strom {

@@ -18,8 +18,8 @@
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
 
-#include "strom/actors/kv_pusher.hpp"
-#include "strom/actors/parameter_shard.hpp"
+#include "strom/actors/kvstore/kv_pusher.hpp"
+#include "strom/actors/kvstore/parameter_shard.hpp"
 #include "strom/compute/result.hpp"
 
 namespace strom::runtime {

@@ -9,10 +9,10 @@
 #include <capnp/message.h>
 #include <caf/all.hpp>
 
-#include "strom/actors/kv_client_agent.hpp"
+#include "strom/actors/kvstore/kv_client_agent.hpp"
 #include "strom/compute/updaters/updater_from_spec.hpp"
 #include "strom/log.hpp"
-#include "strom/runtime/capnp_text_file.hpp"
+#include "strom/runtime/job/capnp_text_file.hpp"
 #include "strom/runtime/kv_key_directory.hpp"
 #include "strom/runtime/stop_actors.hpp"
 

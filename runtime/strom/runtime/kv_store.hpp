@@ -31,8 +31,7 @@
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
 
-#include "strom/actors/kv_pusher.hpp"
-#include "strom/actors/parameter_shard.hpp"
+#include "strom/actors/kvstore/kv_modes.hpp"
 #include "strom/compute/kvstore/key_layout.hpp"
 #include "strom/runtime/kv_client.hpp"
 

@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "strom/compute/replica_from_spec.hpp"
-#include "strom/runtime/job_spec.hpp"
+#include "strom/runtime/job/job_spec.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 2)

@@ -9,9 +9,9 @@
 
 #include <caf/meta/type_name.hpp>
 
-#include "strom/actors/progress.hpp"
+#include "strom/actors/job/progress.hpp"
 #include "strom/actors/protocol/cluster.hpp"
-#include "strom/actors/training_report.hpp"
+#include "strom/actors/job/training_report.hpp"
 
 namespace strom::actors {
 

@@ -11,7 +11,7 @@
 #include <caf/meta/type_name.hpp>
 
 #include "strom/actors/protocol/kvstore.hpp"
-#include "strom/actors/training_report.hpp"
+#include "strom/actors/job/training_report.hpp"
 
 namespace strom::actors {
 

@@ -8,7 +8,7 @@
 #include <caf/meta/type_name.hpp>
 
 #include "strom/actors/protocol/sharing.hpp"
-#include "strom/actors/training_report.hpp"
+#include "strom/actors/job/training_report.hpp"
 
 namespace strom::actors {
 

@@ -10,7 +10,7 @@
 #include <caf/meta/type_name.hpp>
 
 #include "strom/actors/protocol/frame_inspection.hpp"
-#include "strom/actors/tensor_sharing.hpp"
+#include "strom/actors/sharing/tensor_sharing.hpp"
 #include "strom/compute/frames/frame.hpp"
 
 namespace strom::actors {

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "strom/runtime/atomic_file.hpp"
+#include "strom/runtime/job/atomic_file.hpp"
 
 namespace strom::runtime {
 

@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "strom/actors/metrics_sink.hpp"
+#include "strom/actors/job/metrics_sink.hpp"
 
 namespace strom::runtime {
 

@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "strom/actors/metrics_sink.hpp"
-#include "strom/actors/timeline.hpp"
+#include "strom/actors/job/metrics_sink.hpp"
+#include "strom/actors/worker/timeline.hpp"
 #include "strom/compute/result.hpp"
 #include "strom/runtime/transport/endpoint.hpp"
 

@@ -14,7 +14,7 @@
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
 
-#include "strom/actors/metrics_sink.hpp"
+#include "strom/actors/job/metrics_sink.hpp"
 
 namespace strom::runtime {
 

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "strom/runtime/atomic_file.hpp"
+#include "strom/runtime/job/atomic_file.hpp"
 #include "strom/runtime/report/chart_library.hpp"
 
 namespace strom::runtime {

@@ -16,8 +16,8 @@
 #include <utility>
 #include <vector>
 
-#include "strom/actors/metrics_sink.hpp"
-#include "strom/runtime/training_progress.hpp"
+#include "strom/actors/job/metrics_sink.hpp"
+#include "strom/runtime/job/training_progress.hpp"
 
 namespace strom::runtime {
 

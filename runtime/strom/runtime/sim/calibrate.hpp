@@ -12,7 +12,7 @@
 #include <string>
 
 #include "strom/compute/result.hpp"
-#include "strom/runtime/job_spec.hpp"
+#include "strom/runtime/job/job_spec.hpp"
 #include "strom/schema/scenario.capnp.h"
 
 namespace strom::runtime::sim {

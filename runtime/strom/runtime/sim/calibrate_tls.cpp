@@ -9,7 +9,7 @@
 
 #include "strom/runtime/security/certificate_authority.hpp"
 #include "strom/runtime/sim/tls_pipe.hpp"
-#include "strom/runtime/training_setup.hpp"
+#include "strom/runtime/node/training_setup.hpp"
 
 namespace strom::runtime::sim {
 

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "strom/runtime/capnp_text_file.hpp"
+#include "strom/runtime/job/capnp_text_file.hpp"
 
 namespace strom::runtime::sim {
 

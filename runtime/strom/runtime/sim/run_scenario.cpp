@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "strom/runtime/sim/live_run.hpp"
+#include "strom/runtime/sim/live/live_run.hpp"
 #include "strom/runtime/sim/sim_trace.hpp"
 #include "strom/runtime/sim/tls_pipe.hpp"
 

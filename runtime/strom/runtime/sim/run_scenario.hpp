@@ -11,8 +11,8 @@
 
 #include "strom/compute/result.hpp"
 #include "strom/runtime/security/tls_context.hpp"
-#include "strom/runtime/training_progress.hpp"
-#include "strom/runtime/sim/model.hpp"
+#include "strom/runtime/job/training_progress.hpp"
+#include "strom/runtime/sim/model/model.hpp"
 #include "strom/runtime/sim/scenario.hpp"
 
 namespace strom::runtime::sim {

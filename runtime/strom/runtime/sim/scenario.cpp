@@ -9,7 +9,7 @@
 
 #include "strom/compute/codecs/threshold_encoder_from_spec.hpp"
 #include "strom/compute/memory_estimate.hpp"
-#include "strom/runtime/capnp_text_file.hpp"
+#include "strom/runtime/job/capnp_text_file.hpp"
 #include "strom/runtime/sim/calibration.hpp"
 #include "strom/schema/scenario.capnp.h"
 

@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "strom/actors/topology.hpp"
+#include "strom/actors/sharing/topology.hpp"
 #include "strom/compute/result.hpp"
-#include "strom/runtime/job_spec.hpp"
+#include "strom/runtime/job/job_spec.hpp"
 #include "strom/runtime/sim/step_costs.hpp"
 
 namespace strom::runtime::sim {

@@ -1,0 +1,51 @@
+#pragma once
+// The scheduler's steps, shared by the two files that make it up: scheduler.cpp (membership,
+// jobs and clients) and scheduler_restart.cpp (what the scheduler keeps in its store and how
+// it takes it up again after a restart). Internal to those files.
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include <caf/all.hpp>
+
+#include "strom/actors/cluster/scheduler.hpp"
+
+namespace strom::actors::scheduler_steps {
+
+using self_ptr = caf::stateful_actor<scheduler_state>*;
+
+// -- scheduler.cpp ----------------------------------------------------------------------------
+
+bool runs_on(const job_record& job, std::uint64_t node_id);
+
+bool is_free(const scheduler_state& st, std::uint64_t node_id);
+
+std::map<std::uint64_t, job_record>::iterator sending_master(self_ptr self);
+
+std::uint64_t start_job(self_ptr self, const scheduler_setup& setup, job_master_setup job);
+
+void remember_outcome(self_ptr self, const scheduler_setup& setup, job_status shown,
+                      job_finished outcome);
+
+void offer_to_a_job(self_ptr self, const scheduler_setup& setup, const member_joined& joined);
+
+// -- scheduler_restart.cpp --------------------------------------------------------------------
+
+void persist(self_ptr self, const scheduler_setup& setup);
+
+job_status status_of_resuming(const saved_job& saved);
+
+void take_up(self_ptr self, const scheduler_setup& setup);
+
+void end_resuming(self_ptr self, const scheduler_setup& setup,
+                  std::map<std::uint64_t, resuming_job>::iterator job, job_finished outcome);
+
+void try_resume(self_ptr self, const scheduler_setup& setup, std::uint64_t job_id,
+                bool deadline);
+
+void place_joined(self_ptr self, const scheduler_setup& setup, const member_joined& joined);
+
+void checkpointed(self_ptr self, const scheduler_setup& setup, const job_checkpointed& done);
+
+} // namespace strom::actors::scheduler_steps

@@ -1,0 +1,111 @@
+// A job_master's checkpoints (with the scheduler's --state-dir): taken between epochs through
+// the job's checkpoint_keeper, and the resume of a job after the scheduler's restart.
+#include "strom/actors/job/job_checkpoints.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "strom/actors/error_text.hpp"
+#include "strom/actors/errors.hpp"
+#include "strom/actors/job/job_master_steps.hpp"
+#include "strom/actors/cluster/checkpoint_keeper.hpp"
+#include "strom/actors/sharing/job_topology.hpp"
+#include "strom/log.hpp"
+
+namespace strom::actors::job_steps {
+
+/// Whether the epoch that just ended is one to checkpoint (--checkpoint-every).
+bool checkpoint_due(const job_master_state& st, const job_master_setup& setup) {
+  // A pipeline job's stages take no snapshots yet.
+  return st.checkpoints.keeper && !st.pipeline
+         && st.report.iterations >= st.checkpoints.checkpointed_iteration + setup.checkpoint_every;
+}
+
+/// Between two epochs, while nothing trains: the keeper saves the first live node's snapshot
+/// and the scheduler the job's progress; then the next epoch starts. A checkpoint that fails
+/// is logged and training goes on: the job is no worse off than without a state directory.
+void take_checkpoint(self_ptr self, const job_master_setup& setup) {
+  auto& st = self->state;
+  const auto epoch = st.status.epoch;
+  self->request(st.checkpoints.keeper, setup.timeouts.restore_timeout, checkpoint_atom_v,
+                st.status.job_id, st.members.at(st.nodes.front()).agent)
+    .then(
+      [self, setup, epoch](const snapshot_sent& sent) {
+        auto& st = self->state;
+        if (st.outcome)
+          return;
+        st.checkpoints.checkpointed_iteration = st.report.iterations;
+        self->send(setup.scheduler, job_checkpointed{st.status.job_id, epoch, st.report});
+        log::info("job_master: job {} checkpointed after epoch {} ({} bytes)", st.status.job_id,
+                  epoch, sent.bytes);
+        start_epoch(self, setup);
+      },
+      [self, setup, epoch](caf::error& err) {
+        auto& st = self->state;
+        if (st.outcome)
+          return;
+        log::warning("job_master: job {} took no checkpoint after epoch {}: {}",
+                     st.status.job_id, epoch, error_text(self->system(), err));
+        start_epoch(self, setup);
+      });
+}
+
+/// A job resumed after the scheduler's restart: every node takes the checkpoint from the
+/// keeper (the way a joiner takes a live node's snapshot), then training goes on where the
+/// checkpoint left it. Without a checkpoint the job starts over.
+void resume_training(self_ptr self, const job_master_setup& setup) {
+  auto& st = self->state;
+  if (st.status.epoch == 0)
+    return begin_training(self, setup);
+  auto pending = std::make_shared<std::size_t>(st.nodes.size());
+  for (auto id : st.nodes)
+    request_while_alive(self, st.awaiting, id, st.members.at(id).agent,
+                        setup.timeouts.restore_timeout, restore_atom_v, st.status.job_id,
+                        st.checkpoints.keeper)
+      .then(
+        [self, setup, pending](const snapshot_sent&) {
+          if (--*pending == 0 && !self->state.outcome)
+            begin_training(self, setup);
+        },
+        [self, setup, id](caf::error& err) {
+          fail_job(self, setup,
+                   make_error(code_for(err, strom_error::snapshot_failed),
+                              fmt::format("node {} could not take the job's checkpoint: {}", id,
+                                          error_text(self->system(), err))));
+        });
+}
+
+/// A job resumed after the scheduler's restart goes on from `saved`: its report, its epochs
+/// done, and the run's wall time so far.
+void take_up(self_ptr self, const saved_job& saved) {
+  auto& st = self->state;
+  st.checkpoints.carried = st.report = saved.report;
+  st.report.topology = summary_of(st.plan, st.nodes.size());
+  st.status.epoch = saved.epochs_done;
+  st.checkpoints.checkpointed_iteration = st.report.iterations;
+  st.submitted -= std::chrono::duration_cast<caf::timespan>(
+    std::chrono::duration<double>(saved.report.wall_seconds));
+}
+
+/// Spawns the job's checkpoint keeper, which serves a resumed job's checkpoint first.
+void start_keeping(self_ptr self, const job_master_setup& setup) {
+  auto& st = self->state;
+  checkpoint_keeper_setup keeping{setup.job_id, setup.store, setup.timeouts.restore_timeout, {}};
+  if (setup.resume && setup.resume->epochs_done > 0) {
+    if (auto saved = setup.store->load_checkpoint(setup.job_id)) {
+      keeping.latest = std::move(*saved);
+      take_up(self, *setup.resume);
+    } else {  // unusable: the job starts over rather than fail
+      log::warning("job_master: job {} starts over: {}", setup.job_id, saved.err().message);
+    }
+  }
+  if (setup.resume)
+    st.report.scheduler_restarts = setup.resume->restarts;
+  st.checkpoints.keeper = self->spawn<caf::linked>(checkpoint_keeper, std::move(keeping));
+}
+
+} // namespace strom::actors::job_steps
