@@ -76,8 +76,8 @@ struct heartbeat_fixture : strom::testing::deterministic_system {
   void spawn_monitor(const caf::actor& agent) {
     heartbeat_setup setup;
     setup.node_id = watched_node;
-    setup.node_agent = agent;
-    setup.scheduler = caf::actor_cast<caf::actor>(self);
+    setup.node_agent = caf::actor_cast<pingable_actor>(agent);
+    setup.scheduler = caf::actor_cast<hung_reporter_actor>(self);
     setup.interval = interval;
     setup.timeout = timeout;
     auto monitor = sys.spawn(heartbeat_monitor, setup);

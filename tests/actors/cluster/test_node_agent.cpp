@@ -48,7 +48,7 @@ template <class Env>
 caf::actor spawn_agent(Env& env, const caf::actor& scheduler, node_job_factory prepare = nullptr,
                        relay_connector connect = nullptr) {
   node_agent_setup setup;
-  setup.scheduler = scheduler;
+  setup.scheduler = caf::actor_cast<agent_scheduler_actor>(scheduler);
   setup.identity = {protocol_version, "n1", "127.0.0.1", 2, 2, {}};
   setup.timeouts.join_timeout = join_timeout;
   setup.timeouts.keepalive_interval = keepalive_interval;

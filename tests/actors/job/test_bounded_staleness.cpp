@@ -73,8 +73,8 @@ trainer_setup tiny_setup(deterministic_system& env, const std::string& rule = "s
   setup.batch_size = 1;
   setup.framer = std::make_shared<node_framer>(
     own_node, 1, setup.replica->net().parameters().size(), compute::frame_options{});
-  setup.relay = env.me();
-  setup.supervisor = env.me();
+  setup.relay = caf::actor_cast<trainer_relay_actor>(env.me());
+  setup.supervisor = caf::actor_cast<trainer_supervisor_actor>(env.me());
   return setup;
 }
 

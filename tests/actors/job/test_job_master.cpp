@@ -29,10 +29,10 @@ struct job_fixture : strom::testing::deterministic_system {
     job_master_setup setup;
     setup.job_id = job_id;
     setup.submission = {"(name = \"j\")", "test.job", "", 2, 0, 3};  // may grow to 3
-    setup.nodes = {{{1, "a", "10.0.0.1", 4, 2, 1}, caf::actor_cast<caf::actor>(a)},
-                   {{2, "b", "10.0.0.2", 4, 1, 1}, caf::actor_cast<caf::actor>(b)}};
-    setup.scheduler = me();
-    setup.clients = {me()};
+    setup.nodes = {{{1, "a", "10.0.0.1", 4, 2, 1}, caf::actor_cast<job_agent_actor>(a)},
+                   {{2, "b", "10.0.0.2", 4, 1, 1}, caf::actor_cast<job_agent_actor>(b)}};
+    setup.scheduler = caf::actor_cast<job_scheduler_actor>(me());
+    setup.clients = {caf::actor_cast<job_client_actor>(me())};
     setup.timeouts = strom::testing::job_test_timeouts();
     master = sys.spawn(job_master, setup);
     self->monitor(master);
@@ -555,9 +555,9 @@ BOOST_AUTO_TEST_CASE(a_job_below_its_minimum_pauses_and_fails_naming_the_lost_af
   caf::scoped_actor b{env.sys};
   setup.job_id = job_id;
   setup.submission = {"(name = \"j\")", "test.job", "", 2, 2};
-  setup.nodes = {{{1, "a", "10.0.0.1", 4, 1, 1}, caf::actor_cast<caf::actor>(a)},
-                 {{2, "b", "10.0.0.2", 4, 1, 1}, caf::actor_cast<caf::actor>(b)}};
-  setup.scheduler = env.me();
+  setup.nodes = {{{1, "a", "10.0.0.1", 4, 1, 1}, caf::actor_cast<job_agent_actor>(a)},
+                 {{2, "b", "10.0.0.2", 4, 1, 1}, caf::actor_cast<job_agent_actor>(b)}};
+  setup.scheduler = caf::actor_cast<job_scheduler_actor>(env.me());
   setup.timeouts = strom::testing::job_test_timeouts();
   setup.timeouts.rejoin_timeout = 30s;
   const auto master = env.sys.spawn(job_master, setup);

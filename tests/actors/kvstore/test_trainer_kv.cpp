@@ -45,8 +45,8 @@ struct kv_trainer : deterministic_system {
       setup.kv.shards.push_back({halves[i], spawn_shard(halves[i], values[i])});
     setup.origins = {own_node};
     setup.framer = std::make_shared<node_framer>(own_node, 1, elements, compute::frame_options{});
-    setup.relay = me();
-    setup.supervisor = me();
+    setup.relay = caf::actor_cast<trainer_relay_actor>(me());
+    setup.supervisor = caf::actor_cast<trainer_supervisor_actor>(me());
     before = std::vector<float>(setup.replica->net().parameters().begin(),
                                 setup.replica->net().parameters().end());
     trainer_actor = sys.spawn(trainer, setup);

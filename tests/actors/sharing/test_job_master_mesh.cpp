@@ -32,11 +32,11 @@ struct mesh_fixture : strom::testing::deterministic_system {
     job_master_setup setup;
     setup.job_id = job_id;
     setup.submission = {"(name = \"j\")", "test.job", "", 3, 0, 0, 0, "mesh", 1};
-    setup.nodes = {{{1, "a", "10.0.0.1", 4, 1, 1}, caf::actor_cast<caf::actor>(a)},
-                   {{2, "b", "10.0.0.2", 4, 1, 1}, caf::actor_cast<caf::actor>(b)},
-                   {{3, "c", "10.0.0.3", 4, 1, 1}, caf::actor_cast<caf::actor>(c)}};
-    setup.scheduler = me();
-    setup.clients = {me()};
+    setup.nodes = {{{1, "a", "10.0.0.1", 4, 1, 1}, caf::actor_cast<job_agent_actor>(a)},
+                   {{2, "b", "10.0.0.2", 4, 1, 1}, caf::actor_cast<job_agent_actor>(b)},
+                   {{3, "c", "10.0.0.3", 4, 1, 1}, caf::actor_cast<job_agent_actor>(c)}};
+    setup.scheduler = caf::actor_cast<job_scheduler_actor>(me());
+    setup.clients = {caf::actor_cast<job_client_actor>(me())};
     setup.timeouts = strom::testing::job_test_timeouts();
     master = sys.spawn(job_master, setup);
     sched.run();

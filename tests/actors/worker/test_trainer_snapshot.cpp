@@ -53,8 +53,8 @@ trainer_setup small_setup(deterministic_system& env) {
   setup.origins = {own_node};
   setup.framer = std::make_shared<node_framer>(
     own_node, 1, setup.replica->net().parameters().size(), compute::frame_options{});
-  setup.relay = env.me();
-  setup.supervisor = env.me();
+  setup.relay = caf::actor_cast<trainer_relay_actor>(env.me());
+  setup.supervisor = caf::actor_cast<trainer_supervisor_actor>(env.me());
   return setup;
 }
 

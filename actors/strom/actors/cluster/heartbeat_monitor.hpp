@@ -11,6 +11,7 @@
 
 #include <caf/all.hpp>
 
+#include "strom/actors/protocol/roles.hpp"
 #include "strom/actors/job/metrics_sink.hpp"
 
 namespace strom::actors {
@@ -18,8 +19,8 @@ namespace strom::actors {
 /// What a heartbeat monitor watches and whom it tells.
 struct heartbeat_setup {
   std::uint64_t node_id = 0;  ///< the node's id in the cluster, for the report
-  caf::actor node_agent;      ///< answers (ping_atom) with pong_atom
-  caf::actor scheduler;       ///< told (node_hung_atom, node_id, std::string reason)
+  pingable_actor node_agent;       ///< answers (ping_atom) with pong_atom
+  hung_reporter_actor scheduler;   ///< told (node_hung_atom, node_id, std::string reason)
   caf::timespan interval{};   ///< time between pings
   caf::timespan timeout{};    ///< no pong for this long: the node is hung
   std::string node;           ///< its name, as metrics show it

@@ -56,7 +56,7 @@ local_node spawn_local_node(caf::actor_system& system, const local_node_setup& s
                       setup.encoding,
                       setup.momentum_masking,
                       node.framer,
-                      node.relay,
+                      caf::actor_cast<trainer_relay_actor>(node.relay),
                       setup.supervisor,
                       setup.apply_own_update,
                       setup.park_spin,

@@ -10,6 +10,7 @@
 
 #include <caf/all.hpp>
 
+#include "strom/actors/protocol/roles.hpp"
 #include "strom/actors/worker/compute_slowdown.hpp"
 #include "strom/actors/kvstore/kv_pusher.hpp"
 #include "strom/actors/sharing/node_framer.hpp"
@@ -43,7 +44,7 @@ struct local_node_setup {
   /// How the workers' updates combine (trainer_setup::update_power).
   float update_power = 0.0f;
   compute::frame_options frames;
-  caf::actor supervisor;  ///< receives the trainers' reports
+  trainer_supervisor_actor supervisor;  ///< receives the trainers' reports
   caf::timespan park_spin = timing{}.park_spin;  ///< the trainers' (timing.hpp)
   averaging_options averaging;  ///< parameter averaging instead of sharing, with a frequency
   kv_options kv;  ///< parameter servers instead of sharing, with shards

@@ -424,7 +424,7 @@ void prepared(self_ptr self, const node_agent_setup& setup, const job_assignment
   }
   auto job = std::make_shared<node_job>(std::move(*outcome));
   job->node.node_id = st.node_id;
-  job->node.supervisor = caf::actor_cast<caf::actor>(self);
+  job->node.supervisor = caf::actor_cast<trainer_supervisor_actor>(self);
   job->node.timeline = setup.timeline;
   job->node.park_spin = setup.timeouts.park_spin;
   job->node.speed = setup.speed;

@@ -23,6 +23,7 @@
 #include "strom/actors/worker/compute_slowdown.hpp"
 #include "strom/actors/cluster/local_node.hpp"
 #include "strom/actors/messages.hpp"
+#include "strom/actors/protocol/roles.hpp"
 #include "strom/actors/kvstore/parameter_shard.hpp"
 #include "strom/actors/job/metrics_sink.hpp"
 #include "strom/actors/worker/snapshot_transfer.hpp"
@@ -103,7 +104,7 @@ using relay_connector = std::function<result<relay_link>(const std::string& endp
 
 /// What a node agent is built from.
 struct node_agent_setup {
-  caf::actor scheduler;
+  agent_scheduler_actor scheduler;
   join_request identity;  ///< name, address, cores and workers to announce
   node_job_factory prepare;
   shard_factory serve;  ///< empty: the node holds no parameter shards (it is no server)

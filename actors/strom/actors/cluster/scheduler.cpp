@@ -57,7 +57,7 @@ std::map<std::uint64_t, job_record>::iterator sending_master(self_ptr self) {
 /// nodes; returns the job id.
 std::uint64_t start_job(self_ptr self, const scheduler_setup& setup, job_master_setup job) {
   auto& st = self->state;
-  job.scheduler = caf::actor_cast<caf::actor>(self);
+  job.scheduler = caf::actor_cast<job_scheduler_actor>(self);
   job.timeouts = setup.timeouts;
   job.store = setup.store;
   job.checkpoint_every = setup.checkpoint_every;
@@ -103,7 +103,7 @@ std::optional<std::string> pick_nodes(const scheduler_state& st, const job_submi
                        job.source, needed, role, joined, free);
   for (const auto& m : st.members)
     if (picked.size() < needed && m.status.role == role && is_free(st, m.status.node_id))
-      picked.push_back({m.status, m.agent});
+      picked.push_back({m.status, caf::actor_cast<job_agent_actor>(m.agent)});
   return std::nullopt;
 }
 
@@ -125,7 +125,7 @@ submit_reply submit(self_ptr self, const scheduler_setup& setup, const job_submi
       return {false, 0, std::move(*refusal)};
   job.job_id = st.next_job_id++;
   job.submission = job_in;
-  job.clients.push_back(caf::actor_cast<caf::actor>(self->current_sender()));
+  job.clients.push_back(caf::actor_cast<job_client_actor>(self->current_sender()));
   return {true, start_job(self, setup, std::move(job)), {}};
 }
 
@@ -247,7 +247,8 @@ join_reply join(self_ptr self, const scheduler_setup& setup, const join_request&
   // Pings at least four per timeout, so a hang is seen within a quarter timeout of it.
   member.heartbeat = self->spawn<caf::linked>(
     heartbeat_monitor,
-    heartbeat_setup{member.status.node_id, agent, caf::actor_cast<caf::actor>(self),
+    heartbeat_setup{member.status.node_id, caf::actor_cast<pingable_actor>(agent),
+                    caf::actor_cast<hung_reporter_actor>(self),
                     std::min(setup.timeouts.heartbeat_interval,
                              setup.timeouts.heartbeat_timeout / 4),
                     setup.timeouts.heartbeat_timeout, member.status.name, setup.metrics});
@@ -416,12 +417,12 @@ caf::behavior scheduler(caf::stateful_actor<scheduler_state>* self, scheduler_se
     },
     [self](attach_atom, std::uint64_t job_id) -> caf::result<submit_reply> {
       if (auto job = self->state.resuming.find(job_id); job != self->state.resuming.end()) {
-        if (auto client = caf::actor_cast<caf::actor>(self->current_sender()))
+        if (auto client = caf::actor_cast<job_client_actor>(self->current_sender()))
           job->second.clients.push_back(client);
         return submit_reply{true, job_id, {}};
       }
       return about_job(self, attach_atom_v, job_id, [self, job_id](const job_finished& done) {
-        if (auto client = caf::actor_cast<caf::actor>(self->current_sender()))
+        if (auto client = caf::actor_cast<job_client_actor>(self->current_sender()))
           self->send(client, done);
         return submit_reply{true, job_id, {}};
       });

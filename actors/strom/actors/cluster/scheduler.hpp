@@ -24,6 +24,7 @@
 #include "strom/actors/cluster/dropped_nodes.hpp"
 #include "strom/actors/job/job_master.hpp"
 #include "strom/actors/messages.hpp"
+#include "strom/actors/protocol/roles.hpp"
 #include "strom/actors/job/metrics_sink.hpp"
 #include "strom/actors/cluster/scheduler_store.hpp"
 #include "strom/actors/timing.hpp"
@@ -76,7 +77,7 @@ struct job_record {
 /// A job that ran when the scheduler stopped, waiting for its nodes to join again.
 struct resuming_job {
   saved_job saved;
-  std::vector<caf::actor> clients;  ///< attached meanwhile
+  std::vector<job_client_actor> clients;  ///< attached meanwhile
 };
 
 /// A scheduler's state.

@@ -122,7 +122,7 @@ void try_resume(self_ptr self, const scheduler_setup& setup, std::uint64_t job_i
   for (const auto& m : st.members)
     if (is_free(st, m.status.node_id)
         && std::count(saved.node_names.begin(), saved.node_names.end(), m.status.name) > 0)
-      back.push_back({m.status, m.agent});
+      back.push_back({m.status, caf::actor_cast<job_agent_actor>(m.agent)});
   if (back.size() < saved.node_names.size() && !deadline)
     return;
   if (back.size() < std::max<std::size_t>(saved.submission.min_nodes, 1)) {

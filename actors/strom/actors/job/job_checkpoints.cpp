@@ -31,8 +31,10 @@ bool checkpoint_due(const job_master_state& st, const job_master_setup& setup) {
 void take_checkpoint(self_ptr self, const job_master_setup& setup) {
   auto& st = self->state;
   const auto epoch = st.status.epoch;
+  // The agent travels as a message element of its own: untyped (protocol/roles.hpp).
+  const auto source = caf::actor_cast<caf::actor>(st.members.at(st.nodes.front()).agent);
   self->request(st.checkpoints.keeper, setup.timeouts.restore_timeout, checkpoint_atom_v,
-                st.status.job_id, st.members.at(st.nodes.front()).agent)
+                st.status.job_id, source)
     .then(
       [self, setup, epoch](const snapshot_sent& sent) {
         auto& st = self->state;

@@ -44,9 +44,10 @@ bool heard_this_round(self_ptr self, const Report& report) {
   return true;
 }
 
-void tell_clients(self_ptr self, const caf::message& msg) {
+template <class Message>
+void tell_clients(self_ptr self, const Message& message) {
   for (const auto& client : self->state.clients)
-    self->send(client, msg);
+    self->send(client, message);
 }
 
 /// The scheduler shows the job's status in `strom status`, membership counts included.
@@ -73,7 +74,7 @@ void quit_when_stopped(self_ptr self) {
 
 /// Node `node_id` drops the job's actors; the job master ends once it answered.
 void stop_on(self_ptr self, const job_master_setup& setup, std::uint64_t node_id,
-             const caf::actor& agent) {
+             const job_agent_actor& agent) {
   auto& st = self->state;
   st.stopping.insert(node_id);
   const auto forget = [self, node_id] {
@@ -103,7 +104,7 @@ void end_job(self_ptr self, const job_master_setup& setup, job_finished outcome)
   st.status.failure = outcome.failure;
   report_status(self, setup);
   self->send(setup.scheduler, outcome);
-  tell_clients(self, caf::make_message(outcome));
+  tell_clients(self, outcome);
   st.outcome = std::move(outcome);
 }
 
@@ -207,7 +208,7 @@ void publish_progress(self_ptr self) {
       cluster.nodes.push_back({member->second.status.name, node.job_samples,
                                node.sent.bytes_sent, node.sent.updates, node.sent.density_sum,
                                node.sent.threshold, node.bytes_received});
-  tell_clients(self, caf::make_message(job_progress{st.status.job_id, p, std::move(cluster)}));
+  tell_clients(self, job_progress{st.status.job_id, p, std::move(cluster)});
 }
 
 /// Every node has stopped the job and sent its counts: add the hub's and report.
@@ -332,7 +333,7 @@ void end_epoch(self_ptr self, const job_master_setup& setup, const epoch_check& 
   st.status.epoch = epoch + 1;
   st.status.test_accuracy = summary.test_accuracy;
   report_status(self, setup);
-  tell_clients(self, caf::make_message(job_epoch{st.status.job_id, summary}));
+  tell_clients(self, job_epoch{st.status.job_id, summary});
   if (st.status.epoch >= st.status.epochs)
     return finish_job(self, setup);
   ++st.round;
@@ -518,7 +519,7 @@ submit_reply attach(self_ptr self, std::uint64_t job_id) {
   auto& st = self->state;
   if (job_id != st.status.job_id)
     return {false, job_id, fmt::format("job master {} runs no job {}", st.status.job_id, job_id)};
-  auto client = caf::actor_cast<caf::actor>(self->current_sender());
+  auto client = caf::actor_cast<job_client_actor>(self->current_sender());
   if (!client)
     return {true, job_id, {}};
   if (st.outcome) {
@@ -620,9 +621,8 @@ caf::behavior job_master(caf::stateful_actor<job_master_state>* self, job_master
   });
   self->set_down_handler([self](const caf::down_msg& down) {
     auto& clients = self->state.clients;
-    clients.erase(std::remove_if(clients.begin(), clients.end(),
-                                 [&](const caf::actor& c) { return c.address() == down.source; }),
-                  clients.end());
+    const auto gone = [&](const job_client_actor& c) { return c.address() == down.source; };
+    clients.erase(std::remove_if(clients.begin(), clients.end(), gone), clients.end());
   });
   for (const auto& server : setup.servers)
     st.members.emplace(server.status.node_id, server);

@@ -39,6 +39,7 @@
 #include "strom/actors/job/job_checkpoints.hpp"
 #include "strom/actors/job/job_placement.hpp"
 #include "strom/actors/messages.hpp"
+#include "strom/actors/protocol/roles.hpp"
 #include "strom/actors/job/job_stall.hpp"
 #include "strom/actors/job/metrics_sink.hpp"
 #include "strom/actors/kvstore/job_kvstore.hpp"
@@ -54,7 +55,7 @@ namespace strom::actors {
 /// A node a job runs on, as the scheduler hands it over.
 struct job_node {
   node_status status;
-  caf::actor agent;  ///< its node_agent
+  job_agent_actor agent;  ///< its node_agent
 };
 
 /// How long a job waits for nodes to join (--rejoin-timeout, else the timeouts' default):
@@ -67,8 +68,8 @@ struct job_master_setup {
   job_submission submission;
   std::vector<job_node> nodes;  ///< by rank; at least one
   std::vector<job_node> servers;  ///< a kvstore job's server nodes (parameter_shards)
-  caf::actor scheduler;         ///< told job_status as it changes, then the job_finished
-  std::vector<caf::actor> clients;  ///< told progress and the end: the submitter, attached ones
+  job_scheduler_actor scheduler;  ///< told job_status as it changes, then the job_finished
+  std::vector<job_client_actor> clients;  ///< told progress and the end: submitter, attached
   timing timeouts;  ///< every request it makes has one
   /// Where checkpoints go (the scheduler's --state-dir); null: the job takes none.
   std::shared_ptr<scheduler_store> store;
@@ -99,7 +100,7 @@ struct job_master_state {
   std::vector<std::uint64_t> nodes;              ///< node ids by rank, the live ones
   std::map<std::uint64_t, job_node> members;     ///< the job's nodes still in the cluster
   std::map<std::uint64_t, node_ready> prepared;  ///< by node: its relay and worker count
-  std::vector<caf::actor> clients;               ///< told progress, epochs and the end
+  std::vector<job_client_actor> clients;         ///< told progress, epochs and the end
   caf::actor hub;  ///< the plain topology's master relay; fresh per job (sequences restart)
   topology_plan plan;                            ///< who sends frames to whom
   data_plan data;

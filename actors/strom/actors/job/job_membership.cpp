@@ -186,7 +186,7 @@ void take_snapshots(self_ptr self, const job_master_setup& setup, bool makeup,
                     std::vector<std::uint64_t> receivers) {
   auto& st = self->state;
   const auto source_node = st.nodes.front();
-  const auto source = st.members.at(source_node).agent;
+  const auto source = caf::actor_cast<caf::actor>(st.members.at(source_node).agent);
   // A joiner let go while it was wired takes none.
   receivers.erase(std::remove_if(receivers.begin(), receivers.end(),
                                  [&](std::uint64_t node) { return !st.joining.count(node); }),
@@ -318,14 +318,15 @@ bool take_joiner(self_ptr self, const job_master_setup& setup, const member_join
   if (st.outcome || st.finishing || st.status.state != "training" || st.pipeline
       || st.nodes.size() + st.joining.size() >= max_nodes(setup) || st.members.count(node) > 0)
     return false;
-  st.members[node] = job_node{joined.node, joined.agent};
-  st.joining[node] = job_joiner{{joined.node, joined.agent}, self->clock().now(), false};
+  const job_node joiner{joined.node, caf::actor_cast<job_agent_actor>(joined.agent)};
+  st.members[node] = joiner;
+  st.joining[node] = job_joiner{joiner, self->clock().now(), false};
   // Rounds assign the data: its worker ranks here only pass the node's own checks.
   auto a = assignment_for(st, setup, static_cast<std::uint32_t>(st.nodes.size()),
                           joined.node.workers, 0, joined.node.workers);
   a.origins.push_back(node);
   const auto job_id = st.status.job_id;
-  request_while_alive(self, st.awaiting, node, joined.agent, setup.timeouts.prepare_timeout,
+  request_while_alive(self, st.awaiting, node, joiner.agent, setup.timeouts.prepare_timeout,
                       std::move(a))
     .then(
       [self, setup, job_id, node](const node_ready& ready) {

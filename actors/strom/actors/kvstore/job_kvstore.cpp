@@ -153,7 +153,7 @@ bool take_server(self_ptr self, const job_master_setup& setup, const member_join
   if (st.outcome || st.finishing || st.status.state != "training" || st.report.replicas < 2
       || st.members.count(node_id) > 0)
     return false;
-  st.members[node_id] = job_node{joined.node, joined.agent};
+  st.members[node_id] = job_node{joined.node, caf::actor_cast<job_agent_actor>(joined.agent)};
   const bool filling = fill_chains(self, setup, node_id);
   if (!filling)
     st.kvstore.spare_servers.push_back(node_id);

@@ -41,6 +41,7 @@
 #include "strom/actors/kvstore/kv_node_sum.hpp"
 #include "strom/actors/kvstore/kv_pusher.hpp"
 #include "strom/actors/messages.hpp"
+#include "strom/actors/protocol/roles.hpp"
 #include "strom/actors/averaging/node_average.hpp"
 #include "strom/actors/sharing/node_framer.hpp"
 #include "strom/actors/averaging/parameter_averaging.hpp"
@@ -85,8 +86,8 @@ struct trainer_setup {
   /// masking, compute/codecs/sent_elements.hpp).
   bool momentum_masking = true;
   std::shared_ptr<node_framer> framer;  ///< the node's, shared by its trainers
-  caf::actor relay;       ///< receives (publish_atom, frame or drain marker) for the peers
-  caf::actor supervisor;  ///< receives step_report, epoch_report and drain_report
+  trainer_relay_actor relay;  ///< receives (publish_atom, frame or drain marker) for the peers
+  trainer_supervisor_actor supervisor;  ///< receives step_report, epoch_report and drain_report
   /// Apply the worker's own update in full at once and skip its own frames (see above);
   /// false: apply it only as its frame, as Deeplearning4j does.
   bool apply_own_update = true;

@@ -29,7 +29,7 @@ caf::actor spawn_node(caf::actor_system& system, const caf::actor& scheduler,
                       const node_identity& identity, const caf::actor& observer,
                       const actors::timing& timeouts, const observers& watch) {
   actors::node_agent_setup setup;
-  setup.scheduler = scheduler;
+  setup.scheduler = caf::actor_cast<actors::agent_scheduler_actor>(scheduler);
   setup.identity.name = identity.name;
   setup.identity.address = identity.address;
   setup.identity.cores = std::max(1u, std::thread::hardware_concurrency());
