@@ -42,6 +42,15 @@ static_assert(std::is_same_v<reply_to<agent_scheduler_actor, join_request>,
                              caf::detail::type_list<join_reply>>);
 static_assert(!accepts<agent_scheduler_actor, job_finished>);  // a job_master's, not a node's
 
+static_assert(accepts<job_master_actor, member_lost>);
+static_assert(std::is_same_v<reply_to<job_master_actor, member_joined>,
+                             caf::detail::type_list<bool>>);
+static_assert(!accepts<job_master_actor, join_request>);  // the scheduler's own
+
+static_assert(accepts<hub_actor, stats_atom>);
+static_assert(!accepts<hub_actor, shared_frame>);  // frames reach the hub from the nodes only
+static_assert(accepts<keeper_actor, checkpoint_atom, std::uint64_t, caf::actor>);
+
 static_assert(accepts<job_agent_actor, round_plan>);
 static_assert(std::is_same_v<reply_to<job_agent_actor, job_assignment>,
                              caf::detail::type_list<node_ready>>);
@@ -54,6 +63,13 @@ static_assert(!accepts<job_scheduler_actor, join_request>);  // a node's, not a 
 
 static_assert(accepts<job_client_actor, job_epoch>);
 static_assert(!accepts<job_client_actor, job_status>);  // the scheduler's, not a client's
+
+static_assert(accepts<relay_peer_actor, average_part>);
+static_assert(!accepts<frame_sink_actor, average_part>);  // partial sums go relay to relay
+static_assert(!accepts<relay_peer_actor, publish_atom, shared_frame>);  // a trainer's own
+
+static_assert(accepts<trainer_sibling_actor, kv_local_step>);
+static_assert(!accepts<trainer_sibling_actor, round_work>);  // the agent's, not a sibling's
 
 static_assert(accepts<trainer_relay_actor, publish_atom, shared_frame>);
 static_assert(!accepts<trainer_relay_actor, shared_frame>);  // unpublished: a sibling's message

@@ -40,9 +40,9 @@ bool is_free(const scheduler_state& st, std::uint64_t node_id) {
 }
 
 /// The job_master of job `job_id` while the job runs; null when it ended or is unknown.
-caf::actor running_master(const scheduler_state& st, std::uint64_t job_id) {
+job_master_actor running_master(const scheduler_state& st, std::uint64_t job_id) {
   const auto job = st.jobs.find(job_id);
-  return job != st.jobs.end() ? job->second.master : caf::actor{};
+  return job != st.jobs.end() ? job->second.master : job_master_actor{};
 }
 
 /// The running job whose job_master sent the current message, or jobs.end().
@@ -77,7 +77,8 @@ std::uint64_t start_job(self_ptr self, const scheduler_setup& setup, job_master_
   record.status.state = "preparing";
   // Linked: a job master never outlives the scheduler; monitored: one that ends without an
   // outcome (it crashed) fails its job and frees the nodes.
-  record.master = self->spawn<caf::linked>(job_master, std::move(job));
+  record.master =
+    caf::actor_cast<job_master_actor>(self->spawn<caf::linked>(job_master, std::move(job)));
   st.children.insert(record.master.address());
   self->monitor(record.master);
   persist(self, setup);

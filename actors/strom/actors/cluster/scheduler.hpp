@@ -68,7 +68,7 @@ struct cluster_member {
 
 /// A running job.
 struct job_record {
-  caf::actor master;                 ///< its job_master
+  job_master_actor master;           ///< its job_master
   std::vector<std::uint64_t> nodes;  ///< node ids by rank, held while the job runs
   job_status status;                 ///< as the job_master last told it
   saved_job saved;                   ///< what the store keeps of it

@@ -64,10 +64,10 @@ void resume_training(self_ptr self, const job_master_setup& setup) {
   if (st.status.epoch == 0)
     return begin_training(self, setup);
   auto pending = std::make_shared<std::size_t>(st.nodes.size());
+  const auto source = caf::actor_cast<caf::actor>(st.checkpoints.keeper);  // a message element
   for (auto id : st.nodes)
     request_while_alive(self, st.awaiting, id, st.members.at(id).agent,
-                        setup.timeouts.restore_timeout, restore_atom_v, st.status.job_id,
-                        st.checkpoints.keeper)
+                        setup.timeouts.restore_timeout, restore_atom_v, st.status.job_id, source)
       .then(
         [self, setup, pending](const snapshot_sent&) {
           if (--*pending == 0 && !self->state.outcome)
@@ -107,7 +107,8 @@ void start_keeping(self_ptr self, const job_master_setup& setup) {
   }
   if (setup.resume)
     st.report.scheduler_restarts = setup.resume->restarts;
-  st.checkpoints.keeper = self->spawn<caf::linked>(checkpoint_keeper, std::move(keeping));
+  st.checkpoints.keeper =
+    caf::actor_cast<keeper_actor>(self->spawn<caf::linked>(checkpoint_keeper, std::move(keeping)));
 }
 
 } // namespace strom::actors::job_steps

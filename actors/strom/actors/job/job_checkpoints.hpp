@@ -9,12 +9,13 @@
 
 #include "strom/actors/job/job_master_fwd.hpp"
 #include "strom/actors/job/training_report.hpp"
+#include "strom/actors/protocol/roles.hpp"
 
 namespace strom::actors {
 
 /// What a job_master keeps of its checkpoints.
 struct job_checkpoint_state {
-  caf::actor keeper;  ///< its checkpoint_keeper; null without a store
+  keeper_actor keeper;  ///< its checkpoint_keeper; null without a store
   std::uint64_t checkpointed_iteration = 0;  ///< a worker's steps at the latest checkpoint
   training_report carried;  ///< the report as saved before the scheduler's restart
 };

@@ -66,9 +66,10 @@ void quit_when_stopped(self_ptr self) {
   auto& st = self->state;
   if (!st.outcome || !st.stopping.empty())
     return;
-  for (const auto& helper : {st.hub, st.checkpoints.keeper})
-    if (helper)
-      self->send_exit(helper, caf::exit_reason::user_shutdown);
+  if (st.hub)
+    self->send_exit(st.hub, caf::exit_reason::user_shutdown);
+  if (st.checkpoints.keeper)
+    self->send_exit(st.checkpoints.keeper, caf::exit_reason::user_shutdown);
   self->quit();
 }
 
@@ -426,7 +427,8 @@ job_assignment assignment_for(const job_master_state& st, const job_master_setup
   a.first_worker = first_worker;
   a.total_workers = total_workers;
   a.origins = st.nodes;
-  a.hub = st.plan.kind == topology_kind::plain ? st.hub : caf::actor{};
+  if (st.plan.kind == topology_kind::plain)
+    a.hub = caf::actor_cast<caf::actor>(st.hub);
   a.shards = st.kvstore.shards;
   a.server_endpoints = st.kvstore.server_endpoints;
   return a;
@@ -608,7 +610,7 @@ caf::behavior job_master(caf::stateful_actor<job_master_state>* self, job_master
       self->monitor(client);
       st.clients.push_back(client);
     }
-  st.hub = self->spawn<caf::linked>(relay);
+  st.hub = caf::actor_cast<hub_actor>(self->spawn<caf::linked>(relay));
   if (setup.store)
     start_keeping(self, setup);
   // The hub and the keeper end with the job (quit_when_stopped); their ends must not end it.

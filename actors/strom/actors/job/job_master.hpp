@@ -101,7 +101,7 @@ struct job_master_state {
   std::map<std::uint64_t, job_node> members;     ///< the job's nodes still in the cluster
   std::map<std::uint64_t, node_ready> prepared;  ///< by node: its relay and worker count
   std::vector<job_client_actor> clients;         ///< told progress, epochs and the end
-  caf::actor hub;  ///< the plain topology's master relay; fresh per job (sequences restart)
+  hub_actor hub;  ///< the plain topology's master relay; fresh per job (sequences restart)
   topology_plan plan;                            ///< who sends frames to whom
   data_plan data;
   std::uint32_t round = 0;                       ///< the round running (or last run)

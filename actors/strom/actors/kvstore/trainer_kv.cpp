@@ -26,10 +26,12 @@ namespace {
 bool pushes_for_node(const trainer_setup& setup) { return setup.worker == 0; }
 
 /// The node's first trainer, for the others: siblings arrive in slot order.
-const caf::actor& first_trainer(const trainer_state& st) { return st.siblings.front(); }
+const trainer_sibling_actor& first_trainer(const trainer_state& st) {
+  return st.siblings.front();
+}
 
 /// The trainer of slot `slot`, for the node's first trainer (slot 0).
-const caf::actor& trainer_of(const trainer_state& st, std::uint32_t slot) {
+const trainer_sibling_actor& trainer_of(const trainer_state& st, std::uint32_t slot) {
   return st.siblings.at(slot - 1);
 }
 

@@ -32,6 +32,27 @@ using agent_scheduler_actor =
                    caf::reacts_to<node_progress>, caf::reacts_to<node_epoch_report>,
                    caf::reacts_to<node_failure>>;
 
+/// A job_master as the scheduler drives it (job/job_master.cpp): the job's nodes' reports
+/// and membership, and the clients' requests about the job, passed on.
+using job_master_actor =
+  caf::typed_actor<caf::replies_to<member_joined>::with<bool>, caf::reacts_to<member_lost>,
+                   caf::reacts_to<node_progress>, caf::reacts_to<node_epoch_report>,
+                   caf::reacts_to<node_failure>,
+                   caf::replies_to<attach_atom, std::uint64_t>::with<submit_reply>,
+                   caf::replies_to<cancel_atom, std::uint64_t>::with<submit_reply>>;
+
+/// The plain topology's hub relay as its job_master drives it (sharing/relay.cpp): the
+/// nodes' relays added, a lost one's frames counted and forgotten, the counts at the end.
+using hub_actor =
+  caf::typed_actor<caf::reacts_to<add_peer_atom, caf::actor>,
+                   caf::replies_to<forget_atom, std::uint64_t, caf::actor>::with<origin_frames>,
+                   caf::replies_to<stats_atom>::with<relay_stats>>;
+
+/// A job's checkpoint keeper as its job_master asks it (cluster/checkpoint_keeper.cpp): take
+/// a checkpoint of the given node agent's snapshot.
+using keeper_actor = caf::typed_actor<
+  caf::replies_to<checkpoint_atom, std::uint64_t, caf::actor>::with<snapshot_sent>>;
+
 /// A node agent as its job's job_master drives it (cluster/node_agent.cpp, node_serving.cpp,
 /// sharing/node_wiring.cpp): the assignment and each mode's set-up, rounds, restores,
 /// evaluation, the stall watch's question, the end.
@@ -60,6 +81,22 @@ using job_scheduler_actor =
 using job_client_actor =
   caf::typed_actor<caf::reacts_to<job_progress>, caf::reacts_to<job_epoch>,
                    caf::reacts_to<job_finished>>;
+
+/// A relay's subscriber, a trainer of its node (worker/trainer.cpp): what other nodes sent.
+using frame_sink_actor =
+  caf::typed_actor<caf::reacts_to<shared_frame>, caf::reacts_to<drain_marker>,
+                   caf::reacts_to<average_total>>;
+
+/// A relay's peer, another node's relay (sharing/relay.cpp; in a live simulation a link
+/// standing in for the network): frames and markers, and averaging's partial sums and totals.
+using relay_peer_actor = frame_sink_actor::extend<caf::reacts_to<average_part>>;
+
+/// A trainer as the node's other trainers see it (worker/trainer.cpp): their frames and drain
+/// markers, and in a kvstore job the node's local aggregation through its first trainer.
+using trainer_sibling_actor =
+  caf::typed_actor<caf::reacts_to<shared_frame>, caf::reacts_to<drain_marker>,
+                   caf::reacts_to<kv_local_step>, caf::reacts_to<kv_done>,
+                   caf::reacts_to<kv_local_answer>>;
 
 /// A node's relay as its trainers publish to it (sharing/relay.cpp): their frames, drain
 /// markers and averaging parts, for the other nodes.

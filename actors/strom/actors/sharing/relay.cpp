@@ -10,9 +10,10 @@ namespace strom::actors {
 
 namespace {
 
-void forget(std::vector<caf::actor>& handles, const caf::actor_addr& gone) {
+template <class Handle>
+void forget(std::vector<Handle>& handles, const caf::actor_addr& gone) {
   handles.erase(std::remove_if(handles.begin(), handles.end(),
-                               [&](const caf::actor& h) { return h.address() == gone; }),
+                               [&](const Handle& h) { return h.address() == gone; }),
                 handles.end());
 }
 
@@ -42,7 +43,7 @@ void keep(relay_state& st, kept_message message, std::uint32_t round) {
 }
 
 /// The peer the current message came from; null if it is none.
-caf::actor sending_peer(caf::stateful_actor<relay_state>* self) {
+relay_peer_actor sending_peer(caf::stateful_actor<relay_state>* self) {
   const auto from = self->current_sender();
   for (const auto& peer : self->state.peers)
     if (peer.address() == from)
@@ -81,9 +82,10 @@ void dispatch(caf::stateful_actor<relay_state>* self, reduction_sends sends,
 
 /// Adds a peer; a mesh edge makes the relay keep its rounds and, with `resend`, the peer first
 /// gets what was kept of this one. A mesh edge also gets the last totals of averages taken.
-void add_peer(caf::stateful_actor<relay_state>* self, const caf::actor& peer, bool mesh_edge,
+void add_peer(caf::stateful_actor<relay_state>* self, const caf::actor& added, bool mesh_edge,
               bool resend) {
   auto& st = self->state;
+  const auto peer = caf::actor_cast<relay_peer_actor>(added);
   self->monitor(peer);
   st.peers.push_back(peer);
   st.keeps_round |= mesh_edge;
@@ -100,7 +102,7 @@ void add_peer(caf::stateful_actor<relay_state>* self, const caf::actor& peer, bo
 /// Adds the mesh parent: the open averages' partial sums go to it.
 void add_parent(caf::stateful_actor<relay_state>* self, const caf::actor& parent, bool resend) {
   add_peer(self, parent, true, resend);
-  self->state.parent = parent;
+  self->state.parent = caf::actor_cast<relay_peer_actor>(parent);
   dispatch(self, self->state.averages.set_parent_linked(true));
 }
 
@@ -238,7 +240,7 @@ caf::behavior relay(caf::stateful_actor<relay_state>* self) {
     [self](publish_atom, const drain_marker& marker) { relay_marker(self, marker, true); },
     [self](subscribe_atom, const caf::actor& subscriber) {
       self->monitor(subscriber);
-      self->state.subscribers.push_back(subscriber);
+      self->state.subscribers.push_back(caf::actor_cast<frame_sink_actor>(subscriber));
     },
     [self](add_peer_atom, const caf::actor& peer) { add_peer(self, peer, false, false); },
     [self](add_peer_atom, const caf::actor& peer, bool resend) {

@@ -35,6 +35,7 @@
 
 #include "strom/actors/averaging/average_reduction.hpp"
 #include "strom/actors/messages.hpp"
+#include "strom/actors/protocol/roles.hpp"
 #include "strom/actors/worker/timeline.hpp"
 #include "strom/actors/sharing/seen_updates.hpp"
 
@@ -47,9 +48,9 @@ struct kept_message {
 
 /// A relay's state.
 struct relay_state {
-  std::vector<caf::actor> subscribers;  ///< local trainers
-  std::vector<caf::actor> peers;        ///< relays of other nodes (the topology's edges)
-  caf::actor parent;  ///< of the peers, the mesh parent's (added by this node's agent)
+  std::vector<frame_sink_actor> subscribers;  ///< local trainers
+  std::vector<relay_peer_actor> peers;  ///< relays of other nodes (the topology's edges)
+  relay_peer_actor parent;  ///< of the peers, the mesh parent's (added by this node's agent)
   seen_updates seen;                    ///< de-duplication keys
   std::unordered_map<std::uint64_t, std::uint32_t> drained;  ///< per origin: rounds marked
   std::unordered_map<std::uint64_t, origin_frames> counted;  ///< per origin: its latest round

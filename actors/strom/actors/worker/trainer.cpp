@@ -493,7 +493,7 @@ caf::behavior trainer(caf::stateful_actor<trainer_state>* self, trainer_setup se
                                                        setup.averaging));
   return {
     [self](siblings_atom, const caf::actor& sibling) {
-      self->state.siblings.push_back(sibling);
+      self->state.siblings.push_back(caf::actor_cast<trainer_sibling_actor>(sibling));
     },
     [self, setup](start_atom, std::uint32_t epoch) {
       if (self->state.averages) {  // the averages need every worker's rounds alike

@@ -181,7 +181,7 @@ struct trainer_state {
   compute::frame_workspace workspace;
   seen_updates applied;  ///< keys of the frames applied, to catch duplicates
   std::vector<origin_progress> origins;  ///< every origin heard of or named by a round
-  std::vector<caf::actor> siblings;      ///< the node's other trainers
+  std::vector<trainer_sibling_actor> siblings;  ///< the node's other trainers
   bool other_nodes = false;              ///< frames must go to the relay
   step_report unreported;                ///< progress since the last step_report
   caf::actor_clock::time_point reported_at;  ///< when the last step_report went out
