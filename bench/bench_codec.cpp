@@ -17,8 +17,8 @@
 
 #include "strom/compute/codecs/bitmap_codec.hpp"
 #include "strom/compute/codecs/dense_codec.hpp"
-#include "strom/compute/codecs/threshold_encoder.hpp"
-#include "strom/compute/codecs/two_bit_encoder.hpp"
+#include "strom/compute/encoders/threshold_encoder.hpp"
+#include "strom/compute/encoders/two_bit_encoder.hpp"
 #include "strom/compute/random.hpp"
 #include "json_line.hpp"
 #include "synthetic_update.hpp"

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "strom/compute/codecs/threshold_encoder.hpp"
+#include "strom/compute/encoders/threshold_encoder.hpp"
 #include "strom/compute/frames/update_frame.hpp"
 #include "strom/compute/random.hpp"
 #include "json_line.hpp"

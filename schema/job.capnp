@@ -228,7 +228,7 @@ struct Distributed {
   # have reached it. 0: synchronous. Measured on fashion_mlp without sharing settings, 12 nodes
   # in a mesh, 2 epochs: 83.0-83.2% at 1, 84.5-85.5% at 0 (kvstore dist_sync 84.9%).
   staleness @2 :UInt32 = 0;
-  # Who passes frames to whom (actors/strom/actors/sharing/topology.hpp): plain through one hub
+  # Who passes frames to whom (actors/sharing/topology.hpp): plain through one hub
   # relay on the scheduler, mesh along a tree of at most `fanout` children a node (DL4J
   # MeshOrganizer), auto plain below 32 nodes and mesh from there.
   topology @3 :Topology = plain;
@@ -329,7 +329,7 @@ enum Topology {
 }
 
 # How the updates shared between workers are threshold-encoded. A job that names no threshold
-# policy gets `calibrated` (compute/strom/compute/codecs/calibrated_blocks.hpp): a threshold
+# policy gets `calibrated` (compute/encoders/calibrated_blocks.hpp): a threshold
 # per tensor estimated from the update itself, the sent elements' mean magnitude, fp16 for
 # small tensors. Naming `adaptive`, `fixed` or `targetSparsity` gives Deeplearning4j's
 # EncodingHandler with that ThresholdAlgorithm and its ResidualClippingPostProcessor, with

@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "strom/compute/codecs/block_codec.hpp"
-#include "strom/compute/codecs/calibrated_blocks.hpp"
+#include "strom/compute/encoders/calibrated_blocks.hpp"
 #include "strom/compute/codecs/decode.hpp"
 #include "strom/compute/codecs/sent_elements.hpp"
-#include "strom/compute/codecs/threshold_encoder.hpp"
+#include "strom/compute/encoders/threshold_encoder.hpp"
 
 using namespace strom::compute;
 

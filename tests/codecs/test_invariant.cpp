@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "strom/compute/codecs/threshold_encoder.hpp"
-#include "strom/compute/codecs/two_bit_encoder.hpp"
+#include "strom/compute/encoders/threshold_encoder.hpp"
+#include "strom/compute/encoders/two_bit_encoder.hpp"
 #include "strom/compute/random.hpp"
 
 using namespace strom::compute;

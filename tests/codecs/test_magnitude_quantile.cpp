@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "strom/compute/codecs/magnitude_quantile.hpp"
+#include "strom/compute/encoders/magnitude_quantile.hpp"
 
 using namespace strom::compute;
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "strom/compute/codecs/magnitude_select.hpp"
-#include "strom/compute/codecs/magnitude_select_avx512.hpp"
+#include "strom/compute/encoders/magnitude_select.hpp"
+#include "strom/compute/encoders/magnitude_select_avx512.hpp"
 #include "strom/compute/random.hpp"
 
 using namespace strom::compute;

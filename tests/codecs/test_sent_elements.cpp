@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "strom/compute/codecs/sent_elements.hpp"
-#include "strom/compute/codecs/threshold_encoder.hpp"
+#include "strom/compute/encoders/threshold_encoder.hpp"
 #include "support/fixed_threshold.hpp"
 
 using namespace strom::compute;

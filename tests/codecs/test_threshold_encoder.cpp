@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "strom/compute/codecs/threshold_codec.hpp"
-#include "strom/compute/codecs/threshold_encoder.hpp"
+#include "strom/compute/encoders/threshold_encoder.hpp"
 #include "support/fixed_threshold.hpp"
 
 using namespace strom::compute;

@@ -7,7 +7,7 @@
 
 #include <capnp/message.h>
 
-#include "strom/compute/codecs/threshold_encoder_from_spec.hpp"
+#include "strom/compute/encoders/threshold_encoder_from_spec.hpp"
 
 using namespace strom::compute;
 namespace schema = strom::schema;

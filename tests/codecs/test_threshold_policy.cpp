@@ -4,7 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "strom/compute/codecs/threshold_policy.hpp"
+#include "strom/compute/encoders/threshold_policy.hpp"
 
 using namespace strom::compute;
 namespace tt = boost::test_tools;

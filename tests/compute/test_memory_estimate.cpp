@@ -4,7 +4,7 @@
 #include <numeric>
 #include <vector>
 
-#include "strom/compute/codecs/threshold_encoder.hpp"
+#include "strom/compute/encoders/threshold_encoder.hpp"
 #include "strom/compute/data/batch_loader.hpp"
 #include "strom/compute/memory_estimate.hpp"
 #include "strom/compute/model_from_spec.hpp"

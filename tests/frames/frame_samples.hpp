@@ -14,7 +14,7 @@
 #include <capnp/serialize.h>
 
 #include "strom/compute/codecs/bitmap_codec.hpp"
-#include "strom/compute/codecs/calibrated_blocks.hpp"
+#include "strom/compute/encoders/calibrated_blocks.hpp"
 #include "strom/compute/codecs/dense_codec.hpp"
 #include "strom/compute/codecs/encoded_update.hpp"
 #include "strom/compute/codecs/threshold_codec.hpp"

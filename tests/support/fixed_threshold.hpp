@@ -2,7 +2,7 @@
 // Encoder options for codec tests: one fixed threshold and no residual clipping, so that
 // every value a test puts in stays in the residual until it is sent.
 
-#include "strom/compute/codecs/threshold_encoder.hpp"
+#include "strom/compute/encoders/threshold_encoder.hpp"
 
 namespace strom::testing {
 

@@ -11,7 +11,7 @@
 #include <memory>
 #include <vector>
 
-#include "strom/compute/codecs/threshold_encoder.hpp"
+#include "strom/compute/encoders/threshold_encoder.hpp"
 #include "strom/compute/replica.hpp"
 #include "strom/compute/replica_from_spec.hpp"
 #include "strom/runtime/job/job_spec.hpp"

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "strom/compute/codecs/calibrated_blocks.hpp"
+#include "strom/compute/encoders/calibrated_blocks.hpp"
 #include "strom/compute/model.hpp"
 
 namespace strom::compute {

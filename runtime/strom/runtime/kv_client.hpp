@@ -1,7 +1,7 @@
 #pragma once
 // One worker's handle on a kv_store (kv_store.hpp): MXNet's kv.init / kv.push / kv.pull for
 // a host program that brings its own model. Every call returns at once with a std::future;
-// the work happens in the store's actors (a per-client agent, actors/kv_client_agent.hpp).
+// the work happens in the store's actors (a per-client agent, actors/kvstore/kv_client_agent.hpp).
 // The calls on one key take effect in the order they were made, so in dist_sync a pull made
 // after a push sees the step that push took part in, merged with the other workers' pushes.
 // A failed call's future throws std::runtime_error from get(), the message naming the rank,

@@ -1,7 +1,7 @@
 #pragma once
 // The embedding API's KV store: MXNet's KVStore (dist_sync, dist_async, the optimizer on the
 // server) for a host program that brings its own model and only wants strom's parameter
-// servers. The store runs S servers' worth of parameter_shards (actors/parameter_shard.hpp,
+// servers. The store runs S servers' worth of parameter_shards (actors/kvstore/parameter_shard.hpp,
 // the same actor kvstore jobs use) in the host's actor system, and hands each of its W worker
 // ranks a kv_client (kv_client.hpp), typically one per host thread:
 //

@@ -11,7 +11,7 @@
 #include "strom/actors/messages.hpp"
 #include "strom/actors/sharing/relay.hpp"
 #include "strom/compute/codecs/dense_codec.hpp"
-#include "strom/compute/codecs/threshold_encoder.hpp"
+#include "strom/compute/encoders/threshold_encoder.hpp"
 #include "strom/compute/frames/update_frame.hpp"
 #include "support/deterministic_system.hpp"
 

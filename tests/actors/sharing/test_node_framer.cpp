@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "strom/actors/sharing/node_framer.hpp"
-#include "strom/compute/codecs/threshold_encoder.hpp"
+#include "strom/compute/encoders/threshold_encoder.hpp"
 #include "strom/compute/frames/update_frame.hpp"
 
 using namespace strom;

@@ -18,7 +18,7 @@
 #include "strom/actors/sim_seams.hpp"
 #include "strom/actors/worker/timeline.hpp"
 #include "strom/actors/timing.hpp"
-#include "strom/compute/codecs/threshold_encoder.hpp"
+#include "strom/compute/encoders/threshold_encoder.hpp"
 #include "strom/compute/data/dataset.hpp"
 #include "strom/compute/frames/update_frame.hpp"
 #include "strom/compute/replica.hpp"

@@ -3,7 +3,7 @@
 // node's memory budget (--memory-limit) holds what the job places there, and, for a pipeline
 // job (issue #20), which layers each stage runs on which node. Deciding needs the job parsed
 // and its layers profiled, which actors do not do: the runtime hands the scheduler a placer
-// (runtime/pipeline_setup.hpp), and a job that fits nowhere fails at once with its message.
+// (runtime/node/pipeline_setup.hpp), and a job that fits nowhere fails at once with its message.
 
 #include <cstdint>
 #include <functional>

@@ -63,7 +63,7 @@
 #include "strom/actors/messages.hpp"
 #include "strom/actors/pipeline/stage_snapshots.hpp"
 #include "strom/compute/data/batch_loader.hpp"
-#include "strom/compute/codecs/threshold_encoder.hpp"
+#include "strom/compute/encoders/threshold_encoder.hpp"
 #include "strom/compute/data/dataset.hpp"
 #include "strom/compute/frames/update_frame.hpp"
 #include "strom/compute/pipeline/stage_regroup.hpp"

@@ -11,7 +11,7 @@
 
 #include <caf/meta/type_name.hpp>
 
-#include "strom/compute/codecs/calibrated_blocks.hpp"
+#include "strom/compute/encoders/calibrated_blocks.hpp"
 #include "strom/compute/parameter_blocks.hpp"
 
 namespace strom::actors {

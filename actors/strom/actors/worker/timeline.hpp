@@ -4,7 +4,7 @@
 // applied and the snapshots it sent; a relay's traffic as running counts. A track per worker
 // or relay keeps its events in memory (a lock no other thread takes while the run goes, so
 // it costs no contention); the runtime writes them out as a Chrome trace at the end
-// (runtime/strom/runtime/observability/chrome_trace.hpp). Off, the actors hold no track and
+// (runtime/observability/chrome_trace.hpp). Off, the actors hold no track and
 // pay one branch per span.
 
 #include <cstddef>

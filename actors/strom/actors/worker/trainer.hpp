@@ -49,7 +49,7 @@
 #include "strom/actors/sim_seams.hpp"
 #include "strom/actors/worker/timeline.hpp"
 #include "strom/actors/timing.hpp"
-#include "strom/compute/codecs/threshold_encoder.hpp"
+#include "strom/compute/encoders/threshold_encoder.hpp"
 #include "strom/compute/parameter_blocks.hpp"
 #include "strom/compute/data/batch_loader.hpp"
 #include "strom/compute/data/partition.hpp"

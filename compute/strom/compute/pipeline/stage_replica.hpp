@@ -14,7 +14,7 @@
 #include <span>
 #include <vector>
 
-#include "strom/compute/codecs/threshold_encoder.hpp"
+#include "strom/compute/encoders/threshold_encoder.hpp"
 #include "strom/compute/pipeline/column_blocks.hpp"
 #include "strom/compute/replica.hpp"
 #include "strom/compute/result.hpp"

@@ -10,7 +10,7 @@
 #include <optional>
 #include <vector>
 
-#include "strom/compute/codecs/threshold_encoder.hpp"
+#include "strom/compute/encoders/threshold_encoder.hpp"
 #include "strom/compute/replica.hpp"
 #include "strom/compute/result.hpp"
 

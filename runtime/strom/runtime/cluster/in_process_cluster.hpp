@@ -30,7 +30,8 @@ struct cluster_shape {
   std::uint32_t workers = 1;  ///< trainers per node
   std::uint32_t servers = 0;  ///< server nodes besides (parameter shards of kvstore jobs)
   /// The worker nodes' speed factors over the epochs, by index (--node-speeds, --speed-drift;
-  /// a testing aid, actors/compute_slowdown.hpp); empty or shorter: the rest run at full speed.
+  /// a testing aid, actors/worker/compute_slowdown.hpp); empty or shorter: the rest run at
+  /// full speed.
   std::vector<actors::node_speed> node_speeds{};
   /// Bytes strom may place on each node (--memory-limit); 0: no limit set.
   std::uint64_t memory_limit = 0;

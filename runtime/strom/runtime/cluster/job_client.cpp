@@ -1,4 +1,5 @@
 #include "strom/runtime/cluster/job_client.hpp"
+#include "strom/runtime/cluster/job_follower.hpp"
 
 #include <fmt/format.h>
 
@@ -62,33 +63,15 @@ std::optional<result<training_report>> follow(caf::scoped_actor& self, caf::acto
                                               std::uint64_t job_id, training_observer* observer,
                                               const client_limits& limits,
                                               const scheduler_reconnector& reconnect) {
-  training_observer silent;
-  auto& watcher = observer ? *observer : silent;
-  std::optional<result<training_report>> outcome;
+  job_follower job{job_id, observer};
+  const auto& outcome = job.outcome();
   for (;;) {
     std::optional<std::string> lost;
     const auto end = receive_until(
       self, limits.silence, on_stop::end_wait, [&] { return outcome || lost; },
-      [&](const actors::job_progress& p) {
-        if (p.job_id != job_id)
-          return;
-        watcher.on_step(p.progress);
-        watcher.on_cluster(p.cluster);
-      },
-      [&](const actors::job_epoch& e) {
-        if (e.job_id == job_id)
-          watcher.on_epoch(e.summary);
-      },
-      [&](const actors::job_finished& done) {
-        if (done.job_id != job_id)
-          return;
-        if (done.succeeded)
-          outcome = done.report;
-        else if (done.cancelled)
-          outcome = error{fmt::format("job {} was cancelled: {}", job_id, done.failure)};
-        else
-          outcome = error{fmt::format("job {} failed: {}", job_id, done.failure)};
-      },
+      [&](const actors::job_progress& p) { job.on(p); },
+      [&](const actors::job_epoch& e) { job.on(e); },
+      [&](const actors::job_finished& done) { job.on(done); },
       [&](const caf::down_msg& down) {
         if (down.source == scheduler.address())
           lost = actors::error_text(self->system(), down.reason);

@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "strom/actors/sharing/topology.hpp"
-#include "strom/compute/codecs/threshold_encoder_from_spec.hpp"
+#include "strom/compute/encoders/threshold_encoder_from_spec.hpp"
 #include "strom/compute/model_from_spec.hpp"
 #include "strom/compute/replica_from_spec.hpp"
 #include "strom/compute/updaters/updater_from_spec.hpp"

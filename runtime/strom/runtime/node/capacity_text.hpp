@@ -2,7 +2,7 @@
 // The text of what a node offers, as flags give it: a memory limit (--memory-limit on
 // strom node and strom train) and speed factors (--speed-factor and --speed-drift on strom
 // node, --node-speeds and --speed-drift on strom train; a testing aid,
-// actors/compute_slowdown.hpp). One parser for every command,
+// actors/worker/compute_slowdown.hpp). One parser for every command,
 // so the same text means the same bytes everywhere.
 
 #include <cstdint>

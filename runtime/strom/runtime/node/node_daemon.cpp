@@ -21,6 +21,7 @@
 #include "strom/actors/cluster/scheduler.hpp"
 #include "strom/log.hpp"
 #include "strom/runtime/node/node_startup.hpp"
+#include "strom/runtime/node/reconnect_pause.hpp"
 #include "strom/runtime/job/state_dir.hpp"
 #include "strom/runtime/interruptible_wait.hpp"
 #include "strom/runtime/stop_signals.hpp"
@@ -39,10 +40,6 @@ constexpr auto stop_wait = std::chrono::seconds(10);
 /// Margin over the agent's own join timeout before giving up on its answer.
 constexpr auto join_answer_margin = std::chrono::seconds(5);
 
-/// Reconnecting to a lost scheduler: the first pause between tries, doubled up to the last
-/// (a restarted scheduler listens within a second or two; tries every 2 s cost nothing).
-constexpr auto first_reconnect_pause = std::chrono::milliseconds(100);
-constexpr auto max_reconnect_pause = std::chrono::milliseconds(2000);
 /// How often a pause looks for a stop signal.
 constexpr auto reconnect_poll = std::chrono::milliseconds(20);
 /// The least time one try gets for connect and handshake, even just before the deadline.
@@ -209,7 +206,7 @@ result<guarded_connection> reconnect_to_scheduler(caf::actor_system& system,
                                                   caf::timespan limit) {
   using clock = std::chrono::steady_clock;
   const auto deadline = clock::now() + limit;
-  auto pause = first_reconnect_pause;
+  std::chrono::milliseconds pause = first_reconnect_pause;
   for (;;) {
     auto attempt = options;
     const auto left =
@@ -224,7 +221,7 @@ result<guarded_connection> reconnect_to_scheduler(caf::actor_system& system,
         return connection;
       std::this_thread::sleep_for(reconnect_poll);
     }
-    pause = std::min(pause * 2, max_reconnect_pause);
+    pause = next_reconnect_pause(pause);
   }
 }
 

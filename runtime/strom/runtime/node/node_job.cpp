@@ -4,7 +4,7 @@
 
 #include <new>
 
-#include "strom/compute/codecs/threshold_encoder_from_spec.hpp"
+#include "strom/compute/encoders/threshold_encoder_from_spec.hpp"
 #include "strom/compute/data/partition.hpp"
 #include "strom/compute/replica_from_spec.hpp"
 #include "strom/log.hpp"

@@ -21,7 +21,7 @@
 namespace strom::runtime {
 
 /// What a node announces when it joins.
-/// What a live simulation (runtime/sim/live_run.hpp) puts in place of a node's machine and
+/// What a live simulation (runtime/sim/live/live_run.hpp) puts in place of a node's machine and
 /// network; all empty: the real ones.
 struct simulated_node {
   /// Told what the node's trainers compute (actors/sim_seams.hpp).
@@ -46,7 +46,7 @@ struct node_identity {
   /// How its relay ports and links to neighbours' relays are secured; null: plaintext.
   std::shared_ptr<const tls_context> tls{};
   /// Its speed factor over the epochs (--speed-factor, --speed-drift; a testing aid,
-  /// actors/compute_slowdown.hpp).
+  /// actors/worker/compute_slowdown.hpp).
   actors::node_speed speed{};
   /// Bytes strom may place on it (--memory-limit); 0: no limit set.
   std::uint64_t memory_limit = 0;

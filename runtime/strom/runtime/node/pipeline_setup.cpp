@@ -9,7 +9,7 @@
 #include <span>
 #include <utility>
 
-#include "strom/compute/codecs/threshold_encoder_from_spec.hpp"
+#include "strom/compute/encoders/threshold_encoder_from_spec.hpp"
 #include "strom/compute/memory_estimate.hpp"
 #include "strom/compute/model_from_spec.hpp"
 #include "strom/compute/partition/layer_profile.hpp"

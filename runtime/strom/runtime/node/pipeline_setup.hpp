@@ -18,7 +18,7 @@
 
 namespace strom::runtime {
 
-/// The scheduler's placer (actors/job_placement.hpp). A job whose replica does not fit a
+/// The scheduler's placer (actors/job/job_placement.hpp). A job whose replica does not fit a
 /// node's budget fails naming what it needs and what the node offers; a pipeline job gets
 /// stages by speed and memory, or fails naming what the model needs and what each node offers.
 result<actors::job_placement> place_job(const actors::job_submission& submission,

@@ -1,5 +1,5 @@
 #pragma once
-// A timeline (actors/strom/actors/worker/timeline.hpp) as a Chrome trace (--timeline FILE): the
+// A timeline (actors/worker/timeline.hpp) as a Chrome trace (--timeline FILE): the
 // JSON object format of chrome://tracing and Perfetto, {"traceEvents": [...]}, as Horovod's
 // timeline writes it. A node is a process (pid: its node id), a worker or relay a thread
 // (tid: its slot, or relay_lane); spans are complete events ("ph": "X") and a relay's counts

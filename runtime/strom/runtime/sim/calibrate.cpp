@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "strom/compute/codecs/threshold_encoder.hpp"
-#include "strom/compute/codecs/threshold_encoder_from_spec.hpp"
+#include "strom/compute/encoders/threshold_encoder.hpp"
+#include "strom/compute/encoders/threshold_encoder_from_spec.hpp"
 #include "strom/compute/data/batch_loader.hpp"
 #include "strom/compute/data/dataset_from_spec.hpp"
 #include "strom/compute/frames/update_frame.hpp"

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <set>
 
-#include "strom/compute/codecs/threshold_encoder_from_spec.hpp"
+#include "strom/compute/encoders/threshold_encoder_from_spec.hpp"
 #include "strom/compute/memory_estimate.hpp"
 #include "strom/runtime/job/capnp_text_file.hpp"
 #include "strom/runtime/sim/calibration.hpp"

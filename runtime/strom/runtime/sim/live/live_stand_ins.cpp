@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
-
 #include "strom/actors/errors.hpp"
+#include "strom/runtime/cluster/job_follower.hpp"
+#include "strom/runtime/node/reconnect_pause.hpp"
 
 namespace strom::runtime::sim {
 
@@ -17,20 +17,18 @@ using trace_line = nlohmann::ordered_json;
 } // namespace
 
 caf::behavior node_daemon(caf::stateful_actor<node_daemon_state>* self, daemon_setup setup) {
-  constexpr auto first_pause = std::chrono::milliseconds(100);
-  constexpr auto max_pause = std::chrono::milliseconds(2000);
   self->monitor(*setup.agent);
-  self->set_down_handler([self, setup, first_pause](const caf::down_msg& down) {
+  self->set_down_handler([self, setup](const caf::down_msg& down) {
     if (down.source != setup.agent->address()
         || actors::strom_code_of(down.reason) != actors::strom_error::scheduler_lost)
       return;
-    self->state.pause = first_pause;
+    self->state.pause = first_reconnect_pause;
     self->delayed_send(self, self->state.pause, caf::tick_atom_v);
   });
   return {
-    [self, setup, max_pause](caf::tick_atom) {
+    [self, setup](caf::tick_atom) {
       if (!*setup.scheduler) {
-        self->state.pause = std::min<caf::timespan>(self->state.pause * 2, max_pause);
+        self->state.pause = next_reconnect_pause(self->state.pause);
         self->delayed_send(self, self->state.pause, caf::tick_atom_v);
         return;
       }
@@ -45,16 +43,20 @@ caf::behavior live_client(caf::event_based_actor* self, caf::actor scheduler,
                           actors::job_submission submission, std::size_t nodes,
                           client_log* log, sim_trace* trace, training_observer* observer,
                           caf::timespan answer) {
+  // Follows the job as `strom submit` does (job_follower.hpp), once it was accepted.
+  auto job = std::make_shared<std::optional<job_follower>>();
   // Submits once the cluster's first nodes all joined, as `strom train --nodes` does.
   auto submit = [=] {
     self->request(scheduler, answer, actors::submit_atom_v, submission)
       .then(
-        [log](const actors::submit_reply& reply) {
+        [log, job, observer](const actors::submit_reply& reply) {
           log->job_id = reply.job_id;
           if (!reply.accepted) {
             log->refused = true;
             log->refusal = reply.reason;
+            return;
           }
+          job->emplace(reply.job_id, observer);
         },
         [log](const caf::error& err) {
           log->refused = true;
@@ -70,8 +72,8 @@ caf::behavior live_client(caf::event_based_actor* self, caf::actor scheduler,
         submit();
     },
     [=](const actors::job_progress& p) {
-      if (observer)
-        observer->on_step(p.progress);
+      if (*job)
+        (*job)->on(p);
     },
     // A restarted scheduler: attach to the job again, as `strom submit` does.
     [=](actors::attach_atom, const caf::actor& restarted) {
@@ -85,8 +87,8 @@ caf::behavior live_client(caf::event_based_actor* self, caf::actor scheduler,
     [=](const actors::job_epoch& e) {
       log->epochs_done = e.summary.epoch;
       log->epochs.emplace_back(self->clock().now(), e.summary);
-      if (observer)
-        observer->on_epoch(e.summary);
+      if (*job)
+        (*job)->on(e);
       trace->add(trace_line{{"t", now()},
                             {"epoch", e.summary.epoch},
                             {"train_loss", e.summary.train_loss},

@@ -24,8 +24,8 @@ namespace strom::runtime::sim {
 /// The scheduler as nodes and the client reach it: null while it is down.
 using scheduler_slot = std::shared_ptr<caf::actor>;
 
-/// What `strom node` does around its agent (runtime/node_daemon.cpp): when the agent ends
-/// because it lost the scheduler, it connects again with back-off (100 ms doubling to 2 s)
+/// What `strom node` does around its agent (runtime/node/node_daemon.cpp): when the agent ends
+/// because it lost the scheduler, it tries again, paced as the daemon is (reconnect_pause.hpp),
 /// until a scheduler is there, and a new agent joins it under the node's name.
 struct node_daemon_state {
   caf::timespan pause{};

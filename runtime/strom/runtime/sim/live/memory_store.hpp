@@ -1,6 +1,6 @@
 #pragma once
 // Live mode's scheduler_store: the record and checkpoints a restarted scheduler takes up, kept
-// in memory instead of a state directory (actors/scheduler_store.hpp).
+// in memory instead of a state directory (actors/cluster/scheduler_store.hpp).
 
 #include <cstdint>
 #include <map>

@@ -1,18 +1,12 @@
 #include "strom/runtime/sim/model/failure_timing.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
+#include "strom/runtime/node/reconnect_pause.hpp"
+
 namespace strom::runtime::sim {
-
-namespace {
-
-/// The node daemon's reconnect back-off (runtime/node_daemon.cpp: first_reconnect_pause,
-/// max_reconnect_pause).
-constexpr double first_reconnect_pause_seconds = 0.1;
-constexpr double max_reconnect_pause_seconds = 2.0;
-
-} // namespace
 
 double heartbeat_detection_time(double fault_seconds, double interval, double timeout,
                                 double latency) {
@@ -22,10 +16,10 @@ double heartbeat_detection_time(double fault_seconds, double interval, double ti
 
 double reconnect_time(double lost_seconds, double back_seconds, double latency) {
   double attempt = lost_seconds;
-  double pause = first_reconnect_pause_seconds;
+  std::chrono::duration<double> pause = first_reconnect_pause;
   while (attempt < back_seconds) {
-    attempt += pause;
-    pause = std::min(2 * pause, max_reconnect_pause_seconds);
+    attempt += pause.count();
+    pause = next_reconnect_pause(pause);
   }
   return attempt + latency;
 }

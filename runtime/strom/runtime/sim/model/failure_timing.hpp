@@ -1,7 +1,7 @@
 #pragma once
 // When the product notices a fault, as pure functions of its timing (actors/timing.hpp,
-// actors/heartbeat_monitor.cpp, runtime/node_daemon.cpp), so the model and its tests agree
-// with the actors on every figure.
+// actors/cluster/heartbeat_monitor.cpp, runtime/node/reconnect_pause.hpp), so the model and
+// its tests agree with the actors on every figure.
 
 #include <cstdint>
 
@@ -15,8 +15,8 @@ double heartbeat_detection_time(double fault_seconds, double interval, double ti
                                 double latency);
 
 /// When a node that lost its scheduler at `lost_seconds` first reaches it again after it came
-/// back at `back_seconds`: nodes connect again with back-off, 100 ms growing twofold to 2 s
-/// (runtime/node_daemon.cpp), each attempt taking one `latency`.
+/// back at `back_seconds`: nodes connect again with back-off (reconnect_pause.hpp), each
+/// attempt taking one `latency`.
 double reconnect_time(double lost_seconds, double back_seconds, double latency);
 
 } // namespace strom::runtime::sim

@@ -4,7 +4,7 @@
 
 #include <optional>
 
-#include "strom/compute/codecs/magnitude_select.hpp"
+#include "strom/compute/encoders/magnitude_select.hpp"
 
 namespace strom::compute {
 

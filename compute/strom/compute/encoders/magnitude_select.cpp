@@ -1,13 +1,13 @@
-#include "strom/compute/codecs/magnitude_select.hpp"
+#include "strom/compute/encoders/magnitude_select.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
-#include "strom/compute/codecs/finite_magnitude.hpp"
+#include "strom/compute/encoders/finite_magnitude.hpp"
 #include "strom/compute/codecs/float_lanes.hpp"
-#include "strom/compute/codecs/magnitude_select_avx512.hpp"
+#include "strom/compute/encoders/magnitude_select_avx512.hpp"
 
 namespace strom::compute {
 

@@ -1,4 +1,4 @@
-#include "strom/compute/codecs/calibrated_blocks.hpp"
+#include "strom/compute/encoders/calibrated_blocks.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,8 +10,8 @@
 #include "strom/compute/codecs/bitmap_codec.hpp"
 #include "strom/compute/codecs/block_codec.hpp"
 #include "strom/compute/codecs/dense_codec.hpp"
-#include "strom/compute/codecs/magnitude_quantile.hpp"
-#include "strom/compute/codecs/magnitude_select.hpp"
+#include "strom/compute/encoders/magnitude_quantile.hpp"
+#include "strom/compute/encoders/magnitude_select.hpp"
 
 namespace strom::compute {
 

@@ -2,7 +2,7 @@
 // Builds the threshold encoder options that a job's distributed.sharing asks for, refusing any
 // value outside its range with the field's path and the value in the message.
 
-#include "strom/compute/codecs/threshold_encoder.hpp"
+#include "strom/compute/encoders/threshold_encoder.hpp"
 #include "strom/compute/result.hpp"
 #include "strom/schema/job.capnp.h"
 

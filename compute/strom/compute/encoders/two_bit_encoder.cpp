@@ -1,4 +1,4 @@
-#include "strom/compute/codecs/two_bit_encoder.hpp"
+#include "strom/compute/encoders/two_bit_encoder.hpp"
 
 #include <cmath>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-#include "strom/compute/codecs/threshold_policy.hpp"
+#include "strom/compute/encoders/threshold_policy.hpp"
 
 #include <algorithm>
 #include <limits>

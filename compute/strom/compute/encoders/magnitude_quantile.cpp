@@ -1,8 +1,8 @@
-#include "strom/compute/codecs/magnitude_quantile.hpp"
+#include "strom/compute/encoders/magnitude_quantile.hpp"
 
 #include <algorithm>
 
-#include "strom/compute/codecs/finite_magnitude.hpp"
+#include "strom/compute/encoders/finite_magnitude.hpp"
 
 namespace strom::compute {
 

@@ -1,4 +1,4 @@
-#include "strom/compute/codecs/threshold_encoder.hpp"
+#include "strom/compute/encoders/threshold_encoder.hpp"
 
 #include <algorithm>
 #include <cmath>

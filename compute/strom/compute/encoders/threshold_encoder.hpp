@@ -12,10 +12,10 @@
 #include <span>
 #include <vector>
 
-#include "strom/compute/codecs/calibrated_blocks.hpp"
+#include "strom/compute/encoders/calibrated_blocks.hpp"
 #include "strom/compute/codecs/encoded_update.hpp"
 #include "strom/compute/codecs/threshold_codec.hpp"
-#include "strom/compute/codecs/threshold_policy.hpp"
+#include "strom/compute/encoders/threshold_policy.hpp"
 
 namespace strom::compute {
 

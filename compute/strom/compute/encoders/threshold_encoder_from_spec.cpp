@@ -1,4 +1,4 @@
-#include "strom/compute/codecs/threshold_encoder_from_spec.hpp"
+#include "strom/compute/encoders/threshold_encoder_from_spec.hpp"
 
 #include <cmath>
 #include <string_view>

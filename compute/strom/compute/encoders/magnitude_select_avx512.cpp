@@ -1,4 +1,4 @@
-#include "strom/compute/codecs/magnitude_select_avx512.hpp"
+#include "strom/compute/encoders/magnitude_select_avx512.hpp"
 
 #include "strom/compute/codecs/threshold_scan_avx512.hpp"
 
