@@ -25,6 +25,18 @@ namespace {
 /// Whether this trainer pushes for its node: slot 0.
 bool pushes_for_node(const trainer_setup& setup) { return setup.worker == 0; }
 
+/// The trainer's kvstore state; its mode is kvstore wherever this is called.
+kvstore_worker_state& kv_of(trainer_state& st) {
+  return std::get<kvstore_worker_state>(st.mode);
+}
+
+/// Whether the trainer keeps its node's pushes: a kvstore trainer of slot 0 (messages for
+/// the node's first trainer that reach another are dropped).
+bool pushes_here(trainer_state& st) {
+  const auto* kv = std::get_if<kvstore_worker_state>(&st.mode);
+  return kv && kv->pusher;
+}
+
 /// The node's first trainer, for the others: siblings arrive in slot order.
 const trainer_sibling_actor& first_trainer(const trainer_state& st) {
   return st.siblings.front();
@@ -37,7 +49,7 @@ const trainer_sibling_actor& trainer_of(const trainer_state& st, std::uint32_t s
 
 /// Round `round` as the node's first trainer counts it; a new one for a round first heard of.
 kv_node_round& node_round(trainer_state& st, std::uint32_t round) {
-  auto& entry = st.kv_rounds[round];
+  auto& entry = kv_of(st).rounds[round];
   if (entry.added.empty()) {
     const auto workers = st.siblings.size() + 1;
     entry.added.assign(workers, 0);
@@ -68,7 +80,7 @@ bool take_values(self_ptr self, const trainer_setup& setup, std::size_t index,
                  const compute::frame& values) {
   auto& st = self->state;
   auto taken = take_kv_values(setup.kv.shards.at(index).range, values, answer_target(setup),
-                              st.workspace, st.kv_scratch);
+                              st.workspace, kv_of(st).scratch);
   if (!taken)
     self->quit(caf::make_error(caf::sec::runtime_error, "trainer: " + taken.err().message));
   return taken.ok();
@@ -77,11 +89,11 @@ bool take_values(self_ptr self, const trainer_setup& setup, std::size_t index,
 /// One range's answer to this worker's own step; the step ends with the last.
 void take_own(self_ptr self, const trainer_setup& setup, std::size_t index,
               const compute::frame& values) {
-  auto& st = self->state;
-  if (!take_values(self, setup, index, values) || --st.kv_own.waiting != 0)
+  auto& own = kv_of(self->state).own;
+  if (!take_values(self, setup, index, values) || --own.waiting != 0)
     return;
   step_replica(setup);
-  count_step(self, setup, st.kv_own.loss, st.kv_own.samples);
+  count_step(self, setup, own.loss, own.samples);
 }
 
 /// One range's answer to node step `step` of `round`, which this worker did not carry (it finished
@@ -91,7 +103,7 @@ void take_own(self_ptr self, const trainer_setup& setup, std::size_t index,
 /// answers all its ranges before the next goes out.
 void take_other(self_ptr self, const trainer_setup& setup, std::uint32_t round,
                 std::uint64_t step, std::size_t index, const compute::frame& values) {
-  auto& own = self->state.kv_own;
+  auto& own = kv_of(self->state).own;
   if (own.other_round != round || own.other_step != step) {
     own.other_round = round;
     own.other_step = step;
@@ -109,7 +121,7 @@ void send_kv_done(self_ptr self, const trainer_setup& setup, const caf::actor& h
 
 /// The node's push and pull bytes since the last count, into its framer's figures.
 void count_traffic(trainer_state& st, const trainer_setup& setup) {
-  const auto traffic = st.kv->take_traffic();
+  const auto traffic = kv_of(st).pusher->take_traffic();
   setup.framer->count_kv(traffic.push_bytes, traffic.push_dense_bytes, traffic.pull_bytes);
 }
 
@@ -136,7 +148,7 @@ bool join_next_step(self_ptr self, const trainer_setup& setup, std::uint32_t rou
   begin_node_step(st, setup, round, node.pushed + 1, {});
   const auto worker = kv_worker_id(setup.framer->node_id(), 0);
   for (std::size_t i = 0; i < setup.kv.shards.size(); ++i) {
-    st.kv_sent.unanswered[i] = kv_push{worker, round, node.pushed, compute::frame{}, 0};
+    kv_of(st).sent.unanswered[i] = kv_push{worker, round, node.pushed, compute::frame{}, 0};
     send_push(self, setup, i);
   }
   return true;
@@ -150,11 +162,11 @@ void tell_done_when_through(self_ptr self, const trainer_setup& setup, std::uint
   auto& node = node_round(st, round);
   const bool all_finished = std::all_of(node.finished.begin(), node.finished.end(),
                                         [](const auto& steps) { return steps.has_value(); });
-  if (node.done_sent || !all_finished || st.kv_sent.step != 0
+  if (node.done_sent || !all_finished || kv_of(st).sent.step != 0
       || join_next_step(self, setup, round))
     return;
   node.done_sent = true;
-  for (const auto& head : st.kv_sent.heads)
+  for (const auto& head : kv_of(st).sent.heads)
     send_kv_done(self, setup, head, round, node.pushed);
   count_traffic(st, setup);
   if (round == st.epoch && st.finished)
@@ -171,8 +183,9 @@ void push_when_complete(self_ptr self, const trainer_setup& setup, std::uint32_t
 void take_answer(self_ptr self, const trainer_setup& setup, std::size_t index,
                  const kv_values& answer) {
   auto& st = self->state;
-  auto& sent = st.kv_sent;
-  st.kv->count_answer(answer);
+  auto& kv = kv_of(st);
+  auto& sent = kv.sent;
+  kv.pusher->count_answer(answer);
   const auto round = sent.round;
   const auto step = sent.step;
   for (std::uint32_t slot = 1; slot <= st.siblings.size(); ++slot)
@@ -196,19 +209,20 @@ void take_answer(self_ptr self, const trainer_setup& setup, std::size_t index,
 }
 
 void send_push(self_ptr self, const trainer_setup& setup, std::size_t index) {
-  auto& sent = self->state.kv_sent;
+  auto& sent = kv_of(self->state).sent;
   const auto send = ++sent.sends[index];
   self->request(sent.heads[index], setup.kv.push_timeout, *sent.unanswered[index])
     .then(
       [self, setup, index, send](const kv_values& answer) {
-        auto& sent = self->state.kv_sent;
+        auto& sent = kv_of(self->state).sent;
         if (sent.sends[index] != send || !sent.unanswered[index])
           return;
         sent.unanswered[index].reset();
         take_answer(self, setup, index, answer);
       },
       [self, index, send](caf::error& err) {
-        if (self->state.kv_sent.sends[index] == send && err != caf::sec::request_receiver_down)
+        const auto& sent = kv_of(self->state).sent;
+        if (sent.sends[index] == send && err != caf::sec::request_receiver_down)
           self->quit(std::move(err));
       });
 }
@@ -216,7 +230,7 @@ void send_push(self_ptr self, const trainer_setup& setup, std::size_t index) {
 void begin_node_step(trainer_state& st, const trainer_setup& setup, std::uint32_t round,
                      std::uint64_t step, std::vector<std::uint32_t> carried) {
   node_round(st, round).pushed = step;
-  auto& sent = st.kv_sent;
+  auto& sent = kv_of(st).sent;
   sent.round = round;
   sent.step = step;
   sent.waiting = setup.kv.shards.size();
@@ -227,9 +241,11 @@ void begin_node_step(trainer_state& st, const trainer_setup& setup, std::uint32_
 /// model's, the mean of the carried slots').
 void frame_push(trainer_state& st, const trainer_setup& setup, std::size_t index,
                 std::span<const float> gradients) {
-  auto& sent = st.kv_sent;
-  auto push = st.kv->push(index, kv_worker_id(setup.framer->node_id(), 0), sent.round,
-                          sent.step, gradients, static_cast<std::uint32_t>(sent.carried.size()));
+  auto& kv = kv_of(st);
+  auto& sent = kv.sent;
+  const auto weight = static_cast<std::uint32_t>(sent.carried.size());
+  auto push = kv.pusher->push(index, kv_worker_id(setup.framer->node_id(), 0), sent.round,
+                              sent.step, gradients, weight);
   if (!push)
     throw std::runtime_error(push.err().message);
   sent.unanswered[index] = std::move(*push);
@@ -238,7 +254,7 @@ void frame_push(trainer_state& st, const trainer_setup& setup, std::size_t index
 void push_when_complete(self_ptr self, const trainer_setup& setup, std::uint32_t round) {
   auto& st = self->state;
   // A worker alone on its node pushes during backward (push_during_backward).
-  if (!setup.kv_sums || st.kv_sent.step != 0 || round != st.epoch)
+  if (!setup.kv_sums || kv_of(st).sent.step != 0 || round != st.epoch)
     return;
   auto& node = node_round(st, round);
   const auto next = node.pushed + 1;
@@ -253,7 +269,7 @@ void push_when_complete(self_ptr self, const trainer_setup& setup, std::uint32_t
   if (carried.empty())
     return;
   begin_node_step(st, setup, round, next, std::move(carried));
-  setup.kv_sums->take_mean(st.kv_sent.carried, [&](std::span<const float> mean) {
+  setup.kv_sums->take_mean(kv_of(st).sent.carried, [&](std::span<const float> mean) {
     for (std::size_t i = 0; i < setup.kv.shards.size(); ++i)
       frame_push(st, setup, i, mean);
   });
@@ -286,7 +302,7 @@ void push_during_backward(self_ptr self, const trainer_setup& setup,
       }
     }
   } push_from{self, setup, replica.net().gradients(), setup.kv.shards.size()};
-  st.kv_own.loss = compute_step(self, setup, [&] {
+  kv_of(st).own.loss = compute_step(self, setup, [&] {
     return replica.compute_gradients(batch.features, batch.labels, batch.size,
                                      [&push_from](std::size_t from) { push_from(from); });
   });
@@ -296,25 +312,24 @@ void push_during_backward(self_ptr self, const trainer_setup& setup,
 } // namespace
 
 void start_kv(self_ptr self, const trainer_setup& setup) {
-  auto& st = self->state;
-  st.kvstore = true;
+  auto& kv = self->state.mode.emplace<kvstore_worker_state>();
   if (!pushes_for_node(setup))
     return;
-  st.kv.emplace(setup.kv);
+  kv.pusher.emplace(setup.kv);
   for (const auto& ref : setup.kv.shards)
-    st.kv_sent.heads.push_back(ref.shard);
-  st.kv_sent.unanswered.resize(st.kv_sent.heads.size());
-  st.kv_sent.sends.resize(st.kv_sent.heads.size());
+    kv.sent.heads.push_back(ref.shard);
+  kv.sent.unanswered.resize(kv.sent.heads.size());
+  kv.sent.sends.resize(kv.sent.heads.size());
 }
 
 void kv_step(self_ptr self, const trainer_setup& setup, const compute::batch& batch) {
   auto& st = self->state;
   auto& replica = *setup.replica;
-  st.kv_own.samples = batch.size;
-  st.kv_own.waiting = setup.kv.shards.size();
+  kv_of(st).own.samples = batch.size;
+  kv_of(st).own.waiting = setup.kv.shards.size();
   if (!setup.kv_sums)
     return push_during_backward(self, setup, batch);
-  st.kv_own.loss = compute_step(self, setup, [&] {
+  kv_of(st).own.loss = compute_step(self, setup, [&] {
     return replica.compute_gradients(batch.features, batch.labels, batch.size);
   });
   const auto step = st.batches + 1;
@@ -340,13 +355,13 @@ void finish_kv_round(self_ptr self, const trainer_setup& setup) {
 }
 
 void begin_kv_round(self_ptr self) {
-  auto& st = self->state;
-  st.kv_rounds.erase(st.kv_rounds.begin(), st.kv_rounds.lower_bound(st.epoch));
+  auto& rounds = kv_of(self->state).rounds;
+  rounds.erase(rounds.begin(), rounds.lower_bound(self->state.epoch));
 }
 
 void take_local_step(self_ptr self, const trainer_setup& setup, const kv_local_step& step) {
   auto& st = self->state;
-  if (!st.kv || step.slot == 0 || step.slot > st.siblings.size())
+  if (!pushes_here(st) || step.slot == 0 || step.slot > st.siblings.size())
     return;  // not the node's first trainer, or no slot of the node: nothing to count
   auto& added = node_round(st, step.round).added[step.slot];
   added = std::max(added, step.step);
@@ -356,7 +371,7 @@ void take_local_step(self_ptr self, const trainer_setup& setup, const kv_local_s
 void take_local_done(self_ptr self, const trainer_setup& setup, const kv_done& done) {
   auto& st = self->state;
   const auto slot = kv_slot_of(done.worker);
-  if (!st.kv || slot == 0 || slot > st.siblings.size())
+  if (!pushes_here(st) || slot == 0 || slot > st.siblings.size())
     return;
   node_round(st, done.round).finished[slot] = done.steps;
   push_when_complete(self, setup, done.round);
@@ -367,44 +382,47 @@ void take_local_done(self_ptr self, const trainer_setup& setup, const kv_done& d
 void take_local_answer(self_ptr self, const trainer_setup& setup,
                        const kv_local_answer& answer) {
   auto& st = self->state;
-  if (answer.round != st.epoch || answer.range >= setup.kv.shards.size())
-    return;  // a late one of an earlier round
+  if (!std::holds_alternative<kvstore_worker_state>(st.mode) || answer.round != st.epoch
+      || answer.range >= setup.kv.shards.size())
+    return;  // a late one of an earlier round (or a stray one)
   if (st.finished)
     take_other(self, setup, answer.round, answer.step, answer.range, answer.values);
-  else if (answer.step == st.batches + 1 && st.kv_own.waiting != 0)
+  else if (answer.step == st.batches + 1 && kv_of(st).own.waiting != 0)
     take_own(self, setup, answer.range, answer.values);
 }
 
 /// Answers the pull of the latest parameters under way with `outcome` (pull_latest).
 template <class Outcome>
 void end_pull(trainer_state& st, Outcome&& outcome) {
-  st.kv_pulling->promise.deliver(std::forward<Outcome>(outcome));
-  st.kv_pulling.reset();
+  auto& pulling = kv_of(st).pulling;
+  pulling->promise.deliver(std::forward<Outcome>(outcome));
+  pulling.reset();
 }
 
 /// Asks range `index`'s head for its latest values (pull_latest). A head that is gone is
 /// waited out like a push's: the range's re-route sends the pull again (reroute_pushes).
 void send_pull(self_ptr self, const trainer_setup& setup, std::size_t index) {
-  auto& st = self->state;
-  const auto serial = st.kv_pulling->serial;
+  const auto& kv = kv_of(self->state);
+  const auto serial = kv.pulling->serial;
   const auto current = [self, index, serial] {
-    const auto& pulling = self->state.kv_pulling;
+    const auto& pulling = kv_of(self->state).pulling;
     return pulling && pulling->serial == serial && pulling->waiting[index];
   };
-  self->request(st.kv_sent.heads[index], setup.kv.push_timeout, kv_pull_atom_v)
+  self->request(kv.sent.heads[index], setup.kv.push_timeout, kv_pull_atom_v)
     .then(
       [self, setup, index, current](const kv_values& answer) {
         if (!current())
           return;
         auto& st = self->state;
-        auto& pulling = *st.kv_pulling;
+        auto& kv = kv_of(st);
+        auto& pulling = *kv.pulling;
         auto taken = take_kv_values(setup.kv.shards[index].range, answer.values,
                                     setup.replica->net().parameters(), st.workspace,
-                                    st.kv_scratch);
+                                    kv.scratch);
         if (!taken)
           return end_pull(st, caf::make_error(caf::sec::runtime_error,
                                               "trainer: " + taken.err().message));
-        st.kv->count_answer(answer);
+        kv.pusher->count_answer(answer);
         pulling.waiting[index] = false;
         if (std::any_of(pulling.waiting.begin(), pulling.waiting.end(), [](bool w) { return w; }))
           return;
@@ -419,19 +437,20 @@ void send_pull(self_ptr self, const trainer_setup& setup, std::size_t index) {
 
 void reroute_pushes(self_ptr self, const trainer_setup& setup, const kv_reroute& reroute) {
   auto& st = self->state;
-  if (!st.kv)
+  if (!pushes_here(st))
     return;
-  const auto found = st.kv_rounds.find(st.epoch);
-  const bool done_sent = found != st.kv_rounds.end() && found->second.done_sent;
+  auto& kv = kv_of(st);
+  const auto found = kv.rounds.find(st.epoch);
+  const bool done_sent = found != kv.rounds.end() && found->second.done_sent;
   for (const auto& head : reroute.heads)
     for (std::size_t i = 0; i < setup.kv.shards.size(); ++i) {
       const auto& range = setup.kv.shards[i].range;
       if (range.key != head.key || range.part != head.part)
         continue;
-      st.kv_sent.heads[i] = head.shard;
-      if (st.kv_pulling && st.kv_pulling->waiting[i])
+      kv.sent.heads[i] = head.shard;
+      if (kv.pulling && kv.pulling->waiting[i])
         send_pull(self, setup, i);
-      if (st.kv_sent.unanswered[i])
+      if (kv.sent.unanswered[i])
         send_push(self, setup, i);
       else if (done_sent)
         send_kv_done(self, setup, head.shard, st.epoch, found->second.pushed);
@@ -440,15 +459,16 @@ void reroute_pushes(self_ptr self, const trainer_setup& setup, const kv_reroute&
 
 caf::result<kv_pull_atom> pull_latest(self_ptr self, const trainer_setup& setup) {
   auto& st = self->state;
-  if (!st.kv || !setup.kv.server_optimizer)
+  if (!pushes_here(st) || !setup.kv.server_optimizer)
     return kv_pull_atom_v;
-  if (st.kv_pulling)
+  auto& kv = kv_of(st);
+  if (kv.pulling)
     return caf::make_error(caf::sec::runtime_error, "trainer: a pull of the latest parameters "
                                                     "is under way");
   const auto ranges = setup.kv.shards.size();
-  st.kv_pulling.emplace(kv_latest_pull{self->make_response_promise<kv_pull_atom>(),
-                                       std::vector<bool>(ranges, true), ++st.kv_pulls});
-  auto promise = st.kv_pulling->promise;
+  kv.pulling.emplace(kv_latest_pull{self->make_response_promise<kv_pull_atom>(),
+                                    std::vector<bool>(ranges, true), ++kv.pulls});
+  auto promise = kv.pulling->promise;
   for (std::size_t i = 0; i < ranges; ++i)
     send_pull(self, setup, i);
   return promise;

@@ -25,6 +25,9 @@
 // pushes once a step (MXNet's local aggregation): its first trainer pushes the mean of its
 // workers' gradients (kv_node_sum.hpp, in slot order), hands the answers on
 // and, once every worker of the node is through a round, tells the shards its steps.
+// The loop (rounds, frames and the clocks they carry, parking) is trainer.cpp's in every mode;
+// each mode's step and state are in its folder: sharing/trainer_sharing.cpp,
+// averaging/trainer_averaging.cpp, kvstore/trainer_kv.cpp (trainer_state::mode).
 // Spawn it detached: a step is long and must not block CAF's scheduler threads.
 
 #include <chrono>
@@ -33,6 +36,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <variant>
 #include <vector>
 
 #include <caf/all.hpp>
@@ -40,12 +44,15 @@
 #include "strom/actors/worker/compute_slowdown.hpp"
 #include "strom/actors/kvstore/kv_node_sum.hpp"
 #include "strom/actors/kvstore/kv_pusher.hpp"
+#include "strom/actors/kvstore/kvstore_worker_state.hpp"
 #include "strom/actors/messages.hpp"
 #include "strom/actors/protocol/roles.hpp"
+#include "strom/actors/averaging/averaging_worker_state.hpp"
 #include "strom/actors/averaging/node_average.hpp"
 #include "strom/actors/sharing/node_framer.hpp"
 #include "strom/actors/averaging/parameter_averaging.hpp"
 #include "strom/actors/sharing/seen_updates.hpp"
+#include "strom/actors/sharing/sharing_worker_state.hpp"
 #include "strom/actors/sim_seams.hpp"
 #include "strom/actors/worker/timeline.hpp"
 #include "strom/actors/timing.hpp"
@@ -128,56 +135,11 @@ struct origin_progress {
   bool member = true;
 };
 
-/// The push of a kvstore node, kept by its first trainer (the only one that pushes): where
-/// each key range's push goes (its head, re-routed after a server loss), the pushes of the
-/// node step not yet answered (kept to be sent again to a new head), and whose gradients the
-/// step carries.
-struct kv_flight {
-  std::vector<caf::actor> heads;                   ///< by range
-  std::vector<std::optional<kv_push>> unanswered;  ///< by range
-  std::vector<std::uint64_t> sends;  ///< by range: an answer to an earlier send is dropped
-  std::size_t waiting = 0;           ///< ranges whose answer the node step waits for
-  std::uint32_t round = 0;
-  std::uint64_t step = 0;              ///< the node step in flight; 0: none
-  std::vector<std::uint32_t> carried;  ///< the slots whose gradients it carries
-};
-
-/// How far a kvstore node's workers got in one round, as its first trainer counts them.
-struct kv_node_round {
-  std::vector<std::uint64_t> added;  ///< by slot: the latest step whose gradient it computed
-  std::vector<std::optional<std::uint64_t>> finished;  ///< by slot: its steps, once done
-  std::uint64_t pushed = 0;  ///< node steps pushed (the latest may be in flight)
-  bool done_sent = false;    ///< the shards were told the node's steps (kv_done)
-};
-
-/// A kvstore trainer's own step: the answers it waits for and its figures, counted once
-/// every range's answer is in its replica.
-struct kv_own_step {
-  std::size_t waiting = 0;
-  float loss = 0.0f;
-  std::size_t samples = 0;
-  std::uint32_t other_round = 0;  ///< the node step it takes without having carried it
-  std::uint64_t other_step = 0;
-  std::size_t other_waiting = 0;  ///< that step's ranges not in its replica yet
-};
-
-/// The shards' latest parameters on their way into the replica (the node's first trainer,
-/// before an evaluation): a range whose head was lost waits for its re-route (kv_reroute).
-struct kv_latest_pull {
-  caf::typed_response_promise<kv_pull_atom> promise;
-  std::vector<bool> waiting;  ///< by range: its values are not in the replica yet
-  std::uint64_t serial = 0;   ///< answers to an earlier pull are dropped
-};
-
 /// A trainer's state.
 struct trainer_state {
   std::unique_ptr<compute::batch_loader> loader;  ///< created by the first start
   std::optional<compute::threshold_encoder> encoder;  ///< holds this worker's residual
   float update_scale = 1.0f;  ///< what each update is multiplied by (trainer_setup::update_power)
-  /// Its encoder's figures as tensors, for the framer (tensor_sharing.hpp).
-  std::vector<compute::model_tensor> tensors;
-  std::vector<tensor_sharing> tensor_figures;
-  bool drift_warned = false;  ///< the log said the replicas drift apart
   compute::frame_workspace workspace;
   seen_updates applied;  ///< keys of the frames applied, to catch duplicates
   std::vector<origin_progress> origins;  ///< every origin heard of or named by a round
@@ -200,24 +162,18 @@ struct trainer_state {
   std::uint64_t frames_rejected = 0;
   std::uint32_t snapshots_sent = 0;  ///< numbers the next snapshot (trainer_snapshot.hpp)
   bool cut = false;  ///< the round was cut short: the next step ends it
-  std::optional<averaging_totals> averages;  ///< parameter averaging's totals from the relay
-  std::optional<std::uint64_t> awaiting;   ///< the average of this round the next step waits for
-  std::uint64_t common_steps = 0;          ///< of the round (round_work)
-  std::uint64_t most_steps = 0;            ///< of the round (round_work): a node joins up to it
-  bool kvstore = false;                    ///< paced by the shards' answers, not by frames
-  std::optional<kv_pusher> kv;             ///< the node's pushes (its first trainer's)
-  kv_flight kv_sent;                       ///< the node step in flight (its first trainer's)
-  std::map<std::uint32_t, kv_node_round> kv_rounds;  ///< by round (its first trainer's)
-  kv_own_step kv_own;                      ///< its own step waiting for the answers
-  std::vector<float> kv_scratch;           ///< an answer being decoded
-  std::optional<kv_latest_pull> kv_pulling;  ///< the shards' latest being taken
-  std::uint64_t kv_pulls = 0;              ///< numbers the pulls
+  std::uint64_t most_steps = 0;  ///< of the round (round_work): a node joins up to it
+  /// What its steps do, by the job's mode (the trainer's loop is the same in each): share
+  /// updates (trainer_sharing.cpp), average parameters (trainer_averaging.cpp) or push to
+  /// parameter servers (trainer_kv.cpp).
+  std::variant<sharing_worker_state, averaging_worker_state, kvstore_worker_state> mode;
 
   static inline const char* name = "strom.trainer";
 };
 
 /// Handles: (siblings_atom, actor) adds a sibling trainer, which gets this worker's frames
-/// and drain markers (siblings come in slot order: a kvstore node's first trainer is slot 0); (start_atom, epoch) starts an epoch over the share (round = epoch);
+/// and drain markers (siblings come in slot order: a kvstore node's first trainer is slot 0);
+/// (start_atom, epoch) starts an epoch over the share (round = epoch);
 /// round_work starts a round a job_master planned: its samples and the origins it waits for;
 /// (forget_atom, origin) stops waiting for a lost origin's frames and drains (its frames
 /// still in flight are applied); (cut_atom, round) ends the round after the step under way
