@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "arguments.hpp"
+#include "checkpoint_flags.hpp"
 #include "distribution_flags.hpp"
 #include "commands.hpp"
 #include "scheduler_link.hpp"
@@ -21,7 +22,7 @@ namespace strom::cli {
 
 namespace {
 
-const command_spec submit_spec = with_distribution_options({
+const command_spec submit_spec = with_checkpoint_options(with_distribution_options({
   "strom submit JOB --to HOST:PORT [options]",
   "Checks the job file JOB here, submits it to the scheduler at HOST:PORT and follows it to\n"
   "its end with the same summary as 'strom train' (or, with --detach, prints its job id).\n"
@@ -41,11 +42,10 @@ const command_spec submit_spec = with_distribution_options({
                                    "(default 60s; e.g. 500ms, 90s, 2m)"},
     {"metrics-out", "FILE", "write the run's metrics as one JSON object to FILE"},
     {"html-out", "FILE", html_out_help},
-    {"checkpoint-dir", "DIR", "where the job's first node saves JOBNAME.ckpt (default: none)"},
     {"detach", "", "print the job id and return at once; 'strom attach' follows it later"},
   }),
   1,
-});
+}), "where the job's first node saves (default: none; a folder it shares with this machine)");
 
 /// Nodes one job may ask for; far more than a strom cluster is meant for, so larger is a typo.
 constexpr std::uint64_t max_job_nodes = 4096;
@@ -131,6 +131,10 @@ int run_submit(int argc, char** argv) {
   // The first node saves there: an absolute path means the same folder to every process.
   if (auto dir = args->get("checkpoint-dir"))
     overrides.checkpoint_dir = std::filesystem::absolute(*dir).string();
+  if (auto ok = read_keep_checkpoints(*args, overrides); !ok) {
+    fmt::print(stderr, "strom submit: {}\n", ok.err().message);
+    return exit_usage;
+  }
   const auto node_count = static_cast<std::uint32_t>(nodes.value().value_or(0));
   auto submission = runtime::make_submission(*job, overrides, node_count);
   if (!submission) {

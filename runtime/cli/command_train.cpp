@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "arguments.hpp"
+#include "checkpoint_flags.hpp"
 #include "distribution_flags.hpp"
 #include "observation_flags.hpp"
 #include "commands.hpp"
@@ -24,7 +25,7 @@ namespace strom::cli {
 namespace {
 
 const command_spec train_spec = with_timeline_option(with_stall_option(with_observation_options(
-  with_distribution_options({
+  with_checkpoint_options(with_distribution_options({
   "strom train JOB [options]",
   "Trains the job file JOB, evaluates it on the test set after every epoch and saves a\n"
   "checkpoint of parameters, updater state and progress. Ctrl-C (or SIGTERM) stops it and\n"
@@ -37,7 +38,6 @@ const command_spec train_spec = with_timeline_option(with_stall_option(with_obse
     {"seed", "S", "override training.seed"},
     {"metrics-out", "FILE", "write the run's metrics as one JSON object to FILE"},
     {"html-out", "FILE", html_out_help},
-    {"checkpoint-dir", "DIR", "where to save JOBNAME.ckpt (default: checkpoints)"},
     {"memory-limit", "BYTES", "the most memory strom may place on each node (e.g. 7MiB, 2G)"},
     {"node-speeds", "F1,F2,...",
      "testing aid: node i computes Fi times as fast (0 < Fi <= 1) by waiting (1/Fi - 1) "
@@ -47,26 +47,29 @@ const command_spec train_spec = with_timeline_option(with_stall_option(with_obse
      "jobs re-partition after it)"},
   },
   1,
-}))));
+}), "where to save (default: checkpoints)"))));
 
 /// Nodes of an in-process cluster; each starts an actor system with its own threads.
 constexpr std::uint64_t max_nodes = 64;
 
-/// Passes progress on and counts the epochs that ended: every run saves its checkpoint
-/// before it reports the epoch.
+/// Passes progress on and counts the epochs that ended, keeping the last one's checkpoint:
+/// every run saves its checkpoint before it reports the epoch.
 class epoch_counter : public runtime::training_observer {
 public:
   explicit epoch_counter(runtime::training_observer& next) : next_(next) {}
   void on_step(const runtime::step_progress& p) override { next_.on_step(p); }
   void on_epoch(const runtime::epoch_summary& s) override {
     ++epochs_;
+    checkpoint_ = s.checkpoint;
     next_.on_epoch(s);
   }
   std::uint32_t epochs() const noexcept { return epochs_; }
+  const std::string& checkpoint() const noexcept { return checkpoint_; }
 
 private:
   runtime::training_observer& next_;
   std::uint32_t epochs_ = 0;
+  std::string checkpoint_;  ///< the last epoch's; empty: none saved
 };
 
 /// What `strom train` says when SIGINT or SIGTERM stopped it: where its last checkpoint is.
@@ -150,6 +153,10 @@ int run_train(int argc, char** argv) {
     return exit_usage;
   }
   options.checkpoint_dir = args->get("checkpoint-dir").value_or("checkpoints");
+  if (auto ok = read_keep_checkpoints(*args, options); !ok) {
+    fmt::print(stderr, "strom train: {}\n", ok.err().message);
+    return exit_usage;
+  }
   if (auto ok = runtime::check_training_outputs(options.checkpoint_dir, args->get("metrics-out"));
       !ok) {
     fmt::print(stderr, "strom train: {}\n", ok.err().message);
@@ -200,9 +207,7 @@ int run_train(int argc, char** argv) {
     return exit_failure;
   }
   if (!report && runtime::stop_requested())
-    return report_interrupted(
-      runtime::checkpoint_path(options.checkpoint_dir, job->reader().getName().cStr()),
-      epochs_done.epochs());
+    return report_interrupted(epochs_done.checkpoint(), epochs_done.epochs());
   // The page needs no trace: the recorder saw each node's figures (`strom report` with
   // --timeline draws the same page).
   const auto history = recorder->history();

@@ -94,7 +94,8 @@ BOOST_AUTO_TEST_CASE(help_describes_every_command_and_option) {
   auto train = run("train --help");
   BOOST_TEST(train.status == 0);
   for (const char* word :
-       {"--epochs", "--workers", "--seed", "--metrics-out", "--html-out", "--checkpoint-dir"})
+       {"--epochs", "--workers", "--seed", "--metrics-out", "--html-out", "--checkpoint-dir",
+        "--keep-checkpoints"})
     BOOST_TEST(contains(train.output, word), word);
 }
 
@@ -304,7 +305,7 @@ BOOST_AUTO_TEST_CASE(trains_fashion_mnist_writes_metrics_and_eval_agrees) {
   BOOST_TEST(json_number(json, "wall_seconds") > 0.0);
   BOOST_TEST(json_number(json, "final_loss") < 1.0);
 
-  auto checkpoint = s.dir / "ckpt" / "small_mlp.ckpt";
+  auto checkpoint = s.dir / "ckpt" / "small_mlp" / "run-1" / "epoch-0001.ckpt";
   BOOST_REQUIRE(fs::exists(checkpoint));
   auto eval = run("eval " + checkpoint.string());
   BOOST_REQUIRE_MESSAGE(eval.status == 0, eval.output);
@@ -312,6 +313,46 @@ BOOST_AUTO_TEST_CASE(trains_fashion_mnist_writes_metrics_and_eval_agrees) {
   char expected[32];
   std::snprintf(expected, sizeof expected, "%.2f%%", 100.0 * accuracy);
   BOOST_TEST(contains(eval.output, expected), eval.output << " expected " << expected);
+}
+
+BOOST_AUTO_TEST_CASE(a_second_run_into_the_same_folder_keeps_the_first_runs_checkpoints) {
+  scratch s;
+  const auto job = tiny_csv_job(s);
+  const auto dir = (s.dir / "ckpt").string();
+  const auto metrics = s.dir / "first.json";
+  auto first = run("train " + job.string() + " --workers 1 --epochs 2 --checkpoint-dir " + dir +
+                   " --metrics-out " + metrics.string());
+  BOOST_REQUIRE_MESSAGE(first.status == 0, first.output);
+  auto second = run("train " + job.string() + " --workers 1 --epochs 1 --checkpoint-dir " + dir +
+                    " --keep-checkpoints 1");
+  BOOST_REQUIRE_MESSAGE(second.status == 0, second.output);
+  const auto kept = s.dir / "ckpt" / "tiny" / "run-1" / "epoch-0002.ckpt";
+  BOOST_REQUIRE(fs::exists(kept));
+  BOOST_TEST(fs::exists(s.dir / "ckpt" / "tiny" / "run-1" / "epoch-0001.ckpt"));
+  BOOST_TEST(fs::exists(s.dir / "ckpt" / "tiny" / "run-2" / "epoch-0001.ckpt"));
+  auto eval = run("eval " + kept.string());
+  BOOST_REQUIRE_MESSAGE(eval.status == 0, eval.output);
+  char expected[32];
+  std::snprintf(expected, sizeof expected, "%.2f%%",
+                100.0 * json_number(read_file(metrics), "test_accuracy"));
+  BOOST_TEST(contains(eval.output, expected), eval.output << " expected " << expected);
+  BOOST_TEST(run("train " + job.string() + " --keep-checkpoints -1").status == 2);
+}
+
+BOOST_AUTO_TEST_CASE(eval_refuses_a_checkpoint_with_a_mebibyte_appended) {
+  scratch s;
+  const auto job = tiny_csv_job(s);
+  auto trained = run("train " + job.string() + " --workers 1 --checkpoint-dir " +
+                     (s.dir / "ckpt").string());
+  BOOST_REQUIRE_MESSAGE(trained.status == 0, trained.output);
+  const auto checkpoint = s.dir / "ckpt" / "tiny" / "run-1" / "epoch-0001.ckpt";
+  {
+    std::ofstream out{checkpoint, std::ios::binary | std::ios::app};
+    out << std::string(std::size_t{1} << 20, 'x');
+  }
+  auto refused = run("eval " + checkpoint.string());
+  BOOST_TEST(refused.status == 1, refused.output);
+  BOOST_TEST(contains(refused.output, "1048576 bytes follow the checkpoint's end"), refused.output);
 }
 
 BOOST_AUTO_TEST_CASE(eval_refuses_a_corrupt_checkpoint) {
@@ -342,7 +383,7 @@ BOOST_AUTO_TEST_CASE(eval_refuses_a_checkpoint_with_one_flipped_bit_naming_the_c
   auto trained = run("train " + job.string() + " --workers 1 --checkpoint-dir " +
                      (s.dir / "ckpt").string());
   BOOST_REQUIRE_MESSAGE(trained.status == 0, trained.output);
-  const auto checkpoint = s.dir / "ckpt" / "tiny.ckpt";
+  const auto checkpoint = s.dir / "ckpt" / "tiny" / "run-1" / "epoch-0001.ckpt";
   auto good = run("eval " + checkpoint.string());
   BOOST_REQUIRE_MESSAGE(good.status == 0, good.output);
 

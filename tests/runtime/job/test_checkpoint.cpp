@@ -105,12 +105,34 @@ BOOST_FIXTURE_TEST_CASE(round_trip_restores_every_buffer_and_the_progress, fixtu
   BOOST_TEST(fresh->iteration() == 3u);
 }
 
-BOOST_FIXTURE_TEST_CASE(truncated_checkpoint_is_refused, fixture) {
+BOOST_FIXTURE_TEST_CASE(truncated_checkpoint_is_refused_saying_so, fixture) {
   auto path = save("b.ckpt");
-  fs::resize_file(path, fs::file_size(path) - 64);
+  const auto size = fs::file_size(path);
+  fs::resize_file(path, size - 64);
   auto loaded = load_checkpoint(path);
   BOOST_REQUIRE(!loaded.ok());
-  BOOST_TEST(loaded.err().message.find(path) != std::string::npos, loaded.err().message);
+  const auto& message = loaded.err().message;
+  BOOST_TEST(message.find(path) != std::string::npos, message);
+  BOOST_TEST(message.find("truncated: " + std::to_string(size - 64) + " bytes") != std::string::npos,
+             message);
+}
+
+BOOST_FIXTURE_TEST_CASE(checkpoint_with_bytes_appended_is_refused_saying_where_it_ends, fixture) {
+  auto path = save("appended.ckpt");
+  const auto size = fs::file_size(path);
+  {
+    std::ofstream out{path, std::ios::binary | std::ios::app};
+    const std::string mebibyte(std::size_t{1} << 20, '\0');
+    out << mebibyte;
+  }
+  auto loaded = load_checkpoint(path);
+  BOOST_REQUIRE(!loaded.ok());
+  const auto& message = loaded.err().message;
+  BOOST_TEST(message.find(path + ": 1048576 bytes follow the checkpoint's end (at byte "
+                          + std::to_string(size) + ")")
+               != std::string::npos,
+             message);
+  BOOST_TEST(message.find("appended") != std::string::npos, message);
 }
 
 BOOST_FIXTURE_TEST_CASE(odd_sized_and_garbage_files_are_refused, fixture) {

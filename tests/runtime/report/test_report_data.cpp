@@ -159,7 +159,7 @@ BOOST_AUTO_TEST_CASE(a_wrongly_typed_field_is_refused_naming_its_path_and_value)
 
 BOOST_AUTO_TEST_CASE(the_metrics_json_with_history_reads_back_into_the_same_series) {
   run_recorder recorder;
-  recorder.on_epoch({1, 2, 0.7, 0.5, 0.81, 1.5, 400.0});
+  recorder.on_epoch({1, 2, 0.7, 0.5, 0.81, 1.5, 400.0, ""});
   strom::actors::node_metrics figures;
   figures.node = "w1";
   figures.samples = 64;

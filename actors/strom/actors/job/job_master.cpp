@@ -328,7 +328,8 @@ void end_epoch(self_ptr self, const job_master_setup& setup, const epoch_check& 
     r.frames_rejected += drained.frames_rejected;
   }
   st.epoch_done.seconds = seconds_between(st.epoch_started, st.round_started);
-  const auto summary = record_epoch(r, epoch, st.epoch_done, check.tested);
+  auto summary = record_epoch(r, epoch, st.epoch_done, check.tested);
+  summary.checkpoint = check.checkpoint;
   st.steps_done += st.epoch_done.batches;
   st.epoch_done = {};  // recorded: the figures count it in the report from here
   st.status.epoch = epoch + 1;
@@ -422,6 +423,7 @@ job_assignment assignment_for(const job_master_state& st, const job_master_setup
   a.job_text = setup.submission.job_text;
   a.source = setup.submission.source;
   a.checkpoint_dir = setup.submission.checkpoint_dir;
+  a.keep_checkpoints = setup.submission.keep_checkpoints;
   a.rank = rank;
   a.workers = workers;
   a.first_worker = first_worker;

@@ -54,6 +54,7 @@ struct epoch_summary {
   double test_accuracy = -1.0;  ///< -1 without a test set
   double seconds = 0.0;         ///< training time of the epoch
   double samples_per_second = 0.0;
+  std::string checkpoint;  ///< where the epoch's model was saved; empty if nowhere
 };
 
 /// Adds epoch `epoch` (0-based) to `report` and returns its summary: every driver, local or
@@ -73,7 +74,7 @@ typename F::result_type inspect(F& f, step_progress& x) {
 template <class F>
 typename F::result_type inspect(F& f, epoch_summary& x) {
   return f(caf::meta::type_name("epoch_summary"), x.epoch, x.epochs, x.train_loss, x.test_loss,
-           x.test_accuracy, x.seconds, x.samples_per_second);
+           x.test_accuracy, x.seconds, x.samples_per_second, x.checkpoint);
 }
 
 template <class F>

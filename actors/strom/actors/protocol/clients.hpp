@@ -20,7 +20,9 @@ namespace strom::actors {
 struct job_submission {
   std::string job_text;
   std::string source;          ///< where the job came from, for messages
-  std::string checkpoint_dir;  ///< on the first node; empty: no checkpoint
+  /// The run's checkpoint folder on the first node (runtime/job/checkpoint_runs.hpp);
+  /// empty: no checkpoint.
+  std::string checkpoint_dir;
   std::uint32_t nodes = 0;     ///< nodes required; 0: every node that has joined
   /// Below this many live nodes the job pauses for nodes to join (0 counts as 1).
   std::uint32_t min_nodes = 0;
@@ -39,13 +41,14 @@ struct job_submission {
   bool pipeline = false;
   /// A parameter-averaging job: its nodes' relays form a tree whatever `topology` says.
   bool averaging = false;
+  std::uint32_t keep_checkpoints = 0;  ///< epoch checkpoints the run keeps; 0: every one
 };
 
 template <class F>
 typename F::result_type inspect(F& f, job_submission& x) {
   return f(caf::meta::type_name("job_submission"), x.job_text, x.source, x.checkpoint_dir,
            x.nodes, x.min_nodes, x.max_nodes, x.rejoin_timeout_ms, x.topology, x.fanout,
-           x.kvstore, x.servers, x.replicas, x.pipeline, x.averaging);
+           x.kvstore, x.servers, x.replicas, x.pipeline, x.averaging, x.keep_checkpoints);
 }
 
 /// scheduler -> client: the answer to a job_submission, an attach or a cancel.

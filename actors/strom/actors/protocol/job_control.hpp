@@ -57,7 +57,8 @@ struct job_assignment {
   std::uint64_t job_id = 0;
   std::string job_text;
   std::string source;
-  std::string checkpoint_dir;  ///< set for rank 0 only
+  std::string checkpoint_dir;  ///< the run's checkpoint folder; set for rank 0 only
+  std::uint32_t keep_checkpoints = 0;  ///< epoch checkpoints the run keeps; 0: every one
   std::uint32_t rank = 0;      ///< this node's index among the job's nodes
   std::uint32_t workers = 1;   ///< trainers this node runs
   std::uint32_t first_worker = 0;   ///< global rank of the node's first worker
@@ -71,7 +72,8 @@ struct job_assignment {
 template <class F>
 typename F::result_type inspect(F& f, job_assignment& x) {
   return f(caf::meta::type_name("job_assignment"), x.job_id, x.job_text, x.source,
-           x.checkpoint_dir, x.rank, x.workers, x.first_worker, x.total_workers, x.origins, x.hub,
+           x.checkpoint_dir, x.keep_checkpoints, x.rank, x.workers, x.first_worker,
+           x.total_workers, x.origins, x.hub,
            x.shards, x.server_endpoints);
 }
 

@@ -134,6 +134,19 @@ result<checkpoint_contents> load_checkpoint(const std::string& path) {
 
 result<checkpoint_contents> parse_checkpoint(const std::string& path,
                                              kj::ArrayPtr<const capnp::word> words) {
+  // The segment table at the front says how long the message is: a file that ends before
+  // that was cut short, bytes after it were appended (or it is not one checkpoint).
+  const auto expected = capnp::expectedSizeInWordsFromPrefix(words);
+  if (expected > words.size())
+    return error{fmt::format("{}: truncated: {} bytes, but the checkpoint's segment table needs "
+                             "at least {}",
+                             path, words.size() * sizeof(capnp::word),
+                             expected * sizeof(capnp::word))};
+  if (expected < words.size())
+    return error{fmt::format("{}: {} bytes follow the checkpoint's end (at byte {}): bytes were "
+                             "appended, or the file is not one checkpoint",
+                             path, (words.size() - expected) * sizeof(capnp::word),
+                             expected * sizeof(capnp::word))};
   std::optional<checkpoint_contents> contents;
   std::optional<error> problem;
   auto failure = kj::runCatchingExceptions([&] {

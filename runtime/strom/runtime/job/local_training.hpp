@@ -10,6 +10,7 @@
 #include "strom/actors/timing.hpp"
 #include "strom/actors/sharing/topology.hpp"
 #include "strom/compute/result.hpp"
+#include "strom/runtime/job/checkpoint_runs.hpp"
 #include "strom/runtime/job/job_spec.hpp"
 #include "strom/runtime/job/metrics_report.hpp"
 #include "strom/runtime/observability/observation.hpp"
@@ -37,7 +38,9 @@ struct local_training_options {
   std::optional<std::uint32_t> spares;          ///< overrides distributed.spares
   std::optional<schema::PipelineSchedule> schedule;  ///< overrides distributed.schedule
   std::optional<float> repartition_margin;  ///< overrides distributed.repartitionMargin
-  std::string checkpoint_dir;           ///< empty: no checkpoint
+  /// Each run saves into a new folder under it (checkpoint_runs.hpp); empty: no checkpoint.
+  std::string checkpoint_dir;
+  std::uint32_t keep_checkpoints = default_keep_checkpoints;  ///< epoch checkpoints kept; 0: all
   training_observer* observer = nullptr;
   observers watch;  ///< metrics and timeline hooks for the run's actors (observation.hpp)
   actors::timing timeouts;  ///< the scheduler's (--stall-warning sets stall_warning)

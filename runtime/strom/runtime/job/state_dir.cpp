@@ -24,7 +24,10 @@ struct seal_header {
 };
 static_assert(sizeof(seal_header) == 24, "the header keeps the payload 8-byte aligned");
 
-constexpr std::uint32_t seal_version = 1;
+/// Bumped whenever what a sealed file holds changes its layout, so that a state directory of
+/// another strom version is refused by its version, not misread. 2: job submissions carry
+/// keep_checkpoints.
+constexpr std::uint32_t seal_version = 2;
 constexpr char record_magic[8] = {'S', 'T', 'R', 'O', 'M', 'S', 'C', 'H'};
 constexpr char checkpoint_magic[8] = {'S', 'T', 'R', 'O', 'M', 'C', 'K', 'P'};
 

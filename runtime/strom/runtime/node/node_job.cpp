@@ -103,14 +103,11 @@ result<actors::node_job> prepare_node_job(const actors::job_assignment& assignme
             prepared.samples_per_epoch);
   // Any node may be asked to evaluate: the first one alive is, each epoch.
   auto test = std::make_shared<const compute::dataset>(std::move(data->test));
-  const auto checkpoint = checkpoint_path(assignment.checkpoint_dir, prepared.job_name);
+  const checkpoint_plan checkpoints{assignment.checkpoint_dir, assignment.keep_checkpoints};
   const auto train_samples = node.train->size();
-  prepared.end_epoch = [job, test, checkpoint, train_samples](
-                         compute::replica& trained, std::uint32_t epoch) -> result<actors::epoch_check> {
-    auto tested = check_epoch(trained, *test, *job, checkpoint, epoch, train_samples * (epoch + 1));
-    if (!tested)
-      return tested.err();
-    return actors::epoch_check{*tested, checkpoint};
+  prepared.end_epoch = [job, test, checkpoints, train_samples](compute::replica& trained,
+                                                               std::uint32_t epoch) {
+    return check_epoch(trained, *test, *job, checkpoints, epoch, train_samples * (epoch + 1));
   };
   return prepared;
 }

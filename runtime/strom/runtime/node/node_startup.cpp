@@ -106,7 +106,13 @@ result<actors::job_submission> make_submission(job_spec& job,
   actors::job_submission submission;
   submission.job_text = to_text(job);
   submission.source = job.source();
-  submission.checkpoint_dir = options.checkpoint_dir;
+  if (!options.checkpoint_dir.empty()) {
+    auto run_folder = new_run_folder(options.checkpoint_dir, job.reader().getName().cStr());
+    if (!run_folder)
+      return run_folder.err();
+    submission.checkpoint_dir = std::move(*run_folder);
+  }
+  submission.keep_checkpoints = options.keep_checkpoints;
   submission.nodes = nodes;
   const auto topology = topology_of(job);
   submission.topology = actors::to_string(topology.kind);

@@ -80,27 +80,24 @@ result<compute::training_data> load_training_data(const job_spec& job, std::size
   return data;
 }
 
-std::string checkpoint_path(const std::string& checkpoint_dir, const std::string& job_name) {
-  if (checkpoint_dir.empty())
-    return {};
-  return (std::filesystem::path{checkpoint_dir} / fmt::format("{}.ckpt", job_name)).string();
-}
-
-result<actors::test_result> check_epoch(compute::replica& trained, const compute::dataset& test,
-                                        const job_spec& job, const std::string& checkpoint,
+result<actors::epoch_check> check_epoch(compute::replica& trained, const compute::dataset& test,
+                                        const job_spec& job, const checkpoint_plan& checkpoints,
                                         std::uint32_t epoch, std::uint64_t train_samples) {
-  actors::test_result tested;
+  actors::epoch_check check;
   if (test.size() > 0) {
     auto quality = compute::evaluate(trained.net(), test);
-    tested = {quality.accuracy, quality.loss};
+    check.tested = {quality.accuracy, quality.loss};
   }
-  if (checkpoint.empty())
-    return tested;
+  if (checkpoints.folder.empty())
+    return check;
   checkpoint_progress progress{epoch + 1, trained.iteration(), train_samples,
-                               static_cast<float>(tested.accuracy), static_cast<float>(tested.loss)};
-  if (auto saved = save_checkpoint(checkpoint, job, trained, progress); !saved)
+                               static_cast<float>(check.tested.accuracy),
+                               static_cast<float>(check.tested.loss)};
+  auto saved = save_run_checkpoint(checkpoints, job, trained, progress);
+  if (!saved)
     return saved.err();
-  return tested;
+  check.checkpoint = std::move(*saved);
+  return check;
 }
 
 } // namespace strom::runtime

@@ -5,10 +5,12 @@
 #include <chrono>
 #include <string>
 
+#include "strom/actors/protocol/job_control.hpp"
 #include "strom/compute/data/dataset_from_spec.hpp"
 #include "strom/compute/model.hpp"
 #include "strom/compute/replica.hpp"
 #include "strom/compute/result.hpp"
+#include "strom/runtime/job/checkpoint_runs.hpp"
 #include "strom/runtime/job/job_spec.hpp"
 #include "strom/runtime/job/local_training.hpp"
 #include "strom/runtime/job/metrics_report.hpp"
@@ -29,15 +31,13 @@ result<void> prepare_run(job_spec& job, const local_training_options& options);
 result<compute::training_data> load_training_data(const job_spec& job, std::size_t input_floats,
                                                   std::size_t classes);
 
-/// DIR/JOBNAME.ckpt, or empty when no checkpoint directory is set.
-std::string checkpoint_path(const std::string& checkpoint_dir, const std::string& job_name);
-
 using actors::epoch_totals;
 
-/// Evaluates `trained` on `test` (unless empty) and, when `checkpoint` is set, saves it as
-/// it stands after 0-based epoch `epoch`, `train_samples` samples into the run.
-result<actors::test_result> check_epoch(compute::replica& trained, const compute::dataset& test,
-                                        const job_spec& job, const std::string& checkpoint,
+/// Evaluates `trained` on `test` (unless empty) and, when the plan names a folder, saves it
+/// as it stands after 0-based epoch `epoch`, `train_samples` samples into the run
+/// (checkpoint_runs.hpp); the check names the checkpoint saved.
+result<actors::epoch_check> check_epoch(compute::replica& trained, const compute::dataset& test,
+                                        const job_spec& job, const checkpoint_plan& checkpoints,
                                         std::uint32_t epoch, std::uint64_t train_samples);
 
 } // namespace strom::runtime
