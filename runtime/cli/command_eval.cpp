@@ -1,20 +1,20 @@
 #include <fmt/format.h>
 
 #include "arguments.hpp"
+#include "checkpoint_model.hpp"
 #include "commands.hpp"
 #include "strom/compute/data/dataset_from_spec.hpp"
 #include "strom/compute/evaluation.hpp"
-#include "strom/compute/replica_from_spec.hpp"
-#include "strom/runtime/job/checkpoint.hpp"
 
 namespace strom::cli {
 
 namespace {
 
 const command_spec eval_spec{
-  "strom eval CHECKPOINT",
-  "Evaluates a checkpoint saved by 'strom train' on the test set named in its job.",
-  {},
+  "strom eval CHECKPOINT [--data FILE [--labels FILE]]",
+  "Evaluates a checkpoint saved by 'strom train' on the test set named in its job, or on\n"
+  "labelled samples of its own (--data).",
+  input_data_options(),
   1,
 };
 
@@ -26,34 +26,47 @@ int run_eval(int argc, char** argv) {
     return parsed.exit_status;
   auto& args = parsed.args;
   const auto& path = args->positionals()[0];
-  auto saved = runtime::load_checkpoint(path);
-  if (!saved) {
-    fmt::print(stderr, "strom eval: {}\n", saved.err().message);
+  auto model = load_checkpoint_model(path);
+  if (!model) {
+    fmt::print(stderr, "strom eval: {}\n", model.err().message);
     return exit_failure;
   }
-  auto spec = saved->job.reader();
-  auto built = compute::make_replica(spec, 0);
-  if (!built) {
-    fmt::print(stderr, "strom eval: {}: job in checkpoint: {}\n", path, built.err().message);
-    return exit_failure;
+  auto spec = model->saved.job.reader();
+  compute::dataset test;
+  if (args->has("data")) {
+    auto samples = load_input_data(*model, *args);
+    if (!samples) {
+      fmt::print(stderr, "strom eval: {}\n", samples.err().message);
+      return exit_failure;
+    }
+    if (!samples->labelled) {
+      fmt::print(stderr, "strom eval: {}: the samples carry no labels (give IDX images "
+                         "--labels FILE, or CSV rows a label column); 'strom predict' "
+                         "predicts without them\n", *args->get("data"));
+      return exit_failure;
+    }
+    test = std::move(samples->data);
+  } else {
+    auto data = compute::load_data(spec.getData(), ".");
+    if (!data) {
+      fmt::print(stderr, "strom eval: {}: {}\n", path, data.err().message);
+      return exit_failure;
+    }
+    if (data->test.size() == 0) {
+      fmt::print(stderr, "strom eval: {}: the job names no test set (data.test)\n", path);
+      return exit_failure;
+    }
+    test = std::move(data->test);
   }
-  if (auto ok = runtime::restore_checkpoint(*saved, **built); !ok) {
-    fmt::print(stderr, "strom eval: {}: {}\n", path, ok.err().message);
-    return exit_failure;
-  }
-  auto data = compute::load_data(spec.getData(), ".");
-  if (!data) {
-    fmt::print(stderr, "strom eval: {}: {}\n", path, data.err().message);
-    return exit_failure;
-  }
-  if (data->test.size() == 0) {
-    fmt::print(stderr, "strom eval: {}: the job names no test set (data.test)\n", path);
-    return exit_failure;
-  }
-  auto quality = compute::evaluate((*built)->net(), data->test);
-  fmt::print("{}: job {}, epoch {}, iteration {}\n  test accuracy {:.2f}% on {} samples, test loss {:.4f}\n",
-             path, spec.getName().cStr(), saved->progress.epoch, saved->progress.iteration,
-             100.0 * quality.accuracy, quality.samples, quality.loss);
+  auto quality = compute::evaluate(model->replica->net(), test);
+  fmt::print("{}: job {}, epoch {}, iteration {}\n", path, spec.getName().cStr(),
+             model->saved.progress.epoch, model->saved.progress.iteration);
+  if (args->has("data"))
+    fmt::print("  accuracy {:.2f}% on {} samples of {}, loss {:.4f}\n", 100.0 * quality.accuracy,
+               quality.samples, *args->get("data"), quality.loss);
+  else
+    fmt::print("  test accuracy {:.2f}% on {} samples, test loss {:.4f}\n",
+               100.0 * quality.accuracy, quality.samples, quality.loss);
   return exit_ok;
 }
 

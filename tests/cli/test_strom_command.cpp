@@ -3,12 +3,14 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include <vector>
 
 #include "strom/compute/device/device_kind.hpp"
 #include "strom/runtime/job/checkpoint.hpp"
@@ -82,6 +84,15 @@ fs::path tiny_csv_job(scratch& s, const std::string& train_file = "train.csv") {
       (dense = (units = 16, activation = relu)), (output = (units = 3))]),
     data = (train = (csv = (path = ")" + train_file + R"(")), test = (csv = (path = "train.csv"))),
     training = (epochs = 1, batchSize = 8, updater = (learningRate = 0.01, adam = ()))))");
+}
+
+/// Trains tiny_csv_job for one epoch into `s` and returns its checkpoint.
+fs::path tiny_checkpoint(scratch& s) {
+  const auto job = tiny_csv_job(s);
+  auto trained = run("train " + job.string() + " --workers 1 --checkpoint-dir " +
+                     (s.dir / "ckpt").string());
+  BOOST_REQUIRE_MESSAGE(trained.status == 0, trained.output);
+  return s.dir / "ckpt" / "tiny" / "run-1" / "epoch-0001.ckpt";
 }
 
 } // namespace
@@ -313,6 +324,78 @@ BOOST_AUTO_TEST_CASE(trains_fashion_mnist_writes_metrics_and_eval_agrees) {
   char expected[32];
   std::snprintf(expected, sizeof expected, "%.2f%%", 100.0 * accuracy);
   BOOST_TEST(contains(eval.output, expected), eval.output << " expected " << expected);
+
+  // The same test set given as files of one's own: predict and eval --data agree with it.
+  const auto images = fashion + "/t10k-images-idx3-ubyte.gz";
+  const auto labels = fashion + "/t10k-labels-idx1-ubyte.gz";
+  const auto predictions = s.dir / "p.csv";
+  auto predicted = run("predict " + checkpoint.string() + " --data " + images + " --labels " +
+                       labels + " --out " + predictions.string());
+  BOOST_REQUIRE_MESSAGE(predicted.status == 0, predicted.output);
+  BOOST_TEST(contains(predicted.output, std::string{"10000 samples, accuracy "} + expected),
+             predicted.output << " expected " << expected);
+  const auto rows = read_file(predictions);
+  BOOST_TEST(rows.starts_with("index,predicted,p0,p1,p2,p3,p4,p5,p6,p7,p8,p9\n0,"));
+  BOOST_TEST(std::count(rows.begin(), rows.end(), '\n') == 10001);
+  auto on_files = run("eval " + checkpoint.string() + " --data " + images + " --labels " + labels);
+  BOOST_REQUIRE_MESSAGE(on_files.status == 0, on_files.output);
+  BOOST_TEST(contains(on_files.output, expected), on_files.output << " expected " << expected);
+}
+
+BOOST_AUTO_TEST_CASE(predict_reads_csv_with_or_without_labels_and_refuses_what_does_not_fit) {
+  scratch s;
+  const auto checkpoint = tiny_checkpoint(s).string();
+  // train.csv holds a label column and 4 features, as the job reads it.
+  const auto out = s.dir / "p.csv";
+  auto labelled = run("predict " + checkpoint + " --data " + (s.dir / "train.csv").string() +
+                      " --out " + out.string());
+  BOOST_REQUIRE_MESSAGE(labelled.status == 0, labelled.output);
+  BOOST_TEST(contains(labelled.output, "60 samples, accuracy "), labelled.output);
+  const auto rows = read_file(out);
+  BOOST_TEST(rows.starts_with("index,predicted,p0,p1,p2\n"), rows);
+  BOOST_TEST(std::count(rows.begin(), rows.end(), '\n') == 61);
+  // Each row's probabilities add up to 1, and its prediction is the likeliest class.
+  std::istringstream lines{rows};
+  std::string line;
+  std::getline(lines, line);
+  while (std::getline(lines, line)) {
+    std::vector<double> fields;
+    std::istringstream cells{line};
+    for (std::string cell; std::getline(cells, cell, ',');)
+      fields.push_back(std::stod(cell));
+    BOOST_REQUIRE(fields.size() == 5u);
+    BOOST_TEST(fields[2] + fields[3] + fields[4] == 1.0, boost::test_tools::tolerance(1e-5));
+    const auto likeliest = std::max_element(fields.begin() + 2, fields.end()) - fields.begin() - 2;
+    BOOST_TEST(fields[1] == static_cast<double>(likeliest), line);
+  }
+  auto eval = run("eval " + checkpoint + " --data " + (s.dir / "train.csv").string());
+  BOOST_REQUIRE_MESSAGE(eval.status == 0, eval.output);
+
+  std::string features_only;
+  for (int i = 0; i < 10; ++i)
+    features_only += std::to_string(i % 3) + ",0.5,-0.25," + std::to_string(i % 7) + "\n";
+  const auto unlabelled = s.write("new.csv", features_only);
+  auto predicted = run("predict " + checkpoint + " --data " + unlabelled.string());
+  BOOST_REQUIRE_MESSAGE(predicted.status == 0, predicted.output);
+  BOOST_TEST(contains(predicted.output, "strom predict: 10 samples\n"), predicted.output);
+  auto no_labels = run("eval " + checkpoint + " --data " + unlabelled.string());
+  BOOST_TEST(no_labels.status == 1);
+  BOOST_TEST(contains(no_labels.output, "the samples carry no labels"), no_labels.output);
+
+  const auto narrow = s.write("narrow.csv", "1,2,3\n4,5,6\n");
+  auto refused = run("predict " + checkpoint + " --data " + narrow.string());
+  BOOST_TEST(refused.status == 1);
+  BOOST_TEST(contains(refused.output, "narrow.csv: rows of 3 columns, but the model takes 4 "
+                                      "features"),
+             refused.output);
+  auto missing = run("predict " + checkpoint);
+  BOOST_TEST(missing.status == 2);
+  BOOST_TEST(contains(missing.output, "--data FILE is required"), missing.output);
+  auto csv_labels = run("predict " + checkpoint + " --data " + unlabelled.string() + " --labels " +
+                        narrow.string());
+  BOOST_TEST(csv_labels.status == 1);
+  BOOST_TEST(contains(csv_labels.output, "labels come from a file only for IDX images"),
+             csv_labels.output);
 }
 
 BOOST_AUTO_TEST_CASE(a_second_run_into_the_same_folder_keeps_the_first_runs_checkpoints) {
@@ -341,11 +424,7 @@ BOOST_AUTO_TEST_CASE(a_second_run_into_the_same_folder_keeps_the_first_runs_chec
 
 BOOST_AUTO_TEST_CASE(eval_refuses_a_checkpoint_with_a_mebibyte_appended) {
   scratch s;
-  const auto job = tiny_csv_job(s);
-  auto trained = run("train " + job.string() + " --workers 1 --checkpoint-dir " +
-                     (s.dir / "ckpt").string());
-  BOOST_REQUIRE_MESSAGE(trained.status == 0, trained.output);
-  const auto checkpoint = s.dir / "ckpt" / "tiny" / "run-1" / "epoch-0001.ckpt";
+  const auto checkpoint = tiny_checkpoint(s);
   {
     std::ofstream out{checkpoint, std::ios::binary | std::ios::app};
     out << std::string(std::size_t{1} << 20, 'x');
@@ -379,11 +458,7 @@ BOOST_AUTO_TEST_CASE(frame_inspect_prints_a_valid_frame_and_refuses_a_malformed_
 
 BOOST_AUTO_TEST_CASE(eval_refuses_a_checkpoint_with_one_flipped_bit_naming_the_checksum) {
   scratch s;
-  const auto job = tiny_csv_job(s);
-  auto trained = run("train " + job.string() + " --workers 1 --checkpoint-dir " +
-                     (s.dir / "ckpt").string());
-  BOOST_REQUIRE_MESSAGE(trained.status == 0, trained.output);
-  const auto checkpoint = s.dir / "ckpt" / "tiny" / "run-1" / "epoch-0001.ckpt";
+  const auto checkpoint = tiny_checkpoint(s);
   auto good = run("eval " + checkpoint.string());
   BOOST_REQUIRE_MESSAGE(good.status == 0, good.output);
 

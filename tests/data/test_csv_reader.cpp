@@ -39,6 +39,21 @@ BOOST_AUTO_TEST_CASE(reads_label_first_rows) {
              boost::test_tools::per_element());
 }
 
+BOOST_AUTO_TEST_CASE(unlabelled_rows_are_all_features) {
+  csv_options options;
+  options.labelled = false;
+  auto data = read_text("1,0.5,2\n0.25,-1e3,+4\n", options);
+  BOOST_REQUIRE_MESSAGE(data.ok(), strom::test::error_text(data));
+  BOOST_TEST((data->sample_shape == shape{1, 1, 3}));
+  BOOST_TEST(data->labels.empty());
+  BOOST_TEST(data->features == (std::vector<float>{1, 0.5f, 2, 0.25f, -1000, 4}),
+             boost::test_tools::per_element());
+  // A fractional value is a feature like any other: no column is read as a label.
+  auto one_column = read_text("0.5\n", options);
+  BOOST_REQUIRE_MESSAGE(one_column.ok(), strom::test::error_text(one_column));
+  BOOST_TEST((one_column->sample_shape == shape{1, 1, 1}));
+}
+
 BOOST_AUTO_TEST_CASE(reads_label_in_other_column_with_header_and_delimiter) {
   csv_options options;
   options.label_column = 2;

@@ -83,7 +83,7 @@ public:
 
 private:
   result<void> parse_field(std::string_view field, std::size_t line_number, std::size_t column) {
-    if (column == options_.label_column) {
+    if (options_.labelled && column == options_.label_column) {
       std::int64_t label = 0;
       if (!parse_whole(field, label))
         return error{fmt::format("{}: line {}, column {}: expected an integer label, found {}",
@@ -104,11 +104,11 @@ private:
 
   result<void> check_columns(std::size_t found, std::size_t line_number) {
     if (columns_ == 0) {
-      if (options_.label_column >= found)
+      if (options_.labelled && options_.label_column >= found)
         return error{fmt::format("{}: line {} has {} columns, too few for label column {} "
                                  "(0-based)",
                                  path_, line_number, found, options_.label_column)};
-      if (found < 2)
+      if (options_.labelled && found < 2)
         return error{fmt::format("{}: line {} has only the label column, expected at least one "
                                  "feature column",
                                  path_, line_number)};
@@ -156,7 +156,7 @@ result<dataset> parse_csv(const std::string& path, std::vector<std::uint8_t> fil
   }
   if (parser.columns() == 0)
     return error{fmt::format("{}: no data lines", path)};
-  data.sample_shape = {1, 1, parser.columns() - 1};
+  data.sample_shape = {1, 1, parser.columns() - (options.labelled ? 1 : 0)};
   data.classes = class_count(data.labels);
   return data;
 }

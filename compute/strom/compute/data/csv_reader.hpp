@@ -23,6 +23,9 @@ struct csv_options {
   std::size_t label_column = 0;  ///< 0-based column holding the integer class label
   bool header = false;           ///< skip the first line
   char delimiter = ',';          ///< field separator
+  /// false: no column is a label, every one a feature (data to predict on); `labels` then
+  /// stays empty, so count the samples by their features.
+  bool labelled = true;
 };
 
 /// Reads `path`: every non-blank line has the same number of columns; the label column holds

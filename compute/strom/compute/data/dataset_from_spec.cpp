@@ -132,7 +132,7 @@ result<training_data> load_data(schema::DataSpec::Reader spec, const std::string
   const auto stats = fit_standardization(*train, to_kind(preprocessing.getStandardize()));
   apply(*train, stats);
   apply(*test, stats);
-  return training_data{std::move(*train), std::move(*test)};
+  return training_data{std::move(*train), std::move(*test), stats};
 }
 
 } // namespace strom::compute

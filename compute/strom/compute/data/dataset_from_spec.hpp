@@ -4,6 +4,7 @@
 #include <string>
 
 #include "strom/compute/data/dataset.hpp"
+#include "strom/compute/data/preprocessing.hpp"
 #include "strom/compute/result.hpp"
 #include "strom/schema/job.capnp.h"
 
@@ -13,6 +14,7 @@ namespace strom::compute {
 struct training_data {
   dataset train;  ///< never empty
   dataset test;   ///< empty (with train's sample shape) when the spec has no test source
+  standardization statistics;  ///< fitted on train, applied to both (and to new data)
 };
 
 /// Reads spec.train and spec.test, resolving relative paths against `base_dir` (the job file's

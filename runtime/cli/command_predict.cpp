@@ -1,0 +1,114 @@
+// strom predict: a trained model's classes and class probabilities for samples of one's own.
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iterator>
+#include <span>
+#include <string>
+
+#include "arguments.hpp"
+#include "checkpoint_model.hpp"
+#include "commands.hpp"
+#include "strom/runtime/job/atomic_file.hpp"
+
+namespace strom::cli {
+
+namespace {
+
+command_spec predict_spec() {
+  auto options = input_data_options();
+  options.push_back({"out", "FILE.csv", "write the predictions there (default: standard output)"});
+  return {
+    "strom predict CHECKPOINT --data FILE [--labels FILE] [--out FILE.csv]",
+    "Predicts the class of every sample in FILE with a checkpoint saved by 'strom train': one\n"
+    "CSV row a sample, index,predicted,p0,...,pK (the class probabilities), after a header\n"
+    "line. With labels in the input it also prints the accuracy.",
+    std::move(options),
+    1,
+  };
+}
+
+const command_spec spec = predict_spec();
+
+/// Softmax of one row of logits into `probabilities` (max subtracted first: no overflow).
+void softmax(std::span<const float> logits, std::span<double> probabilities) {
+  const float top = *std::max_element(logits.begin(), logits.end());
+  double sum = 0.0;
+  for (std::size_t k = 0; k < logits.size(); ++k)
+    sum += probabilities[k] = std::exp(static_cast<double>(logits[k] - top));
+  for (auto& p : probabilities)
+    p /= sum;
+}
+
+} // namespace
+
+int run_predict(int argc, char** argv) {
+  auto parsed = parse_command(spec, "strom predict", argc, argv);
+  if (!parsed.args)
+    return parsed.exit_status;
+  auto& args = parsed.args;
+  if (!args->has("data")) {
+    fmt::print(stderr, "strom predict: --data FILE is required\n");
+    return exit_usage;
+  }
+  auto model = load_checkpoint_model(args->positionals()[0]);
+  if (!model) {
+    fmt::print(stderr, "strom predict: {}\n", model.err().message);
+    return exit_failure;
+  }
+  auto samples = load_input_data(*model, *args);
+  if (!samples) {
+    fmt::print(stderr, "strom predict: {}\n", samples.err().message);
+    return exit_failure;
+  }
+  auto& net = model->replica->net();
+  const auto& data = samples->data;
+  const std::size_t classes = net.classes();
+  const std::size_t width = net.input_shape().size();
+  const std::size_t step = std::max<std::size_t>(1, net.max_batch());
+  net.reserve(step);
+  fmt::memory_buffer csv;
+  fmt::format_to(std::back_inserter(csv), "index,predicted");
+  for (std::size_t k = 0; k < classes; ++k)
+    fmt::format_to(std::back_inserter(csv), ",p{}", k);
+  csv.push_back('\n');
+  std::vector<double> probabilities(classes);
+  std::size_t correct = 0;
+  for (std::size_t begin = 0; begin < data.size(); begin += step) {
+    const std::size_t batch = std::min(step, data.size() - begin);
+    const auto logits =
+      net.predict(std::span{data.features}.subspan(begin * width, batch * width), batch);
+    for (std::size_t i = 0; i < batch; ++i) {
+      const auto row = logits.subspan(i * classes, classes);
+      const auto predicted =
+        static_cast<std::size_t>(std::max_element(row.begin(), row.end()) - row.begin());
+      correct += static_cast<std::size_t>(data.labels[begin + i]) == predicted;
+      softmax(row, probabilities);
+      fmt::format_to(std::back_inserter(csv), "{},{}", begin + i, predicted);
+      for (const double p : probabilities)
+        fmt::format_to(std::back_inserter(csv), ",{:.6g}", p);
+      csv.push_back('\n');
+    }
+  }
+  if (const auto out = args->get("out")) {
+    const auto bytes = std::as_bytes(std::span{csv.data(), csv.size()});
+    if (auto written = runtime::write_file_atomically(*out, bytes, "predictions"); !written) {
+      fmt::print(stderr, "strom predict: {}\n", written.err().message);
+      return exit_failure;
+    }
+  } else {
+    std::fwrite(csv.data(), 1, csv.size(), stdout);
+  }
+  if (samples->labelled)
+    fmt::print(stderr, "strom predict: {} samples, accuracy {:.2f}%\n", data.size(),
+               100.0 * static_cast<double>(correct) / static_cast<double>(std::max<std::size_t>(
+                                                        data.size(), 1)));
+  else
+    fmt::print(stderr, "strom predict: {} samples\n", data.size());
+  return exit_ok;
+}
+
+} // namespace strom::cli
