@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "arguments.hpp"
+#include "options/arguments.hpp"
 #include "strom/compute/replica.hpp"
 #include "strom/compute/result.hpp"
 #include "strom/runtime/job/checkpoint.hpp"

@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-#include "arguments.hpp"
+#include "options/arguments.hpp"
 #include "commands.hpp"
 #include "strom/runtime/security/certificate_authority.hpp"
 #include "strom/runtime/security/peer_role.hpp"

@@ -1,6 +1,6 @@
 #include <fmt/format.h>
 
-#include "arguments.hpp"
+#include "options/arguments.hpp"
 #include "checkpoint_model.hpp"
 #include "commands.hpp"
 #include "strom/compute/data/dataset_from_spec.hpp"

@@ -2,7 +2,7 @@
 
 #include <string_view>
 
-#include "arguments.hpp"
+#include "options/arguments.hpp"
 #include "commands.hpp"
 #include "strom/runtime/frame_inspect.hpp"
 

@@ -16,11 +16,11 @@
 #include <thread>
 #include <vector>
 
-#include "arguments.hpp"
+#include "options/arguments.hpp"
 #include "commands.hpp"
 #include "scheduler_link.hpp"
 #include "submit_command.hpp"
-#include "tls_flags.hpp"
+#include "options/tls_flags.hpp"
 #include "strom/runtime/cluster/job_client.hpp"
 #include "strom/runtime/job/job_spec.hpp"
 #include "strom/runtime/launch/child_process.hpp"

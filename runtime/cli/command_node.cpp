@@ -2,11 +2,11 @@
 
 #include <chrono>
 
-#include "arguments.hpp"
+#include "options/arguments.hpp"
 #include "commands.hpp"
-#include "observation_flags.hpp"
+#include "options/observation_flags.hpp"
 #include "scheduler_link.hpp"
-#include "tls_flags.hpp"
+#include "options/tls_flags.hpp"
 #include "strom/runtime/node/capacity_text.hpp"
 #include "strom/runtime/job/job_spec.hpp"
 #include "strom/runtime/node/node_daemon.hpp"

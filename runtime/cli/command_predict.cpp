@@ -9,7 +9,7 @@
 #include <span>
 #include <string>
 
-#include "arguments.hpp"
+#include "options/arguments.hpp"
 #include "checkpoint_model.hpp"
 #include "commands.hpp"
 #include "strom/runtime/job/atomic_file.hpp"

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <vector>
 
-#include "arguments.hpp"
+#include "options/arguments.hpp"
 #include "commands.hpp"
 #include "strom/runtime/job/output_paths.hpp"
 #include "strom/runtime/report/report_data.hpp"

@@ -4,7 +4,7 @@
 #include <string_view>
 #include <vector>
 
-#include "arguments.hpp"
+#include "options/arguments.hpp"
 #include "commands.hpp"
 #include "strom/runtime/job/output_paths.hpp"
 #include "strom/runtime/job/progress_display.hpp"
@@ -13,7 +13,7 @@
 #include "strom/runtime/sim/calibration.hpp"
 #include "strom/runtime/sim/run_scenario.hpp"
 #include "strom/runtime/sim/sim_report_page.hpp"
-#include "tls_flags.hpp"
+#include "options/tls_flags.hpp"
 
 namespace strom::cli {
 

@@ -1,9 +1,9 @@
 #include <fmt/format.h>
 
-#include "arguments.hpp"
+#include "options/arguments.hpp"
 #include "commands.hpp"
 #include "scheduler_link.hpp"
-#include "tls_flags.hpp"
+#include "options/tls_flags.hpp"
 #include "strom/compute/memory_estimate.hpp"
 #include "strom/runtime/cluster/job_client.hpp"
 #include "strom/runtime/stop_signals.hpp"

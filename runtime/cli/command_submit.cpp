@@ -2,13 +2,13 @@
 
 #include <filesystem>
 
-#include "arguments.hpp"
-#include "checkpoint_flags.hpp"
-#include "distribution_flags.hpp"
+#include "options/arguments.hpp"
+#include "options/checkpoint_flags.hpp"
+#include "options/distribution_flags.hpp"
 #include "commands.hpp"
 #include "scheduler_link.hpp"
 #include "submit_command.hpp"
-#include "tls_flags.hpp"
+#include "options/tls_flags.hpp"
 #include "training_summary.hpp"
 #include "strom/runtime/cluster/job_client.hpp"
 #include "strom/runtime/job/job_spec.hpp"

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <thread>
 
-#include "arguments.hpp"
-#include "checkpoint_flags.hpp"
-#include "distribution_flags.hpp"
-#include "observation_flags.hpp"
+#include "options/arguments.hpp"
+#include "options/checkpoint_flags.hpp"
+#include "options/distribution_flags.hpp"
+#include "options/observation_flags.hpp"
 #include "commands.hpp"
 #include "training_summary.hpp"
 #include "strom/compute/device/device_kind.hpp"

@@ -4,7 +4,7 @@
 
 #include "strom/runtime/node/node_daemon.hpp"
 #include "strom/runtime/stop_signals.hpp"
-#include "tls_flags.hpp"
+#include "options/tls_flags.hpp"
 
 namespace strom::cli {
 

@@ -9,7 +9,7 @@
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
 
-#include "arguments.hpp"
+#include "options/arguments.hpp"
 #include "strom/runtime/cluster/job_client.hpp"
 #include "strom/runtime/transport/endpoint.hpp"
 #include "strom/runtime/transport/guarded_connect.hpp"

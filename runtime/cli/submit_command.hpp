@@ -2,7 +2,7 @@
 // What `strom launch` shares with `strom submit`: submit's option table, so that launch
 // accepts and passes on every submit option without a second copy of it.
 
-#include "arguments.hpp"
+#include "options/arguments.hpp"
 
 namespace strom::cli {
 
