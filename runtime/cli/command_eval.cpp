@@ -1,7 +1,7 @@
 #include <fmt/format.h>
 
 #include "options/arguments.hpp"
-#include "checkpoint_model.hpp"
+#include "input_data.hpp"
 #include "commands.hpp"
 #include "strom/compute/data/dataset_from_spec.hpp"
 #include "strom/compute/evaluation.hpp"
@@ -26,12 +26,12 @@ int run_eval(int argc, char** argv) {
     return parsed.exit_status;
   auto& args = parsed.args;
   const auto& path = args->positionals()[0];
-  auto model = load_checkpoint_model(path);
+  auto model = runtime::trained_model::load(path);
   if (!model) {
     fmt::print(stderr, "strom eval: {}\n", model.err().message);
     return exit_failure;
   }
-  auto spec = model->saved.job.reader();
+  auto spec = model->job().reader();
   compute::dataset test;
   if (args->has("data")) {
     auto samples = load_input_data(*model, *args);
@@ -43,6 +43,10 @@ int run_eval(int argc, char** argv) {
       fmt::print(stderr, "strom eval: {}: the samples carry no labels (give IDX images "
                          "--labels FILE, or CSV rows a label column); 'strom predict' "
                          "predicts without them\n", *args->get("data"));
+      return exit_failure;
+    }
+    if (auto ok = model->preprocess(samples->data); !ok) {
+      fmt::print(stderr, "strom eval: {}\n", ok.err().message);
       return exit_failure;
     }
     test = std::move(samples->data);
@@ -58,9 +62,9 @@ int run_eval(int argc, char** argv) {
     }
     test = std::move(data->test);
   }
-  auto quality = compute::evaluate(model->replica->net(), test);
+  auto quality = compute::evaluate(model->net(), test);
   fmt::print("{}: job {}, epoch {}, iteration {}\n", path, spec.getName().cStr(),
-             model->saved.progress.epoch, model->saved.progress.iteration);
+             model->progress().epoch, model->progress().iteration);
   if (args->has("data"))
     fmt::print("  accuracy {:.2f}% on {} samples of {}, loss {:.4f}\n", 100.0 * quality.accuracy,
                quality.samples, *args->get("data"), quality.loss);

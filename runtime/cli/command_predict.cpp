@@ -3,14 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <iterator>
 #include <span>
 #include <string>
 
 #include "options/arguments.hpp"
-#include "checkpoint_model.hpp"
+#include "input_data.hpp"
 #include "commands.hpp"
 #include "strom/runtime/job/atomic_file.hpp"
 
@@ -33,16 +32,6 @@ command_spec predict_spec() {
 
 const command_spec spec = predict_spec();
 
-/// Softmax of one row of logits into `probabilities` (max subtracted first: no overflow).
-void softmax(std::span<const float> logits, std::span<double> probabilities) {
-  const float top = *std::max_element(logits.begin(), logits.end());
-  double sum = 0.0;
-  for (std::size_t k = 0; k < logits.size(); ++k)
-    sum += probabilities[k] = std::exp(static_cast<double>(logits[k] - top));
-  for (auto& p : probabilities)
-    p /= sum;
-}
-
 } // namespace
 
 int run_predict(int argc, char** argv) {
@@ -54,7 +43,7 @@ int run_predict(int argc, char** argv) {
     fmt::print(stderr, "strom predict: --data FILE is required\n");
     return exit_usage;
   }
-  auto model = load_checkpoint_model(args->positionals()[0]);
+  auto model = runtime::trained_model::load(args->positionals()[0]);
   if (!model) {
     fmt::print(stderr, "strom predict: {}\n", model.err().message);
     return exit_failure;
@@ -64,34 +53,28 @@ int run_predict(int argc, char** argv) {
     fmt::print(stderr, "strom predict: {}\n", samples.err().message);
     return exit_failure;
   }
-  auto& net = model->replica->net();
   const auto& data = samples->data;
-  const std::size_t classes = net.classes();
-  const std::size_t width = net.input_shape().size();
-  const std::size_t step = std::max<std::size_t>(1, net.max_batch());
-  net.reserve(step);
+  auto probabilities = model->predict(data.features, data.size());
+  if (!probabilities) {
+    fmt::print(stderr, "strom predict: {}\n", probabilities.err().message);
+    return exit_failure;
+  }
+  const std::size_t classes = model->classes();
   fmt::memory_buffer csv;
   fmt::format_to(std::back_inserter(csv), "index,predicted");
   for (std::size_t k = 0; k < classes; ++k)
     fmt::format_to(std::back_inserter(csv), ",p{}", k);
   csv.push_back('\n');
-  std::vector<double> probabilities(classes);
   std::size_t correct = 0;
-  for (std::size_t begin = 0; begin < data.size(); begin += step) {
-    const std::size_t batch = std::min(step, data.size() - begin);
-    const auto logits =
-      net.predict(std::span{data.features}.subspan(begin * width, batch * width), batch);
-    for (std::size_t i = 0; i < batch; ++i) {
-      const auto row = logits.subspan(i * classes, classes);
-      const auto predicted =
-        static_cast<std::size_t>(std::max_element(row.begin(), row.end()) - row.begin());
-      correct += static_cast<std::size_t>(data.labels[begin + i]) == predicted;
-      softmax(row, probabilities);
-      fmt::format_to(std::back_inserter(csv), "{},{}", begin + i, predicted);
-      for (const double p : probabilities)
-        fmt::format_to(std::back_inserter(csv), ",{:.6g}", p);
-      csv.push_back('\n');
-    }
+  for (std::size_t i = 0; i < data.size(); ++i) {
+    const auto row = std::span{*probabilities}.subspan(i * classes, classes);
+    const auto predicted =
+      static_cast<std::size_t>(std::max_element(row.begin(), row.end()) - row.begin());
+    correct += static_cast<std::size_t>(data.labels[i]) == predicted;
+    fmt::format_to(std::back_inserter(csv), "{},{}", i, predicted);
+    for (const float p : row)
+      fmt::format_to(std::back_inserter(csv), ",{:.6g}", p);
+    csv.push_back('\n');
   }
   if (const auto out = args->get("out")) {
     const auto bytes = std::as_bytes(std::span{csv.data(), csv.size()});

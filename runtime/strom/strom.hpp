@@ -38,6 +38,14 @@
 //   auto result = strom::runtime::sim::run_scenario(*scenario, options);
 //   // result->passed, result->trace_sha256, strom::runtime::sim::to_json(*result)
 
+//
+// A host that uses a trained model loads a checkpoint that `strom train` saved and predicts on
+// its own buffers, given as the job's data files hold them (the job's preprocessing is
+// applied):
+//
+//   auto model = strom::runtime::trained_model::load("checkpoints/fashion_mlp/run-1/best.ckpt");
+//   auto probabilities = model->predict(pixels, count);  // count * model->classes() floats
+//   auto classes = model->classify(pixels, count);
 #include "strom/runtime/embedded_runtime.hpp"
 #include "strom/runtime/cluster/job_client.hpp"
 #include "strom/runtime/job/job_spec.hpp"
@@ -49,4 +57,5 @@
 #include "strom/runtime/security/tls_context.hpp"
 #include "strom/runtime/sim/run_scenario.hpp"
 #include "strom/runtime/system_config.hpp"
+#include "strom/runtime/trained_model.hpp"
 #include "strom/runtime/job/training_progress.hpp"

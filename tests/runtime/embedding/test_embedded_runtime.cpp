@@ -3,8 +3,11 @@
 
 #include <cstdint>
 #include <random>
+#include <span>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <caf/all.hpp>
 
@@ -182,4 +185,60 @@ BOOST_AUTO_TEST_CASE(a_host_system_without_strom_types_is_refused) {
   caf::actor_system_config bare;
   caf::actor_system system{bare};
   BOOST_CHECK_THROW((embedded_runtime{system, two_workers}), std::invalid_argument);
+}
+
+BOOST_AUTO_TEST_CASE(a_checkpoint_predicts_on_the_hosts_raw_buffers_with_the_jobs_preprocessing) {
+  blob_job files;
+  // Scaled and standardised: raw buffers must be preprocessed as the training data was.
+  const std::string text = R"((
+    name = "blobs_standardized",
+    network = (input = (width = 4), layers = [
+      (dense = (units = 16, activation = relu)), (output = (units = 3))]),
+    data = (train = (csv = (path = "train.csv")), test = (csv = (path = "test.csv")),
+            preprocessing = (scale = 0.5, standardize = perFeature)),
+    training = (epochs = 2, batchSize = 16, seed = 7,
+                updater = (learningRate = 0.1, sgd = void))))";
+  auto job = runtime::parse_job_text(text, "blobs.job", files.dir.path().string());
+  BOOST_REQUIRE_MESSAGE(job, (job ? "" : job.err().message));
+  embedded_runtime strom_runtime{embedded_runtime_options{1}};
+  runtime::local_training_options options;
+  options.checkpoint_dir = files.dir.file("ckpt");
+  auto report = strom_runtime.train(*job, options);
+  BOOST_REQUIRE_MESSAGE(report, (report ? "" : report.err().message));
+
+  auto model = runtime::trained_model::load(
+    files.dir.file("ckpt/blobs_standardized/run-1/epoch-0002.ckpt"));
+  BOOST_REQUIRE_MESSAGE(model, (model ? "" : model.err().message));
+  BOOST_TEST(model->features() == 4u);
+  BOOST_TEST(model->classes() == 3u);
+  BOOST_TEST(model->progress().epoch == 2u);
+  // The test set's raw rows, as a host holds them.
+  std::vector<float> raw;
+  std::vector<std::int32_t> labels;
+  std::istringstream rows{blob_csv(150, 2)};
+  for (std::string row; std::getline(rows, row);) {
+    std::istringstream cells{row};
+    std::string cell;
+    std::getline(cells, cell, ',');
+    labels.push_back(std::stoi(cell));
+    while (std::getline(cells, cell, ','))
+      raw.push_back(std::stof(cell));
+  }
+  auto classes = model->classify(raw, labels.size());
+  BOOST_REQUIRE_MESSAGE(classes, (classes ? "" : classes.err().message));
+  std::size_t correct = 0;
+  for (std::size_t i = 0; i < labels.size(); ++i)
+    correct += (*classes)[i] == static_cast<std::uint32_t>(labels[i]);
+  // The run's own test accuracy, on the same samples preprocessed by the run.
+  BOOST_TEST(static_cast<double>(correct) / static_cast<double>(labels.size())
+               == report->test_accuracy,
+             boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(report->test_accuracy >= blob_accuracy);
+  auto probabilities = model->predict(std::span{raw}.first(4), 1);
+  BOOST_REQUIRE(probabilities);
+  BOOST_TEST((*probabilities)[0] + (*probabilities)[1] + (*probabilities)[2] == 1.0f,
+             boost::test_tools::tolerance(1e-5f));
+  auto wrong = model->predict(std::span{raw}.first(5), 1);
+  BOOST_REQUIRE(!wrong);
+  BOOST_TEST(wrong.err().message == "predict: 5 floats for 1 samples of 4 features, expected 4");
 }

@@ -10,10 +10,8 @@
 
 #include "strom/compute/data/csv_reader.hpp"
 #include "strom/compute/data/data_content.hpp"
-#include "strom/compute/data/dataset_from_spec.hpp"
 #include "strom/compute/data/file_contents.hpp"
 #include "strom/compute/data/idx_reader.hpp"
-#include "strom/compute/data/preprocessing.hpp"
 
 namespace strom::runtime {
 
@@ -98,22 +96,6 @@ result<input_samples> load_csv(const job_spec& job, std::size_t features,
   return input_samples{std::move(*labelled), true};
 }
 
-/// The job's preprocessing, as its training data had it.
-result<void> preprocess(const job_spec& job, compute::dataset& data) {
-  const auto preprocessing = job.reader().getData().getPreprocessing();
-  if (preprocessing.getScale() != 1.0f)
-    compute::scale(data, preprocessing.getScale());
-  if (preprocessing.getStandardize() == schema::Standardize::NONE)
-    return success();
-  auto training = compute::load_data(job.reader().getData(), ".");
-  if (!training)
-    return error{fmt::format("{}: the job standardises its data with statistics of its training "
-                             "set, which could not be read: {}",
-                             job.source(), training.err().message)};
-  compute::apply(data, training->statistics);
-  return success();
-}
-
 } // namespace
 
 result<input_samples> load_input_samples(const job_spec& job, std::size_t features,
@@ -136,8 +118,6 @@ result<input_samples> load_input_samples(const job_spec& job, std::size_t featur
   if (samples->data.sample_shape.size() != features)
     return error{fmt::format("{}: {} floats a sample, but the model takes {}", data_path,
                              samples->data.sample_shape.size(), features)};
-  if (auto ok = preprocess(job, samples->data); !ok)
-    return ok.err();
   return samples;
 }
 

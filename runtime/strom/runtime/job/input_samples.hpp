@@ -1,9 +1,8 @@
 #pragma once
 // Samples a user brings to a trained model (strom predict, strom eval --data): an IDX image
 // file, plain or gzip, with an optional IDX label file, or a CSV file whose rows hold the
-// model's features with or without a label column. They get the job's own preprocessing:
-// its scale and, when it standardises, the statistics fitted on its training set (read again
-// for that), so that the model sees what it saw in training.
+// model's features with or without a label column, read as the files hold them (the
+// model applies the job's preprocessing: trained_model.hpp).
 
 #include <optional>
 #include <string>
@@ -16,7 +15,7 @@ namespace strom::runtime {
 
 /// Samples to predict on or evaluate.
 struct input_samples {
-  compute::dataset data;  ///< preprocessed; labels all 0 when `labelled` is false
+  compute::dataset data;  ///< as the files hold it; labels all 0 when `labelled` is false
   bool labelled = false;  ///< the input carried labels
 };
 

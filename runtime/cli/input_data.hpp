@@ -1,0 +1,23 @@
+#pragma once
+// --data FILE and --labels FILE, the samples of one's own that `strom eval` and `strom
+// predict` give a trained model.
+
+#include <vector>
+
+#include "options/arguments.hpp"
+#include "strom/compute/result.hpp"
+#include "strom/runtime/job/input_samples.hpp"
+#include "strom/runtime/trained_model.hpp"
+
+namespace strom::cli {
+
+/// The two options' lines.
+std::vector<option_spec> input_data_options();
+
+/// The samples --data (and --labels) name, as their files hold them, for `model`'s network;
+/// errors name the file and what does not fit the model (sample size, labels beyond its
+/// classes).
+result<runtime::input_samples> load_input_data(const runtime::trained_model& model,
+                                               const arguments& args);
+
+} // namespace strom::cli
