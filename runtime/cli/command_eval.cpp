@@ -34,7 +34,7 @@ int run_eval(int argc, char** argv) {
   auto spec = model->job().reader();
   compute::dataset test;
   if (args->has("data")) {
-    auto samples = load_input_data(*model, *args);
+    auto samples = load_input_data(*model, *args->get("data"), args->get("labels"));
     if (!samples) {
       fmt::print(stderr, "strom eval: {}\n", samples.err().message);
       return exit_failure;

@@ -48,7 +48,7 @@ int run_predict(int argc, char** argv) {
     fmt::print(stderr, "strom predict: {}\n", model.err().message);
     return exit_failure;
   }
-  auto samples = load_input_data(*model, *args);
+  auto samples = load_input_data(*model, *args->get("data"), args->get("labels"));
   if (!samples) {
     fmt::print(stderr, "strom predict: {}\n", samples.err().message);
     return exit_failure;
@@ -68,9 +68,8 @@ int run_predict(int argc, char** argv) {
   std::size_t correct = 0;
   for (std::size_t i = 0; i < data.size(); ++i) {
     const auto row = std::span{*probabilities}.subspan(i * classes, classes);
-    const auto predicted =
-      static_cast<std::size_t>(std::max_element(row.begin(), row.end()) - row.begin());
-    correct += static_cast<std::size_t>(data.labels[i]) == predicted;
+    const auto predicted = runtime::likeliest_class(row);
+    correct += static_cast<std::uint32_t>(data.labels[i]) == predicted;
     fmt::format_to(std::back_inserter(csv), "{},{}", i, predicted);
     for (const float p : row)
       fmt::format_to(std::back_inserter(csv), ",{:.6g}", p);

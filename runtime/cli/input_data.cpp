@@ -16,12 +16,10 @@ std::vector<option_spec> input_data_options() {
 }
 
 result<runtime::input_samples> load_input_data(const runtime::trained_model& model,
-                                               const arguments& args) {
-  const auto data = args.get("data");
-  if (!data)
-    return error{"--data FILE is required"};
+                                               const std::string& data_path,
+                                               const std::optional<std::string>& labels_path) {
   auto samples =
-    runtime::load_input_samples(model.job(), model.features(), *data, args.get("labels"));
+    runtime::load_input_samples(model.job(), model.features(), data_path, labels_path);
   if (!samples)
     return samples.err();
   const auto& labels = samples->data.labels;
@@ -29,7 +27,7 @@ result<runtime::input_samples> load_input_data(const runtime::trained_model& mod
     const auto top = *std::max_element(labels.begin(), labels.end());
     if (static_cast<std::size_t>(top) >= model.classes())
       return error{fmt::format("{}: a label {} in the data, but the model has {} classes",
-                               args.get("labels").value_or(*data), top, model.classes())};
+                               labels_path.value_or(data_path), top, model.classes())};
   }
   return samples;
 }

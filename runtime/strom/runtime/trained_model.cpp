@@ -84,12 +84,12 @@ result<std::vector<float>> trained_model::predict(std::span<const float> samples
     for (std::size_t i = 0; i < batch; ++i) {
       const auto row = logits.subspan(i * k, k);
       const float top = *std::max_element(row.begin(), row.end());
+      const auto out = std::span{probabilities}.subspan((begin + i) * k, k);
       double sum = 0.0;
-      for (const float logit : row)
-        sum += std::exp(static_cast<double>(logit - top));
       for (std::size_t c = 0; c < k; ++c)
-        probabilities[(begin + i) * k + c] =
-          static_cast<float>(std::exp(static_cast<double>(row[c] - top)) / sum);
+        sum += out[c] = std::exp(row[c] - top);
+      for (auto& p : out)
+        p = static_cast<float>(p / sum);
     }
   }
   return probabilities;
@@ -102,12 +102,14 @@ result<std::vector<std::uint32_t>> trained_model::classify(std::span<const float
     return probabilities.err();
   const auto k = classes();
   std::vector<std::uint32_t> classes_of(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    const auto row = std::span{*probabilities}.subspan(i * k, k);
-    const auto likeliest = std::max_element(row.begin(), row.end());
-    classes_of[i] = static_cast<std::uint32_t>(likeliest - row.begin());
-  }
+  for (std::size_t i = 0; i < count; ++i)
+    classes_of[i] = likeliest_class(std::span{*probabilities}.subspan(i * k, k));
   return classes_of;
+}
+
+std::uint32_t likeliest_class(std::span<const float> scores) {
+  return static_cast<std::uint32_t>(std::max_element(scores.begin(), scores.end())
+                                    - scores.begin());
 }
 
 } // namespace strom::runtime

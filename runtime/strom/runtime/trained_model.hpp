@@ -60,4 +60,7 @@ private:
   std::unique_ptr<state> state_;
 };
 
+/// The class with the largest of `scores` (one sample's probabilities or logits).
+std::uint32_t likeliest_class(std::span<const float> scores);
+
 } // namespace strom::runtime
