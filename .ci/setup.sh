@@ -19,10 +19,14 @@ packages=(
   g++ cmake ninja-build pkg-config
   libcaf-dev capnproto libcapnp-dev libssl-dev liblz4-dev libfmt-dev zlib1g-dev
   libopenblas-dev libboost-test-dev prometheus-cpp-dev nlohmann-json3-dev
+  libprotobuf-dev libonnx-dev
   chromium
   dataset-fashion-mnist
   openssh-server openssh-client
 )
+# The ONNX export's tests check its files with real consumers: ONNX's checker and OpenCV's
+# DNN module (tests/cli/onnx_consumers.py, run by Debian's /usr/bin/python3).
+if [ "$mode" = test ]; then packages+=(python3-onnx python3-opencv); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

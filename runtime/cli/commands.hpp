@@ -9,6 +9,7 @@ namespace strom::cli {
 int run_train(int argc, char** argv);
 int run_eval(int argc, char** argv);
 int run_predict(int argc, char** argv);
+int run_export(int argc, char** argv);
 int run_frame(int argc, char** argv);
 int run_node(int argc, char** argv);
 int run_submit(int argc, char** argv);

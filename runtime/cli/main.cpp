@@ -20,6 +20,7 @@ commands:
   train JOB        train a job file (Cap'n Proto text, see examples/*.job)
   eval CHECKPOINT  evaluate a saved checkpoint on its job's test set (or --data FILE)
   predict CKPT     predict the classes of samples (--data FILE) with a saved checkpoint
+  export CKPT      write a saved checkpoint's network as an ONNX model (--onnx FILE)
   frame inspect F  print an update frame's header and payload statistics
   node             run a cluster node: --scheduler --listen HOST:PORT, or --join HOST:PORT
   submit JOB       submit a job file to a cluster's scheduler (--to HOST:PORT) and follow it
@@ -62,6 +63,8 @@ int dispatch(int argc, char** argv) {
     return cli::run_eval(rest, rest_argv);
   if (command == "predict")
     return cli::run_predict(rest, rest_argv);
+  if (command == "export")
+    return cli::run_export(rest, rest_argv);
   if (command == "frame")
     return cli::run_frame(rest, rest_argv);
   if (command == "node")

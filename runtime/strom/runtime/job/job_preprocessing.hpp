@@ -21,6 +21,14 @@ public:
   /// Preprocesses `data` in place, as the job's training and test data were.
   void apply(compute::dataset& data) const;
 
+  // -- properties --------------------------------------------------------------------------
+
+  /// The factor every feature is multiplied by first (1 when the job does not scale).
+  float scale() const noexcept { return scale_; }
+  /// The standardisation statistics fitted on the training set: empty when the job does not
+  /// standardise, one mean and deviation (global) or one of each per feature.
+  const compute::standardization& statistics() const noexcept { return statistics_; }
+
 private:
   float scale_ = 1.0f;
   compute::standardization statistics_;  ///< empty when the job does not standardise
