@@ -18,6 +18,13 @@ struct Checkpoint {
   layerState @4 :List(Data);
   progress @5 :Progress;
   checksums @6 :SectionChecksums;
+  run @7 :RunShape;             # format version 3 on; absent (zeros) in version 2
+}
+
+# What the run was started with besides its job, so that --resume needs no flags.
+struct RunShape {
+  workers @0 :UInt32;        # in all, over every node
+  nodes @1 :UInt32;          # worker nodes
 }
 
 # CRC-32 (ISO-HDLC polynomial 0x04C11DB7, as zlib's crc32 computes it) of each section.
@@ -27,6 +34,7 @@ struct SectionChecksums {
   updaterState @2 :UInt32;
   layerState @3 :UInt32;
   progress @4 :UInt32;      # of the progress struct's canonical Cap'n Proto encoding
+  run @5 :UInt32;           # of the run shape's canonical encoding (format version 3 on)
 }
 
 struct Progress {

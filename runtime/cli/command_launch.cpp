@@ -60,7 +60,7 @@ const std::vector<option_spec> launch_options = {
 
 /// Options of `strom submit` that make no sense here: launch owns the scheduler's address
 /// and follows the job to its end.
-const std::vector<std::string> submit_options_not_taken = {"to", "detach"};
+const std::vector<std::string> submit_options_not_taken = {"to", "detach", "resume"};
 
 /// The certificate name of the scheduler (and of launch's own connection) under --tls-dir,
 /// as the README's `strom certs init DIR --nodes scheduler,...` makes it.

@@ -23,9 +23,10 @@ namespace strom::cli {
 namespace {
 
 const command_spec submit_spec = with_checkpoint_options(with_distribution_options({
-  "strom submit JOB --to HOST:PORT [options]",
+  "strom submit JOB --to HOST:PORT [options] | strom submit --resume PATH --to HOST:PORT [options]",
   "Checks the job file JOB here, submits it to the scheduler at HOST:PORT and follows it to\n"
   "its end with the same summary as 'strom train' (or, with --detach, prints its job id).\n"
+  "With --resume the job goes on from a checkpoint read here.\n"
   "Ctrl-C (or SIGTERM) while it follows the job cancels the job.\n"
   "Data paths in JOB must exist at the same absolute paths on every node.",
   with_tls_options({
@@ -44,8 +45,10 @@ const command_spec submit_spec = with_checkpoint_options(with_distribution_optio
     {"html-out", "FILE", html_out_help},
     {"detach", "", "print the job id and return at once; 'strom attach' follows it later"},
   }),
+  0,
   1,
-}), "where the job's first node saves (default: none; a folder it shares with this machine)");
+}), "where the job's first node saves (default: none, or with --resume beside the run it came "
+    "from; a folder it shares with this machine)");
 
 /// Nodes one job may ask for; far more than a strom cluster is meant for, so larger is a typo.
 constexpr std::uint64_t max_job_nodes = 4096;
@@ -103,7 +106,12 @@ int run_submit(int argc, char** argv) {
     return exit_usage;
   }
 
-  auto job = runtime::load_job_file(args->positionals()[0]);
+  if (auto ok = check_job_or_resume(*args); !ok) {
+    fmt::print(stderr, "strom submit: {}\n", ok.err().message);
+    return exit_usage;
+  }
+  runtime::local_training_options overrides;
+  auto job = read_job_or_resume(*args, overrides);
   if (!job) {
     fmt::print(stderr, "strom submit: {}\n", job.err().message);
     return exit_failure;
@@ -120,7 +128,6 @@ int run_submit(int argc, char** argv) {
       return exit_failure;
     }
   }
-  runtime::local_training_options overrides;
   if (auto e = epochs.value())
     overrides.epochs = static_cast<std::uint32_t>(*e);
   overrides.seed = seed.value();
@@ -130,7 +137,9 @@ int run_submit(int argc, char** argv) {
   }
   // The first node saves there: an absolute path means the same folder to every process.
   if (auto dir = args->get("checkpoint-dir"))
-    overrides.checkpoint_dir = std::filesystem::absolute(*dir).string();
+    overrides.checkpoint_dir = *dir;
+  if (!overrides.checkpoint_dir.empty())
+    overrides.checkpoint_dir = std::filesystem::absolute(overrides.checkpoint_dir).string();
   if (auto ok = read_keep_checkpoints(*args, overrides); !ok) {
     fmt::print(stderr, "strom submit: {}\n", ok.err().message);
     return exit_usage;

@@ -26,10 +26,10 @@ namespace {
 
 const command_spec train_spec = with_timeline_option(with_stall_option(with_observation_options(
   with_checkpoint_options(with_distribution_options({
-  "strom train JOB [options]",
+  "strom train JOB [options] | strom train --resume PATH [options]",
   "Trains the job file JOB, evaluates it on the test set after every epoch and saves a\n"
   "checkpoint of parameters, updater state and progress. Ctrl-C (or SIGTERM) stops it and\n"
-  "says where its last checkpoint is.",
+  "says where its last checkpoint is; --resume goes on from there (flags override the run's).",
   {
     {"epochs", "N", "override training.epochs"},
     {"workers", "N", "trainers per node sharing encoded updates (default: one per core, or 1 with --nodes)"},
@@ -46,8 +46,9 @@ const command_spec train_spec = with_timeline_option(with_stall_option(with_obse
      "testing aid: node NODE (from 1) computes at speed factor F from epoch EPOCH on (pipeline "
      "jobs re-partition after it)"},
   },
+  0,
   1,
-}), "where to save (default: checkpoints)"))));
+}), "where to save (default: checkpoints; with --resume, beside the run it came from)"))));
 
 /// Nodes of an in-process cluster; each starts an actor system with its own threads.
 constexpr std::uint64_t max_nodes = 64;
@@ -130,21 +131,30 @@ int run_train(int argc, char** argv) {
     }
   }
 
+  if (auto ok = check_job_or_resume(*args); !ok) {
+    fmt::print(stderr, "strom train: {}\n", ok.err().message);
+    return exit_usage;
+  }
+  runtime::local_training_options options;
+  options.checkpoint_dir = args->get("checkpoint-dir").value_or("checkpoints");
+  auto job = read_job_or_resume(*args, options);
+  if (!job) {
+    fmt::print(stderr, "strom train: {}\n", job.err().message);
+    return exit_failure;
+  }
+  // A resumed run keeps the shape it had unless told otherwise.
+  const auto* resumed = options.resume ? &options.resume->progress : nullptr;
+  const bool resumed_shape = resumed && resumed->nodes > 0;
   runtime::cluster_shape shape;
-  shape.nodes = static_cast<std::uint32_t>(nodes.value().value_or(1));
+  shape.nodes = static_cast<std::uint32_t>(
+    nodes.value().value_or(resumed_shape ? resumed->nodes : 1));
   if (auto ok = read_node_capacity(*args, shape); !ok) {
     fmt::print(stderr, "strom train: {}\n", ok.err().message);
     return exit_usage;
   }
 
-  auto job = runtime::load_job_file(args->positionals()[0]);
-  if (!job) {
-    fmt::print(stderr, "strom train: {}\n", job.err().message);
-    return exit_failure;
-  }
   runtime::progress_display display{stderr};
   epoch_counter epochs_done{display};
-  runtime::local_training_options options;
   if (auto e = epochs.value())
     options.epochs = static_cast<std::uint32_t>(*e);
   options.seed = seed.value();
@@ -152,7 +162,6 @@ int run_train(int argc, char** argv) {
     fmt::print(stderr, "strom train: {}\n", ok.err().message);
     return exit_usage;
   }
-  options.checkpoint_dir = args->get("checkpoint-dir").value_or("checkpoints");
   if (auto ok = read_keep_checkpoints(*args, options); !ok) {
     fmt::print(stderr, "strom train: {}\n", ok.err().message);
     return exit_usage;
@@ -198,7 +207,9 @@ int run_train(int argc, char** argv) {
     }
   }
   const std::uint32_t default_workers =
-    shape.nodes > 1 || on_gpu ? 1 : std::max(1u, std::thread::hardware_concurrency());
+    resumed_shape && shape.nodes == resumed->nodes ? std::max(1u, resumed->workers / shape.nodes)
+    : shape.nodes > 1 || on_gpu                    ? 1
+                                                   : std::max(1u, std::thread::hardware_concurrency());
   shape.workers = static_cast<std::uint32_t>(workers.value().value_or(default_workers));
   shape.servers = static_cast<std::uint32_t>(servers.value().value_or(0));
   auto report = runtime::train_on_cluster(*job, options, shape);

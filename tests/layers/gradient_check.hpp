@@ -53,6 +53,9 @@ inline void check_gradients(const layer_factory& make, std::vector<float> input,
   // Move off symmetric starting values (zero biases, unit gamma) so every term matters.
   for (auto& p : buffers.parameters)
     p += gen.uniform(-0.5f, 0.5f);
+  // Every pass starts from the same state: a training pass changes some (dropout's count of
+  // masks drawn, which picks its mask; batch normalisation's running statistics).
+  const std::vector<float> initial_state = buffers.state;
   const std::size_t out_size = batch * probe->output_shape().size();
   const std::vector<float> loss_weights = random_values(out_size, gen);
   std::vector<float> output(out_size);
@@ -60,7 +63,7 @@ inline void check_gradients(const layer_factory& make, std::vector<float> input,
   auto loss = [&] {
     auto net = make();
     std::vector<float> scratch_gradients(buffers.gradients.size());
-    std::vector<float> scratch_state = buffers.state;
+    std::vector<float> scratch_state = initial_state;
     net->bind(buffers.parameters, scratch_gradients, scratch_state);
     net->reserve(batch);
     net->forward(input, output, batch, pass::training);

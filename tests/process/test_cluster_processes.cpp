@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "cluster_processes.hpp"
+#include "support/small_fashion_job.hpp"
 
 // A cluster of real processes on 127.0.0.1: `strom node --scheduler`, `strom node --join`
 // workers, and the `strom submit/attach/status` clients, on the real Fashion-MNIST files.
@@ -363,6 +364,53 @@ BOOST_AUTO_TEST_CASE(ctrl_c_on_train_names_its_last_checkpoint) {
   BOOST_TEST(contains(train.err(), "last checkpoint (epoch "), train.err());
   // The last epoch's checkpoint: epoch 1's, or a later one's that ended meanwhile.
   BOOST_TEST(contains(train.err(), (checkpoint.parent_path() / "epoch-").string()), train.err());
+}
+
+BOOST_AUTO_TEST_CASE(train_stopped_by_ctrl_c_after_epoch_2_and_resumed_ends_with_the_whole_runs_loss) {
+  scratch dir;
+  const auto job = dir.path() / "small.job";
+  std::ofstream{job} << strom::testing::small_fashion_job_text();
+  const auto whole_metrics = (dir.path() / "whole.json").string();
+  auto whole = run_strom({"train", job.string(), "--workers", "1", "--epochs", "3",
+                          "--checkpoint-dir", (dir.path() / "whole").string(), "--metrics-out",
+                          whole_metrics},
+                         dir.path(), "whole", short_job_limit);
+  BOOST_REQUIRE_MESSAGE(whole.status == 0, whole.err);
+
+  const auto stopped = dir.path() / "stopped";
+  const auto second = stopped / "fashion_small" / "run-1" / "epoch-0002.ckpt";
+  child train{{"train", job.string(), "--workers", "1", "--epochs", "3", "--checkpoint-dir",
+               stopped.string()},
+              dir.path(), "train"};
+  BOOST_REQUIRE_MESSAGE(eventually([&] { return fs::exists(second); }, short_job_limit),
+                        train.transcript());
+  train.signal(SIGINT);
+  auto status = train.wait(interrupt_limit);
+  BOOST_REQUIRE_MESSAGE(status.has_value(), train.transcript());
+  BOOST_REQUIRE_MESSAGE(*status == interrupted_status, train.transcript());
+  BOOST_TEST(contains(train.err(), "last checkpoint (epoch 2): " + second.string()), train.err());
+
+  // No job file and no flags: the checkpoint's job, epochs and worker count.
+  const auto resumed_metrics = (dir.path() / "resumed.json").string();
+  auto resumed = run_strom({"train", "--resume", stopped.string(), "--metrics-out",
+                            resumed_metrics},
+                           dir.path(), "resumed", short_job_limit);
+  BOOST_REQUIRE_MESSAGE(resumed.status == 0, resumed.err);
+  BOOST_TEST(contains(resumed.err, "resumes at epoch 3 on 1 nodes, 1 workers"), resumed.err);
+  const auto expected = read_text(whole_metrics);
+  const auto got = read_text(resumed_metrics);
+  BOOST_TEST(json_number(got, "epochs") == 3.0);
+  BOOST_TEST(json_number(got, "test_loss") == json_number(expected, "test_loss"),
+             boost::test_tools::tolerance(1e-5));
+  BOOST_TEST(json_number(got, "iterations") == json_number(expected, "iterations"));
+  // The resumed run saves beside the one it came from, which keeps its own checkpoints.
+  BOOST_TEST(fs::exists(stopped / "fashion_small" / "run-2" / "epoch-0003.ckpt"));
+  BOOST_TEST(fs::exists(second));
+
+  auto both = run_strom({"train", job.string(), "--resume", stopped.string()}, dir.path(),
+                        "both", refusal_limit);
+  BOOST_TEST(both.status == 2);
+  BOOST_TEST(contains(both.err, "give a JOB file or --resume PATH, not both"), both.err);
 }
 
 BOOST_AUTO_TEST_CASE(ctrl_c_on_train_before_its_first_epoch_says_no_checkpoint_was_written) {

@@ -173,4 +173,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   CAF_ADD_TYPE_ID(strom, (strom::actors::stage_state_fetch))
   CAF_ADD_TYPE_ID(strom, (strom::actors::stage_retire))
 
+  // a pipeline's checkpoint, the whole network's (issue #39)
+  CAF_ADD_TYPE_ID(strom, (strom::actors::stage_checkpoint))
+
 CAF_END_TYPE_ID_BLOCK(strom)

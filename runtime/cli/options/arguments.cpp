@@ -105,10 +105,12 @@ result<arguments> parse_arguments(const command_spec& spec, int argc, char** arg
       return error{fmt::format("--{} needs a value ({})", name, it->value_name)};
     }
   }
-  if (parsed.positionals_.size() != spec.positionals)
-    return error{fmt::format("expected {} argument{}, got {}: usage: {}", spec.positionals,
-                             spec.positionals == 1 ? "" : "s", parsed.positionals_.size(),
-                             spec.usage)};
+  const auto given = parsed.positionals_.size();
+  const auto most = spec.positionals + spec.optional_positionals;
+  if (given < spec.positionals || given > most)
+    return error{fmt::format("expected {}{} argument{}, got {}: usage: {}", spec.positionals,
+                             most == spec.positionals ? "" : fmt::format(" to {}", most),
+                             most == 1 ? "" : "s", given, spec.usage)};
   return parsed;
 }
 

@@ -26,7 +26,8 @@ struct command_spec {
   std::string usage;  ///< "strom train JOB [options]"
   std::string summary;
   std::vector<option_spec> options;
-  std::size_t positionals = 0;  ///< exact number of positional arguments
+  std::size_t positionals = 0;  ///< positional arguments required
+  std::size_t optional_positionals = 0;  ///< how many more may follow
 };
 
 /// Parsed arguments.

@@ -1,6 +1,9 @@
 #include "checkpoint_flags.hpp"
 
 #include <cstdint>
+#include <memory>
+
+#include "strom/runtime/job/job_spec.hpp"
 
 namespace strom::cli {
 
@@ -18,6 +21,10 @@ command_spec with_checkpoint_options(command_spec spec, const std::string& dir_h
   spec.options.push_back(
     {"keep-checkpoints", "K",
      "keep the run's last K epoch checkpoints besides its best (default 3; 0 keeps every one)"});
+  spec.options.push_back(
+    {"resume", "PATH",
+     "go on from a checkpoint instead of a JOB file: PATH is a .ckpt file or a checkpoint "
+     "folder (its newest run's latest epoch); its job, workers and nodes unless given"});
   return spec;
 }
 
@@ -29,6 +36,30 @@ result<void> read_keep_checkpoints(const arguments& args,
   if (*keep)
     options.keep_checkpoints = static_cast<std::uint32_t>(**keep);
   return success();
+}
+
+result<void> check_job_or_resume(const arguments& args) {
+  const auto files = args.positionals().size();
+  if (args.has("resume") ? files == 0 : files == 1)
+    return success();
+  return error{args.has("resume") ? "give a JOB file or --resume PATH, not both"
+                                  : "give a JOB file, or --resume PATH to go on from a checkpoint"};
+}
+
+result<runtime::job_spec> read_job_or_resume(const arguments& args,
+                                             runtime::local_training_options& options) {
+  const auto resume = args.get("resume");
+  if (!resume)
+    return runtime::load_job_file(args.positionals().front());
+  auto point = runtime::find_resume_point(*resume);
+  if (!point)
+    return point.err();
+  if (!args.has("checkpoint-dir"))
+    options.checkpoint_dir = runtime::resumed_checkpoint_dir(point->path, options.checkpoint_dir);
+  // A copy of its own: the run's overrides must not change the checkpoint's job.
+  runtime::job_spec job{point->saved.job.reader(), point->path};
+  options.resume = std::make_shared<const runtime::checkpoint_contents>(std::move(point->saved));
+  return job;
 }
 
 } // namespace strom::cli

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -11,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "strom/compute/data/dataset_from_spec.hpp"
+#include "strom/compute/evaluation.hpp"
 #include "strom/runtime/cluster/cluster_training.hpp"
 #include "strom/runtime/cluster/in_process_cluster.hpp"
 #include "strom/runtime/cluster/job_client.hpp"
@@ -19,6 +23,7 @@
 #include "strom/runtime/job/metrics_report.hpp"
 #include "strom/runtime/node/node_startup.hpp"
 #include "strom/runtime/node/pipeline_setup.hpp"
+#include "strom/runtime/trained_model.hpp"
 #include "strom/log.hpp"
 #include "support/act_mid_epoch.hpp"
 #include "support/small_fashion_job.hpp"
@@ -509,4 +514,77 @@ BOOST_AUTO_TEST_CASE(a_convolutional_network_trains_as_a_pipeline) {
   BOOST_TEST(r.pipeline.stages == 2u);
   BOOST_TEST(r.train_samples == 60000u);
   BOOST_TEST(r.test_accuracy >= 0.80);
+}
+
+BOOST_AUTO_TEST_CASE(a_pipeline_saves_the_whole_networks_checkpoint_which_evaluates_and_resumes) {
+  // Batch normalisation and dropout keep layer state, which the stages hold apart.
+  const std::string text = R"((
+  name = "pipeline_checkpoint",
+  network = (
+    input = (channels = 1, height = 28, width = 28),
+    weightInit = he,
+    layers = [(dense = (units = 64, activation = relu)), (batchNormalization = ()),
+              (dropout = (rate = 0.2)), (dense = (units = 32, activation = relu)),
+              (output = (units = 10, weightInit = xavier))]
+  ),
+  )" + testing::fashion_mnist_data_text() + R"(,
+  training = (epochs = 2, batchSize = 64, seed = 5,
+              updater = (learningRate = 0.002, adam = (),
+                         schedule = (unit = epoch, exponential = (gamma = 0.7))))
+))";
+  auto job = runtime::parse_job_text(text, "pipeline_checkpoint.job", ".");
+  BOOST_REQUIRE_MESSAGE(job, (job ? "" : job.err().message));
+  const auto dir = std::filesystem::temp_directory_path()
+                   / ("strom_pipeline_checkpoint_" + std::to_string(::getpid()));
+  runtime::local_training_options options;
+  options.mode = schema::TrainingMode::PIPELINE;
+  options.checkpoint_dir = dir.string();
+  options.keep_checkpoints = 0;
+  auto trained = runtime::train_on_cluster(*job, options, {2, 1});
+  BOOST_REQUIRE_MESSAGE(trained, (trained ? "" : trained.err().message));
+  const auto run = dir / "pipeline_checkpoint" / "run-1";
+  BOOST_TEST(trained->checkpoint == (run / "epoch-0002.ckpt").string());
+
+  // The checkpoint is the whole network's, as any mode saves it: evaluated on its own it
+  // gives the run's test figures.
+  auto model = runtime::trained_model::load(trained->checkpoint);
+  BOOST_REQUIRE_MESSAGE(model, (model ? "" : model.err().message));
+  BOOST_TEST(model->progress().epoch == 2u);
+  BOOST_TEST(model->progress().iteration == trained->iterations);
+  auto data = compute::load_data(job->reader().getData(), ".");
+  BOOST_REQUIRE_MESSAGE(data, (data ? "" : data.err().message));
+  const auto quality = compute::evaluate(model->net(), data->test);
+  BOOST_TEST_MESSAGE("pipeline " << trained->test_accuracy << " / " << trained->test_loss
+                                 << ", its checkpoint " << quality.accuracy << " / "
+                                 << quality.loss);
+  BOOST_TEST(quality.accuracy == trained->test_accuracy, boost::test_tools::tolerance(2e-4));
+  BOOST_TEST(quality.loss == trained->test_loss, boost::test_tools::tolerance(1e-4));
+
+  // A pipeline goes on from its first epoch's checkpoint to where the whole run ended, and
+  // any other mode goes on from it too.
+  const auto whole = runtime::load_checkpoint(trained->checkpoint);
+  BOOST_REQUIRE(whole);
+  const auto resume = [&](schema::TrainingMode mode, runtime::cluster_shape shape) {
+    auto saved = runtime::load_checkpoint((run / "epoch-0001.ckpt").string());
+    BOOST_REQUIRE_MESSAGE(saved, (saved ? "" : saved.err().message));
+    runtime::job_spec resumed_job{saved->job.reader(), "epoch-0001.ckpt"};
+    runtime::local_training_options again;
+    again.mode = mode;
+    again.checkpoint_dir = (dir / "resumed").string();
+    again.resume = std::make_shared<const runtime::checkpoint_contents>(std::move(*saved));
+    auto resumed = runtime::train_on_cluster(resumed_job, again, shape);
+    BOOST_REQUIRE_MESSAGE(resumed, (resumed ? "" : resumed.err().message));
+    BOOST_TEST(resumed->epochs == 2u);
+    BOOST_TEST(resumed->train_samples == 60000u);
+    return *resumed;
+  };
+  const auto piped = resume(schema::TrainingMode::PIPELINE, {2, 1});
+  BOOST_TEST(piped.test_loss == trained->test_loss, boost::test_tools::tolerance(1e-6));
+  const auto ended = runtime::load_checkpoint(piped.checkpoint);
+  BOOST_REQUIRE(ended);
+  BOOST_TEST(ended->parameters == whole->parameters);
+  BOOST_TEST(ended->layer_state == whole->layer_state);
+  const auto shared = resume(schema::TrainingMode::SHARED, {1, 1});
+  BOOST_TEST(shared.test_accuracy == trained->test_accuracy, boost::test_tools::tolerance(0.02));
+  std::filesystem::remove_all(dir);
 }

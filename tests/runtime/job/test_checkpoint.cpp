@@ -3,13 +3,18 @@
 
 #include <capnp/message.h>
 #include <capnp/serialize.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <thread>
 
 #include "strom/compute/replica_from_spec.hpp"
 #include "strom/runtime/job/checkpoint.hpp"
@@ -46,7 +51,8 @@ struct fixture {
 
   std::string save(const std::string& name) {
     auto path = (dir / name).string();
-    auto ok = save_checkpoint(path, job, *trained, {1, trained->iteration(), 12, 0.5f, 0.7f});
+    auto ok = save_checkpoint(path, job, *trained,
+                              {1, trained->iteration(), 12, 0.5f, 0.7f, 4, 2});
     BOOST_REQUIRE_MESSAGE(ok.ok(), (ok.ok() ? "" : ok.err().message));
     return path;
   }
@@ -235,8 +241,38 @@ BOOST_FIXTURE_TEST_CASE(checkpoint_of_format_version_1_is_refused_asking_to_trai
   auto loaded = load_checkpoint(path);
   BOOST_REQUIRE(!loaded.ok());
   const auto& text = loaded.err().message;
-  BOOST_TEST(contains(text, "checkpoint format version 1 is not the supported 2"), text);
+  BOOST_TEST(contains(text, "checkpoint format version 1 is not one this strom reads (2 to 3"),
+             text);
   BOOST_TEST(contains(text, "train again"), text);
+}
+
+BOOST_FIXTURE_TEST_CASE(run_shape_is_kept_and_a_version_2_file_without_it_still_reads, fixture) {
+  const auto path = save("shape.ckpt");
+  auto loaded = load_checkpoint(path);
+  BOOST_REQUIRE_MESSAGE(loaded.ok(), (loaded.ok() ? "" : loaded.err().message));
+  BOOST_TEST(loaded->progress.workers == 4u);
+  BOOST_TEST(loaded->progress.nodes == 2u);
+
+  // Version 2 wrote no run shape (and no checksum of one).
+  const auto bytes = file_bytes(path);
+  const auto words = words_of(bytes);
+  capnp::FlatArrayMessageReader reader{words};
+  capnp::MallocMessageBuilder message;
+  message.setRoot(reader.getRoot<schema::Checkpoint>());
+  auto old = message.getRoot<schema::Checkpoint>();
+  old.setFormatVersion(2);
+  static_cast<void>(old.disownRun());
+  old.getChecksums().setRun(0);
+  const auto old_words = capnp::messageToFlatArray(message);
+  const auto old_path = (dir / "v2.ckpt").string();
+  std::ofstream(old_path, std::ios::binary)
+    .write(reinterpret_cast<const char*>(old_words.asBytes().begin()),
+           static_cast<std::streamsize>(old_words.asBytes().size()));
+  auto read = load_checkpoint(old_path);
+  BOOST_REQUIRE_MESSAGE(read.ok(), (read.ok() ? "" : read.err().message));
+  BOOST_TEST(read->progress.workers == 0u);
+  BOOST_TEST(read->progress.epoch == 1u);
+  BOOST_TEST(same(read->parameters, trained->net().parameters()));
 }
 
 BOOST_FIXTURE_TEST_CASE(nan_parameter_is_refused_naming_its_layer_and_index, fixture) {
@@ -270,4 +306,33 @@ BOOST_FIXTURE_TEST_CASE(infinite_updater_state_is_refused_naming_the_layer, fixt
                               + " is inf"),
              text);
   BOOST_TEST(contains(text, "layer 2, batch_normalization: its element 4 of 16"), text);
+}
+
+BOOST_FIXTURE_TEST_CASE(a_writer_killed_mid_write_leaves_the_previous_checkpoint_whole, fixture) {
+  const auto path = save("killed.ckpt");
+  // A child process writes the checkpoint over and over, a new epoch each time, and is
+  // killed with SIGKILL at moments spread over its writes: what is at `path` afterwards is
+  // always one whole checkpoint, never a torn one.
+  compute::rng gen{11};
+  std::uint32_t newest = 1;
+  for (int kill = 0; kill < 12; ++kill) {
+    const pid_t writer = ::fork();
+    BOOST_REQUIRE(writer >= 0);
+    if (writer == 0) {
+      for (std::uint32_t epoch = 2;; ++epoch)
+        if (!save_checkpoint(path, job, *trained, {epoch, trained->iteration(), 12, 0.5f, 0.7f}))
+          ::_exit(3);
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200 + gen.below(20000)));
+    ::kill(writer, SIGKILL);
+    int status = 0;
+    ::waitpid(writer, &status, 0);
+    BOOST_REQUIRE(WIFSIGNALED(status));
+    auto loaded = load_checkpoint(path);
+    BOOST_REQUIRE_MESSAGE(loaded.ok(),
+                          "kill " << kill << ": " << (loaded.ok() ? "" : loaded.err().message));
+    BOOST_TEST(same(loaded->parameters, trained->net().parameters()));
+    newest = std::max(newest, loaded->progress.epoch);
+  }
+  BOOST_TEST(newest > 1u, "no write finished between the kills");
 }

@@ -118,3 +118,37 @@ BOOST_FIXTURE_TEST_CASE(a_second_run_leaves_the_first_runs_checkpoints_alone, fi
   BOOST_TEST(kept->progress.test_accuracy == 0.95f);
   BOOST_TEST(load_checkpoint(best_checkpoint_path(first.folder))->progress.test_accuracy == 0.95f);
 }
+
+BOOST_FIXTURE_TEST_CASE(the_latest_checkpoint_is_the_newest_runs_last_epoch_from_any_level, fixture) {
+  const auto touch = [&](const fs::path& path) {
+    fs::create_directories(path.parent_path());
+    std::ofstream{path} << "x";
+  };
+  const auto job_folder = dir / "tiny";
+  for (const char* name : {"run-1/epoch-0001.ckpt", "run-1/epoch-0002.ckpt", "run-1/best.ckpt",
+                           "run-3/epoch-0009.ckpt", "run-3/epoch-0010.ckpt"})
+    touch(job_folder / name);
+  fs::create_directories(job_folder / "run-4");  // a run stopped before its first epoch
+  const auto newest = (job_folder / "run-3" / "epoch-0010.ckpt").string();
+  for (const auto& level : {dir, job_folder}) {
+    auto latest = latest_checkpoint(level.string());
+    BOOST_REQUIRE_MESSAGE(latest.ok(), (latest.ok() ? "" : latest.err().message));
+    BOOST_TEST(*latest == newest, level);
+  }
+  auto in_run = latest_checkpoint((job_folder / "run-1").string());
+  BOOST_REQUIRE(in_run.ok());
+  BOOST_TEST(*in_run == (job_folder / "run-1" / "epoch-0002.ckpt").string());
+  BOOST_TEST(checkpoint_dir_of(newest) == dir.string());
+  BOOST_TEST(checkpoint_dir_of((dir / "loose.ckpt").string()).empty());
+
+  touch(dir / "other" / "run-1" / "epoch-0001.ckpt");
+  auto two_jobs = latest_checkpoint(dir.string());
+  BOOST_REQUIRE(!two_jobs.ok());
+  BOOST_TEST(two_jobs.err().message.find("holds the checkpoints of 2 jobs; name one job's folder")
+               != std::string::npos,
+             two_jobs.err().message);
+  auto nothing = latest_checkpoint((job_folder / "run-4").string());
+  BOOST_REQUIRE(!nothing.ok());
+  BOOST_TEST(nothing.err().message.find("no checkpoint here") != std::string::npos,
+             nothing.err().message);
+}

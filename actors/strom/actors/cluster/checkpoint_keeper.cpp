@@ -20,6 +20,10 @@ constexpr unsigned served_job_shift = 16;
 caf::result<snapshot_sent> take(self_ptr self, const checkpoint_keeper_setup& setup,
                                 const caf::actor& agent) {
   auto& st = self->state;
+  if (!setup.store)
+    return make_error(strom_error::snapshot_failed,
+                      fmt::format("job {}: no state directory to keep checkpoints in",
+                                  setup.job_id));
   if (st.taking)
     return make_error(strom_error::snapshot_failed,
                       fmt::format("job {}: a checkpoint is being taken already", setup.job_id));

@@ -1,11 +1,12 @@
 #pragma once
-// A job's checkpoint keeper: on the scheduler's node beside the job_master, only when the
-// scheduler keeps its state (--state-dir). It takes a checkpoint by asking a node for its
-// first trainer's snapshot (the chunks a joining node receives), assembles it and saves it
-// through the scheduler's store; and it serves its latest checkpoint to nodes the same way a
-// live trainer serves a joining node, so a job resumed after the scheduler's restart restores
-// every node through the node agents' ordinary restore. An actor of its own: the chunks of a
-// large model must not queue behind, or ahead of, the job_master's progress messages.
+// A job's checkpoint keeper: on the scheduler's node beside the job_master, when the
+// scheduler keeps its state (--state-dir) or the job goes on from a checkpoint (--resume).
+// It takes a checkpoint by asking a node for its first trainer's snapshot (the chunks a
+// joining node receives), assembles it and saves it through the scheduler's store; and it
+// serves its latest checkpoint to nodes the same way a live trainer serves a joining node, so
+// a resumed job restores every node through the node agents' ordinary restore. An actor of
+// its own: the chunks of a large model must not queue behind, or ahead of, the job_master's
+// progress messages.
 
 #include <cstdint>
 #include <memory>
@@ -23,7 +24,7 @@ namespace strom::actors {
 /// What a checkpoint keeper starts from.
 struct checkpoint_keeper_setup {
   std::uint64_t job_id = 0;
-  std::shared_ptr<scheduler_store> store;  ///< not null
+  std::shared_ptr<scheduler_store> store;  ///< null: it takes no checkpoints, only serves one
   /// Time a node may take to send its snapshot.
   caf::timespan snapshot_timeout = std::chrono::minutes(2);
   std::optional<compute::frame> latest;  ///< the checkpoint to serve first (a resumed job)

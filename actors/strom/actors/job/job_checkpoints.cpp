@@ -1,5 +1,6 @@
 // A job_master's checkpoints (with the scheduler's --state-dir): taken between epochs through
-// the job's checkpoint_keeper, and the resume of a job after the scheduler's restart.
+// the job's checkpoint_keeper; and the resume of a job, after the scheduler's restart or from
+// the checkpoint it was submitted with (--resume), through the same keeper.
 #include "strom/actors/job/job_checkpoints.hpp"
 
 #include <algorithm>
@@ -18,10 +19,14 @@
 
 namespace strom::actors::job_steps {
 
+bool keeps_checkpoints(const job_master_setup& setup) {
+  return setup.store || setup.submission.resume.epochs_done > 0;
+}
+
 /// Whether the epoch that just ended is one to checkpoint (--checkpoint-every).
 bool checkpoint_due(const job_master_state& st, const job_master_setup& setup) {
   // A pipeline job's stages take no snapshots yet.
-  return st.checkpoints.keeper && !st.pipeline
+  return setup.store && st.checkpoints.keeper && !st.pipeline
          && st.report.iterations >= st.checkpoints.checkpointed_iteration + setup.checkpoint_every;
 }
 
@@ -81,29 +86,36 @@ void resume_training(self_ptr self, const job_master_setup& setup) {
         });
 }
 
-/// A job resumed after the scheduler's restart goes on from `saved`: its report, its epochs
-/// done, and the run's wall time so far.
-void take_up(self_ptr self, const saved_job& saved) {
+/// A job that goes on from a checkpoint (after the scheduler's restart, or submitted with
+/// --resume) starts from `report` with `epochs_done` epochs done, and the run's wall time so
+/// far.
+void take_up(self_ptr self, std::uint32_t epochs_done, const training_report& report) {
   auto& st = self->state;
-  st.checkpoints.carried = st.report = saved.report;
+  st.checkpoints.carried = st.report = report;
   st.report.topology = summary_of(st.plan, st.nodes.size());
-  st.status.epoch = saved.epochs_done;
+  st.status.epoch = epochs_done;
   st.checkpoints.checkpointed_iteration = st.report.iterations;
   st.submitted -= std::chrono::duration_cast<caf::timespan>(
-    std::chrono::duration<double>(saved.report.wall_seconds));
+    std::chrono::duration<double>(report.wall_seconds));
 }
 
-/// Spawns the job's checkpoint keeper, which serves a resumed job's checkpoint first.
+/// Spawns the job's checkpoint keeper, which serves the checkpoint the job goes on from
+/// first: the store's after the scheduler's restart, else the one it was submitted with.
 void start_keeping(self_ptr self, const job_master_setup& setup) {
   auto& st = self->state;
   checkpoint_keeper_setup keeping{setup.job_id, setup.store, setup.timeouts.restore_timeout, {}};
+  const auto& submitted = setup.submission.resume;
   if (setup.resume && setup.resume->epochs_done > 0) {
     if (auto saved = setup.store->load_checkpoint(setup.job_id)) {
       keeping.latest = std::move(*saved);
-      take_up(self, *setup.resume);
+      take_up(self, setup.resume->epochs_done, setup.resume->report);
     } else {  // unusable: the job starts over rather than fail
       log::warning("job_master: job {} starts over: {}", setup.job_id, saved.err().message);
     }
+  }
+  if (!keeping.latest && submitted.epochs_done > 0) {
+    keeping.latest = submitted.snapshot;
+    take_up(self, submitted.epochs_done, submitted.report);
   }
   if (setup.resume)
     st.report.scheduler_restarts = setup.resume->restarts;

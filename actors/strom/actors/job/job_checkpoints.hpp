@@ -1,7 +1,7 @@
 #pragma once
-// The job_master's checkpoints (job_checkpoints.cpp, with the scheduler's --state-dir): its
-// checkpoint_keeper, how far the latest checkpoint got, and the steps that take checkpoints
-// and resume a job after the scheduler's restart.
+// The job_master's checkpoints (job_checkpoints.cpp): its checkpoint_keeper (with the
+// scheduler's --state-dir, or for a job submitted with --resume), how far the latest
+// checkpoint got, and the steps that take checkpoints and resume a job from one.
 
 #include <cstdint>
 
@@ -15,7 +15,7 @@ namespace strom::actors {
 
 /// What a job_master keeps of its checkpoints.
 struct job_checkpoint_state {
-  keeper_actor keeper;  ///< its checkpoint_keeper; null without a store
+  keeper_actor keeper;  ///< its checkpoint_keeper; null without a store or a resume
   std::uint64_t checkpointed_iteration = 0;  ///< a worker's steps at the latest checkpoint
   training_report carried;  ///< the report as saved before the scheduler's restart
 };
@@ -23,6 +23,9 @@ struct job_checkpoint_state {
 } // namespace strom::actors
 
 namespace strom::actors::job_steps {
+
+/// Whether the job has a keeper (a store to checkpoint into, or a checkpoint to resume from).
+bool keeps_checkpoints(const job_master_setup& setup);
 
 bool checkpoint_due(const job_master_state& st, const job_master_setup& setup);
 

@@ -613,7 +613,7 @@ caf::behavior job_master(caf::stateful_actor<job_master_state>* self, job_master
       st.clients.push_back(client);
     }
   st.hub = caf::actor_cast<hub_actor>(self->spawn<caf::linked>(relay));
-  if (setup.store)
+  if (keeps_checkpoints(setup))
     start_keeping(self, setup);
   // The hub and the keeper end with the job (quit_when_stopped); their ends must not end it.
   self->set_exit_handler([self](const caf::exit_msg& exit) {

@@ -36,15 +36,62 @@ double ideal_bubble(std::size_t stages, std::uint32_t micro_batches) {
   return (k - 1.0) / (static_cast<double>(micro_batches) + k - 1.0);
 }
 
+/// After an epoch's evaluation, every stage idle: when the run keeps checkpoints the first
+/// stage saves the whole network's (stage_checkpoint), then the epoch is recorded. A
+/// checkpoint that fails is logged and training goes on, as in the other modes.
+void checkpoint_then_end(self_ptr self, const job_master_setup& setup, const test_result& tested) {
+  auto& st = self->state;
+  const auto& run = *st.pipeline;
+  if (setup.submission.checkpoint_dir.empty())
+    return end_epoch(self, setup, epoch_check{tested, {}});
+  if (!run.placement.column_plans.empty()) {
+    if (st.status.epoch == 0)
+      log::warning("job_master: job {} saves no checkpoints: its pipeline splits dense layers "
+                   "by columns, which a checkpoint cannot put together yet",
+                   st.status.job_id);
+    return end_epoch(self, setup, epoch_check{tested, {}});
+  }
+  stage_checkpoint request;
+  for (std::uint32_t s = 0; s < run.stages(); ++s) {  // the first copy's stages
+    request.sources.push_back(run.subnets[s]);
+    request.first_layers.push_back(run.placement.stages[s].first_layer);
+    request.end_layers.push_back(run.placement.stages[s].end_layer);
+  }
+  request.generation = run.generation;
+  request.epochs = st.status.epoch + 1;
+  request.test_accuracy = tested.accuracy;
+  request.test_loss = tested.loss;
+  request.folder = setup.submission.checkpoint_dir;
+  request.keep = setup.submission.keep_checkpoints;
+  request.nodes = static_cast<std::uint32_t>(st.nodes.size());
+  const auto generation = run.generation;
+  const auto epoch = st.status.epoch;
+  self->request(run.subnets.front(), setup.timeouts.restore_timeout, std::move(request))
+    .then(
+      [self, setup, tested, generation](std::string& path) {
+        if (self->state.outcome || !pipeline_in_generation(self, generation))
+          return;  // a restore took the pipeline back: the epoch ends again later
+        end_epoch(self, setup, epoch_check{tested, std::move(path)});
+      },
+      [self, setup, tested, generation, epoch](caf::error& err) {
+        if (self->state.outcome || !pipeline_in_generation(self, generation))
+          return;
+        log::warning("job_master: job {} took no checkpoint after epoch {}: {}",
+                     self->state.status.job_id, epoch + 1, error_text(self->system(), err));
+        end_epoch(self, setup, epoch_check{tested, {}});
+      });
+}
+
 /// Every subnet knows its neighbours: the first epoch starts.
 void begin_pipeline(self_ptr self, const job_master_setup& setup) {
   auto& st = self->state;
   const auto& run = *st.pipeline;
   st.status.state = "training";
   report_status(self, setup);
-  log::info("job_master: job {} ({}) starts as a pipeline of {} stages in {} copies, {} "
-            "micro-batches a minibatch", st.status.job_id, st.status.name, run.stages(),
-            run.placement.pipelines, run.placement.micro_batches);
+  log::info("job_master: job {} ({}) {} as a pipeline of {} stages in {} copies, {} "
+            "micro-batches a minibatch", st.status.job_id, st.status.name,
+            st.status.epoch == 0 ? "starts" : fmt::format("resumes at epoch {}", st.status.epoch + 1),
+            run.stages(), run.placement.pipelines, run.placement.micro_batches);
   start_epoch(self, setup);
 }
 
@@ -120,7 +167,8 @@ void assign_stage(self_ptr self, const job_master_setup& setup, std::uint32_t s,
                         run.generation,
                         s / run.stages(),
                         run.placement.pipelines,
-                        run.placement.column_plans};
+                        run.placement.column_plans,
+                        run.generation == 0 ? setup.submission.resume : job_resume{}};
   const auto current = [self, generation = run.generation] {
     return pipeline_in_generation(self, generation);
   };
@@ -330,7 +378,7 @@ void pipeline_epoch_ended(self_ptr self, const job_master_setup& setup,
     if (ended.samples > 0)
       tested = {static_cast<double>(ended.correct) / static_cast<double>(ended.samples),
                 ended.loss_sum / static_cast<double>(ended.samples)};
-    return end_epoch(self, setup, epoch_check{tested, {}});
+    return checkpoint_then_end(self, setup, tested);
   }
   // Every copy's share adds up to the epoch's figures.
   st.epoch_done.loss_sum += ended.loss_sum;

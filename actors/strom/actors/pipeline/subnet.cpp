@@ -2,10 +2,13 @@
 #include "strom/actors/pipeline/subnet_steps.hpp"
 
 #include <algorithm>
-#include <optional>
-#include <utility>
 #include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -443,27 +446,91 @@ result<compute::replica_snapshot> received_from(self_ptr self, const caf::actor&
   return compute::decode_snapshot(encoded->words());
 }
 
-/// The old subnets' states a re-partitioned subnet gathers, by source.
-struct refill_sources {
-  stage_refill request;
+/// Subnets' states being gathered (a refill's, a checkpoint's), in the order asked for.
+struct gathered_states {
   std::vector<std::optional<compute::replica_snapshot>> received;
   std::size_t left = 0;
+  std::function<void(std::vector<compute::replica_snapshot>)> done;
+  std::function<void(caf::error)> failed;
+
+  void arrived(std::size_t i, compute::replica_snapshot saved) {
+    received[i] = std::move(saved);
+    if (--left > 0)
+      return;
+    std::vector<compute::replica_snapshot> all;
+    for (auto& one : received)
+      all.push_back(std::move(*one));
+    done(std::move(all));
+  }
+  void fail(caf::error err) {
+    if (std::exchange(left, 0) > 0)  // the first error answers; later answers find none left
+      failed(std::move(err));
+  }
 };
 
-/// Every old subnet's state arrived: the stage's own put together from them and taken up.
-caf::error take_refill(self_ptr self, const subnet_setup& setup, refill_sources& gathered) {
-  auto& st = self->state;
+/// Asks each of `sources` (of generation `generation`; this subnet itself answers directly)
+/// for its state as it is now: `done` gets them in order once all arrived, `failed` the
+/// first error.
+void gather_states(self_ptr self, const subnet_setup& setup,
+                   const std::vector<caf::actor>& sources, std::uint32_t generation,
+                   std::function<void(std::vector<compute::replica_snapshot>)> done,
+                   std::function<void(caf::error)> failed) {
+  auto gathered = std::make_shared<gathered_states>();
+  gathered->received.resize(sources.size());
+  gathered->left = sources.size();
+  gathered->done = std::move(done);
+  gathered->failed = std::move(failed);
+  if (sources.empty())
+    return gathered->done({});
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    const auto source = sources[i];
+    if (source.address() == self->address()) {
+      gathered->arrived(i, state_now(self, setup, self->state.epoch_step));
+      continue;
+    }
+    self->request(source, setup.snapshot_timeout, stage_state_fetch{generation})
+      .then(
+        [self, gathered, source, i](const snapshot_sent&) {
+          if (gathered->left == 0)  // an error was answered already
+            return;
+          auto saved = received_from(self, source);
+          if (!saved)
+            return gathered->fail(make_error(strom_error::snapshot_failed, saved.err().message));
+          gathered->arrived(i, std::move(*saved));
+        },
+        [gathered](caf::error& err) { gathered->fail(std::move(err)); });
+  }
+}
+
+/// The layer ranges of `count` sources as stage sources of `received`; an error when the
+/// bounds given do not match the sources.
+result<std::vector<compute::stage_source>> sources_of(
+  const std::vector<compute::replica_snapshot>& received,
+  const std::vector<std::uint32_t>& first_layers, const std::vector<std::uint32_t>& end_layers) {
+  if (first_layers.size() != received.size() || end_layers.size() != received.size())
+    return error{fmt::format("{} sources with {} and {} layer bounds", received.size(),
+                             first_layers.size(), end_layers.size())};
   std::vector<compute::stage_source> sources;
-  for (std::size_t i = 0; i < gathered.received.size(); ++i)
-    sources.push_back({{gathered.request.first_layers[i], gathered.request.end_layers[i]},
-                       &*gathered.received[i]});
+  for (std::size_t i = 0; i < received.size(); ++i)
+    sources.push_back({{first_layers[i], end_layers[i]}, &received[i]});
+  return sources;
+}
+
+/// Every old subnet's state arrived: the stage's own put together from them and taken up.
+caf::error take_refill(self_ptr self, const subnet_setup& setup, const stage_refill& request,
+                       const std::vector<compute::replica_snapshot>& received) {
+  auto& st = self->state;
+  auto sources = sources_of(received, request.first_layers, request.end_layers);
+  if (!sources)
+    return make_error(strom_error::bad_job, fmt::format("pipeline stage {}: {}", setup.stage + 1,
+                                                        sources.err().message));
   const auto range = setup.replica->range();
-  auto regrouped = compute::regroup_stage(setup.network_layers, range, sources);
+  auto regrouped = compute::regroup_stage(setup.network_layers, range, *sources);
   if (!regrouped)
     return make_error(strom_error::snapshot_failed,
                       fmt::format("pipeline stage {} of job {}: its layers' state: {}",
                                   setup.stage + 1, setup.job_id, regrouped.err().message));
-  auto to = gathered.request.to;
+  auto to = request.to;
   to.step = regrouped->progress.iteration;  // a minibatch is one updater step on every stage
   to.snapshot_id = ++st.snapshots_taken;
   if (auto err = go_back(self, setup, to, *regrouped))
@@ -479,45 +546,52 @@ caf::error take_refill(self_ptr self, const subnet_setup& setup, refill_sources&
 /// own from them (or with the first error).
 void start_refill(self_ptr self, const subnet_setup& setup, const stage_refill& refill,
                   caf::typed_response_promise<std::uint64_t> promise) {
-  const auto count = refill.sources.size();
-  if (count == 0 || refill.first_layers.size() != count || refill.end_layers.size() != count) {
+  gather_states(
+    self, setup, refill.sources, refill.generation,
+    [self, setup, refill, promise](std::vector<compute::replica_snapshot> received) mutable {
+      if (auto err = take_refill(self, setup, refill, received))
+        promise.deliver(std::move(err));
+      else
+        promise.deliver(std::uint64_t{0});
+    },
+    [promise](caf::error err) mutable { promise.deliver(std::move(err)); });
+}
+
+/// Every stage's state, put together into the whole network's and saved by the runtime.
+result<std::string> save_network(const subnet_setup& setup, const stage_checkpoint& request,
+                                 const std::vector<compute::replica_snapshot>& received) {
+  auto sources = sources_of(received, request.first_layers, request.end_layers);
+  if (!sources)
+    return sources.err();
+  const compute::layer_range all{0, static_cast<std::uint32_t>(setup.network_layers.size())};
+  auto network = compute::regroup_stage(setup.network_layers, all, *sources);
+  if (!network)
+    return error{fmt::format("the network's state: {}", network.err().message)};
+  return setup.save_checkpoint(*network, request);
+}
+
+/// Gathers every stage's state (its own included) and answers `promise` with the path of the
+/// checkpoint saved from them (or with the first error).
+void start_checkpoint(self_ptr self, const subnet_setup& setup, const stage_checkpoint& request,
+                      caf::typed_response_promise<std::string> promise) {
+  if (!setup.save_checkpoint) {
     promise.deliver(make_error(strom_error::bad_job,
-                               fmt::format("pipeline stage {}: {} sources with {} and {} layer "
-                                           "bounds", setup.stage + 1, count,
-                                           refill.first_layers.size(),
-                                           refill.end_layers.size())));
+                               fmt::format("pipeline stage {} of job {} saves no checkpoints",
+                                           setup.stage + 1, setup.job_id)));
     return;
   }
-  auto gathered = std::make_shared<refill_sources>();
-  gathered->request = refill;
-  gathered->received.resize(count);
-  gathered->left = count;
-  for (std::size_t i = 0; i < count; ++i) {
-    const auto source = refill.sources[i];
-    self->request(source, setup.snapshot_timeout, stage_state_fetch{refill.generation})
-      .then(
-        [self, setup, gathered, promise, source, i](const snapshot_sent&) mutable {
-          if (gathered->left == 0)  // an error was answered already
-            return;
-          auto saved = received_from(self, source);
-          if (!saved) {
-            gathered->left = 0;
-            promise.deliver(make_error(strom_error::snapshot_failed, saved.err().message));
-            return;
-          }
-          gathered->received[i] = std::move(*saved);
-          if (--gathered->left > 0)
-            return;
-          if (auto err = take_refill(self, setup, *gathered))
-            promise.deliver(std::move(err));
-          else
-            promise.deliver(std::uint64_t{0});
-        },
-        [gathered, promise](caf::error& err) mutable {
-          if (std::exchange(gathered->left, 0) > 0)
-            promise.deliver(std::move(err));
-        });
-  }
+  gather_states(
+    self, setup, request.sources, request.generation,
+    [setup, request, promise](std::vector<compute::replica_snapshot> received) mutable {
+      auto path = save_network(setup, request, received);
+      if (path)
+        promise.deliver(std::move(*path));
+      else
+        promise.deliver(make_error(strom_error::snapshot_failed,
+                                   fmt::format("pipeline of job {}: {}", setup.job_id,
+                                               path.err().message)));
+    },
+    [promise](caf::error err) mutable { promise.deliver(std::move(err)); });
 }
 
 } // namespace
@@ -668,6 +742,13 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
       if (!sent)
         return make_error(strom_error::snapshot_failed, sent.err().message);
       return snapshot_sent{id, *sent, encoded.size() * sizeof(capnp::word)};
+    },
+    [self, setup](const stage_checkpoint& request) -> caf::result<std::string> {
+      if (auto refused = not_from_master(self, setup, "stage_checkpoint"))
+        return refused;
+      auto promise = self->make_response_promise<std::string>();
+      start_checkpoint(self, setup, request, promise);
+      return promise;
     },
     [self, setup](const stage_refill& refill) -> caf::result<std::uint64_t> {
       if (auto refused = not_from_master(self, setup, "stage_refill"))

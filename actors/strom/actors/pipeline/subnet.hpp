@@ -53,8 +53,10 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <caf/all.hpp>
@@ -70,6 +72,11 @@
 #include "strom/compute/pipeline/stage_replica.hpp"
 
 namespace strom::actors {
+
+/// Saves the whole network's state, put together from every stage's, as a run's checkpoint
+/// (the runtime's: actors write no files); answers the checkpoint's path.
+using stage_checkpoint_saver = std::function<result<std::string>(
+  const compute::replica_snapshot& network, const stage_checkpoint& request)>;
 
 /// What a subnet is built from (the runtime builds it: actors read no files).
 struct subnet_setup {
@@ -99,6 +106,9 @@ struct subnet_setup {
   /// Every layer's size in the whole network: where a re-partitioned stage finds its layers
   /// in the old stages' state (compute::regroup_stage).
   std::vector<compute::layer_size> network_layers{};
+  /// The first stage's: saves the pipeline's checkpoint (stage_checkpoint); empty: it saves
+  /// none.
+  stage_checkpoint_saver save_checkpoint{};
   /// How many micro-batches the first stage lets go at once (compute::slots_for).
   schema::PipelineSchedule schedule = schema::PipelineSchedule::ONE_FORWARD_ONE_BACKWARD;
 };
@@ -157,7 +167,8 @@ struct subnet_state {
 /// stage_snapshot_fetch -> snapshot_sent (a held copy, as chunks to the sender);
 /// stage_rollback -> minibatches undone; stage_restore -> 0 once restored; stage_update from
 /// a copy of the stage; stage_state_fetch -> snapshot_sent (its state now, as chunks to the
-/// sender); stage_refill -> 0 once its layers' state came from the old stages.
+/// sender); stage_refill -> 0 once its layers' state came from the old stages;
+/// stage_checkpoint -> the path of the pipeline's checkpoint (the first stage).
 caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup);
 
 } // namespace strom::actors

@@ -11,9 +11,32 @@
 
 #include "strom/actors/job/progress.hpp"
 #include "strom/actors/protocol/cluster.hpp"
+#include "strom/actors/protocol/frame_inspection.hpp"
 #include "strom/actors/job/training_report.hpp"
 
 namespace strom::actors {
+
+/// Where a job submitted with --resume goes on from: a checkpoint's model as an encoded
+/// replica snapshot (schema/snapshot.capnp), which every node restores before the first step
+/// (job_checkpoints.hpp), and how far training had got.
+struct job_resume {
+  std::uint32_t epochs_done = 0;  ///< 0: the job starts from the beginning
+  training_report report;         ///< as of the checkpoint: iterations, samples, test figures
+  compute::frame snapshot;        ///< empty when epochs_done is 0
+};
+
+template <class F>
+typename F::result_type inspect(F& f, job_resume& x) {
+  if constexpr (!detail::is_binary_inspector<F>) {
+    return f(caf::meta::type_name("job_resume"), x.epochs_done, x.report, x.snapshot.size());
+  } else {
+    if (auto err = f(x.epochs_done, x.report))
+      return err;
+    // A job that starts from the beginning carries no snapshot.
+    return detail::inspect_frame(f, "snapshot", x.snapshot, compute::max_frame_bytes,
+                                 x.epochs_done == 0);
+  }
+}
 
 /// client -> scheduler: a job to run. The job travels as Cap'n Proto text with absolute data
 /// paths: every node reads the data at the same paths.
@@ -42,13 +65,14 @@ struct job_submission {
   /// A parameter-averaging job: its nodes' relays form a tree whatever `topology` says.
   bool averaging = false;
   std::uint32_t keep_checkpoints = 0;  ///< epoch checkpoints the run keeps; 0: every one
+  job_resume resume;  ///< strom train/submit --resume: the checkpoint it goes on from
 };
 
 template <class F>
 typename F::result_type inspect(F& f, job_submission& x) {
   return f(caf::meta::type_name("job_submission"), x.job_text, x.source, x.checkpoint_dir,
            x.nodes, x.min_nodes, x.max_nodes, x.rejoin_timeout_ms, x.topology, x.fanout,
-           x.kvstore, x.servers, x.replicas, x.pipeline, x.averaging, x.keep_checkpoints);
+           x.kvstore, x.servers, x.replicas, x.pipeline, x.averaging, x.keep_checkpoints, x.resume);
 }
 
 /// scheduler -> client: the answer to a job_submission, an attach or a cancel.

@@ -14,7 +14,7 @@ namespace strom::actors {
 
 /// Bumped whenever a message of protocol/ or the type-ID block of messages.hpp changes: nodes
 /// of different versions refuse to join instead of misreading each other.
-inline constexpr std::uint32_t protocol_version = 24;
+inline constexpr std::uint32_t protocol_version = 25;
 
 /// A node that trains (the default).
 inline constexpr const char* node_role_worker = "worker";

@@ -12,6 +12,7 @@
 #include <caf/error.hpp>
 #include <caf/meta/type_name.hpp>
 
+#include "strom/actors/protocol/clients.hpp"
 #include "strom/actors/protocol/frame_inspection.hpp"
 #include "strom/compute/frames/frame.hpp"
 #include "strom/compute/pipeline/column_blocks.hpp"
@@ -45,13 +46,16 @@ struct stage_assignment {
   std::uint32_t pipelines = 1;      ///< copies, each stage's sharing their updates
   /// Dense layers split into blocks of output columns (the layer ranges count the blocks).
   std::vector<compute::column_plan> column_plans{};
+  /// A job that goes on from a checkpoint (--resume): the whole network's state, whose share
+  /// the stage starts from; only in the first placement (generation 0).
+  job_resume resume{};
 };
 
 template <class F>
 typename F::result_type inspect(F& f, stage_assignment& x) {
   return f(caf::meta::type_name("stage_assignment"), x.job_id, x.job_text, x.source, x.stage,
            x.stages, x.first_layer, x.end_layer, x.micro_batches, x.generation, x.pipeline,
-           x.pipelines, x.column_plans);
+           x.pipelines, x.column_plans, x.resume);
 }
 
 /// node_agent -> job_master: the node's subnet runs.
@@ -308,6 +312,29 @@ struct stage_state_fetch {
 template <class F>
 typename F::result_type inspect(F& f, stage_state_fetch& x) {
   return f(caf::meta::type_name("stage_state_fetch"), x.generation);
+}
+
+/// job_master -> the first stage of a pipeline's first copy, every stage idle after an
+/// epoch's evaluation: gather every stage's state (stage_state_fetch; its own directly), put
+/// the whole network's together and save it as the run's checkpoint in `folder` (issue #39);
+/// answered with the checkpoint's path.
+struct stage_checkpoint {
+  std::vector<caf::actor> sources;  ///< the copy's subnets, stage by stage
+  std::vector<std::uint32_t> first_layers;
+  std::vector<std::uint32_t> end_layers;
+  std::uint32_t generation = 0;  ///< the subnets'
+  std::uint32_t epochs = 0;      ///< epochs done
+  double test_accuracy = -1.0;
+  double test_loss = 0.0;
+  std::string folder;            ///< the run's checkpoint folder
+  std::uint32_t keep = 0;        ///< epoch checkpoints kept; 0: every one
+  std::uint32_t nodes = 0;       ///< the job's worker nodes, recorded for --resume
+};
+
+template <class F>
+typename F::result_type inspect(F& f, stage_checkpoint& x) {
+  return f(caf::meta::type_name("stage_checkpoint"), x.sources, x.first_layers, x.end_layers,
+           x.generation, x.epochs, x.test_accuracy, x.test_loss, x.folder, x.keep, x.nodes);
 }
 
 } // namespace strom::actors

@@ -54,6 +54,10 @@ caf::error restore_from(trainer_state& state, const trainer_setup& setup,
   };
   if (!saved)
     return refused(saved.err().message);
+  // A checkpoint's snapshot (--resume) carries only the model: a worker that shares starts
+  // its sharing afresh, and one that does not (the job's mode changed) has none to take.
+  if (!state.encoder)
+    saved->sharing.reset();
   if (saved->sharing) {
     // A source that applies its own updates at once holds the others' view plus its unsent
     // residual (trainer.hpp); that residual reaches everyone later as its frames, so the

@@ -26,7 +26,8 @@ caf::result<snapshot_sent> send_snapshot(caf::stateful_actor<trainer_state>* sel
 
 /// Takes an assembled snapshot's parameters (less the source's unsent residual, which its
 /// frames bring later), updater state and progress, with an empty residual (trainer.hpp,
-/// restore_atom). A refused snapshot leaves the replica as it was.
+/// restore_atom); one without sharing state (a checkpoint's) leaves the worker's sharing as
+/// it was. A refused snapshot leaves the replica as it was.
 caf::error restore_from(trainer_state& state, const trainer_setup& setup,
                         const assembled_snapshot& snapshot);
 

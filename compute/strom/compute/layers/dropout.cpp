@@ -6,8 +6,16 @@
 
 namespace strom::compute {
 
+namespace {
+
+/// Each half of the count stays below 2^24, where every integer is a float.
+constexpr std::uint64_t half_bits = 24;
+constexpr std::uint64_t half_mask = (std::uint64_t{1} << half_bits) - 1;
+
+} // namespace
+
 dropout::dropout(shape input, float rate, std::uint64_t seed)
-  : shape_(input), rate_(rate), gen_(seed) {
+  : shape_(input), rate_(rate), seed_(seed) {
   if (!(rate >= 0.0f && rate < 1.0f))
     throw std::invalid_argument(fmt::format("dropout: rate {} is outside [0, 1)", rate));
 }
@@ -18,6 +26,14 @@ std::string dropout::kind() const {
 
 shape dropout::output_shape() const {
   return shape_;
+}
+
+void dropout::initialize(std::span<float>, std::span<float> state, rng&) const {
+  std::fill(state.begin(), state.end(), 0.0f);
+}
+
+void dropout::bind(std::span<float>, std::span<float>, std::span<float> state) {
+  draws_ = state;
 }
 
 void dropout::reserve(std::size_t max_batch) {
@@ -37,12 +53,19 @@ void dropout::forward(std::span<const float> input, std::span<float> output, bat
     std::copy(input.begin(), input.begin() + static_cast<std::ptrdiff_t>(n), output.begin());
     return;
   }
+  assert(draws_.size() == state_count());
+  // Averaged layer state (parameter averaging) may leave a fraction: the count is its floor.
+  const auto drawn = static_cast<std::uint64_t>(draws_[0])
+                     + (static_cast<std::uint64_t>(draws_[1]) << half_bits);
+  rng gen{derive_seed(seed_, drawn)};
+  draws_[0] = static_cast<float>((drawn + 1) & half_mask);
+  draws_[1] = static_cast<float>(((drawn + 1) >> half_bits) & half_mask);
   float* mask = mask_.for_rows(rows.first, batch).data();
   const float keep_scale = 1.0f / (1.0f - rate_);
   const double rate = rate_;
   // The draws fill the mask first so that the multiply below stays a plain vector loop.
   for (std::size_t i = 0; i < n; ++i)
-    mask[i] = gen_.uniform() < rate ? 0.0f : keep_scale;
+    mask[i] = gen.uniform() < rate ? 0.0f : keep_scale;
   const float* in = input.data();
   float* out = output.data();
   for (std::size_t i = 0; i < n; ++i)

@@ -1,6 +1,9 @@
 #pragma once
 // Inverted dropout: training zeroes each activation with probability `rate` and scales the
-// kept ones by 1 / (1 - rate), so inference is the identity with no rescaling.
+// kept ones by 1 / (1 - rate), so inference is the identity with no rescaling. Each training
+// pass draws its mask from the seed and the number of masks drawn so far, a count kept in the
+// layer's state: checkpoints and snapshots carry it, so a resumed run draws the masks the
+// uninterrupted run would have.
 
 #include <cstddef>
 #include <cstdint>
@@ -12,7 +15,7 @@
 
 namespace strom::compute {
 
-/// Inverted dropout with its own generator, so masks repeat from the seed alone.
+/// Inverted dropout whose masks repeat from the seed and the count of masks drawn.
 class dropout final : public layer {
 public:
   /// Drops with probability `rate` in [0, 1); throws std::invalid_argument otherwise.
@@ -24,6 +27,13 @@ public:
   shape output_shape() const override;
   /// The probability of dropping an activation.
   float rate() const noexcept { return rate_; }
+  /// The count of masks drawn, as two floats (below 2^24 each, so exact): low, high.
+  std::size_t state_count() const override { return 2; }
+  /// No mask drawn yet.
+  void initialize(std::span<float> parameters, std::span<float> state, rng& gen) const override;
+  /// Keeps the state the count lives in.
+  void bind(std::span<float> parameters, std::span<float> gradients,
+            std::span<float> state) override;
 
   /// Sizes the mask for max_batch samples.
   void reserve(std::size_t max_batch) override;
@@ -40,7 +50,8 @@ public:
 private:
   shape shape_;
   float rate_;
-  rng gen_;
+  std::uint64_t seed_;
+  std::span<float> draws_;  ///< the count of masks drawn (state_count)
   workspace<float> mask_;
 };
 

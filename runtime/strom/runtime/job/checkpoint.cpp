@@ -22,8 +22,10 @@ namespace strom::runtime {
 
 namespace {
 
-/// Bumped whenever the meaning of a field changes. 2: section checksums.
-constexpr std::uint32_t checkpoint_format_version = 2;
+/// Bumped whenever the meaning of a field changes. 2: section checksums; 3: the run's shape
+/// (version 2 files are still read, without it).
+constexpr std::uint32_t checkpoint_format_version = 3;
+constexpr std::uint32_t oldest_readable_version = 2;
 /// Nesting depth of Checkpoint -> Job -> Network -> Layer -> ... is below 10.
 constexpr int checkpoint_nesting_limit = 32;
 
@@ -105,8 +107,12 @@ result<void> save_checkpoint(const std::string& path, const job_spec& job,
   p.setSamplesSeen(progress.samples_seen);
   p.setTestAccuracy(progress.test_accuracy);
   p.setTestLoss(progress.test_loss);
+  auto run = ckpt.initRun();
+  run.setWorkers(progress.workers);
+  run.setNodes(progress.nodes);
   checksums.setJob(canonical_crc32(ckpt.getJob().asReader()));
   checksums.setProgress(canonical_crc32(p.asReader()));
+  checksums.setRun(canonical_crc32(run.asReader()));
 
   auto words = capnp::messageToFlatArray(message);
   const auto bytes = words.asBytes();
@@ -156,11 +162,13 @@ result<checkpoint_contents> parse_checkpoint(const std::string& path,
     options.nestingLimit = checkpoint_nesting_limit;
     capnp::FlatArrayMessageReader reader{words, options};
     auto ckpt = reader.getRoot<schema::Checkpoint>();
-    if (ckpt.getFormatVersion() != checkpoint_format_version) {
-      problem = error{fmt::format("{}: checkpoint format version {} is not the supported {} "
-                                  "(version 1 files carry no checksums and cannot be checked: "
-                                  "train again to write a new one)",
-                                  path, ckpt.getFormatVersion(), checkpoint_format_version)};
+    const auto version = ckpt.getFormatVersion();
+    if (version < oldest_readable_version || version > checkpoint_format_version) {
+      problem = error{fmt::format("{}: checkpoint format version {} is not one this strom reads "
+                                  "({} to {}; version 1 files carry no checksums and cannot be "
+                                  "checked: train again to write a new one)",
+                                  path, version, oldest_readable_version,
+                                  checkpoint_format_version)};
       return;
     }
     if (!ckpt.hasChecksums()) {
@@ -184,7 +192,10 @@ result<checkpoint_contents> parse_checkpoint(const std::string& path,
                        check_section(path, "updater state", stored.getUpdaterState(),
                                      updater_state->crc),
                        check_section(path, "layer state", stored.getLayerState(), layer_state->crc),
-                       check_section(path, "progress", stored.getProgress(), canonical_crc32(p))}) {
+                       check_section(path, "progress", stored.getProgress(), canonical_crc32(p)),
+                       version < 3 ? success()
+                                   : check_section(path, "run", stored.getRun(),
+                                                   canonical_crc32(ckpt.getRun()))}) {
       if (!check.ok()) {
         problem = check.err();
         return;
@@ -194,7 +205,7 @@ result<checkpoint_contents> parse_checkpoint(const std::string& path,
       job_spec{ckpt.getJob(), path}, std::move(parameters->values),
       std::move(updater_state->values), std::move(layer_state->values),
       checkpoint_progress{p.getEpoch(), p.getIteration(), p.getSamplesSeen(), p.getTestAccuracy(),
-                          p.getTestLoss()}});
+                          p.getTestLoss(), ckpt.getRun().getWorkers(), ckpt.getRun().getNodes()}});
   });
   KJ_IF_MAYBE (e, failure)
     return error{fmt::format("{}: corrupt checkpoint: {}", path, e->getDescription().cStr())};

@@ -18,13 +18,16 @@
 
 namespace strom::runtime {
 
-/// How far training got when a checkpoint was taken.
+/// How far training got when a checkpoint was taken, and on how many workers.
 struct checkpoint_progress {
   std::uint32_t epoch = 0;        ///< epochs completed
   std::uint64_t iteration = 0;    ///< updater steps taken
   std::uint64_t samples_seen = 0;
   float test_accuracy = -1.0f;    ///< -1 when not evaluated
   float test_loss = 0.0f;
+  /// What the run trained on (0: not recorded, in a checkpoint of format version 2).
+  std::uint32_t workers = 0;  ///< in all, over every node
+  std::uint32_t nodes = 0;
 };
 
 /// A checkpoint read back from disk.

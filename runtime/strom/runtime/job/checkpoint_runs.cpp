@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace strom::runtime {
 
@@ -33,6 +34,35 @@ std::optional<std::uint32_t> numbered(std::string_view name, std::string_view pr
   return n;
 }
 
+/// The entries of `folder` named PREFIX + N + SUFFIX, by N, newest first.
+result<std::vector<std::pair<std::uint32_t, fs::path>>> numbered_entries(
+  const fs::path& folder, std::string_view prefix, std::string_view suffix) {
+  std::vector<std::pair<std::uint32_t, fs::path>> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder, ec))
+    if (const auto n = numbered(entry.path().filename().string(), prefix, suffix))
+      found.emplace_back(*n, entry.path());
+  if (ec)
+    return error{fmt::format("{}: cannot list it: {}", folder.string(), ec.message())};
+  std::sort(found.rbegin(), found.rend());
+  return found;
+}
+
+/// The newest epoch checkpoint of the newest run in the JOBNAME folder `job_folder`.
+result<std::optional<fs::path>> latest_of_job(const fs::path& job_folder) {
+  auto runs = numbered_entries(job_folder, run_prefix, "");
+  if (!runs)
+    return runs.err();
+  for (const auto& [n, run] : *runs) {
+    auto epochs = numbered_entries(run, epoch_prefix, checkpoint_suffix);
+    if (!epochs)
+      return epochs.err();
+    if (!epochs->empty())
+      return std::optional{epochs->front().second};
+  }
+  return std::optional<fs::path>{};
+}
+
 /// The test accuracy best.ckpt holds; nothing when there is none or it cannot be read (a
 /// damaged best is replaced).
 std::optional<float> best_accuracy(const std::string& run_folder) {
@@ -48,20 +78,14 @@ std::optional<float> best_accuracy(const std::string& run_folder) {
 
 /// Removes the epoch checkpoints of `run_folder` older than the newest `keep`.
 result<void> remove_older(const std::string& run_folder, std::uint32_t keep) {
-  std::vector<std::pair<std::uint32_t, fs::path>> epochs;
+  auto epochs = numbered_entries(run_folder, epoch_prefix, checkpoint_suffix);
+  if (!epochs)
+    return epochs.err();
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(run_folder, ec))
-    if (const auto n = numbered(entry.path().filename().string(), epoch_prefix, checkpoint_suffix))
-      epochs.emplace_back(*n, entry.path());
-  if (ec)
-    return error{fmt::format("{}: cannot list the checkpoints: {}", run_folder, ec.message())};
-  if (epochs.size() <= keep)
-    return success();
-  std::sort(epochs.begin(), epochs.end());
-  for (std::size_t i = 0; i + keep < epochs.size(); ++i)
-    if (!fs::remove(epochs[i].second, ec) && ec)
+  for (std::size_t i = keep; i < epochs->size(); ++i)
+    if (!fs::remove((*epochs)[i].second, ec) && ec)
       return error{fmt::format("{}: cannot remove an old checkpoint: {}",
-                               epochs[i].second.string(), ec.message())};
+                               (*epochs)[i].second.string(), ec.message())};
   return success();
 }
 
@@ -100,6 +124,53 @@ std::string epoch_checkpoint_path(const std::string& run_folder, std::uint32_t e
 
 std::string best_checkpoint_path(const std::string& run_folder) {
   return (fs::path{run_folder} / fmt::format("best{}", checkpoint_suffix)).string();
+}
+
+result<std::string> latest_checkpoint(const std::string& folder) {
+  const fs::path at{folder};
+  auto epochs = numbered_entries(at, epoch_prefix, checkpoint_suffix);
+  if (!epochs)
+    return epochs.err();
+  if (!epochs->empty())  // a run folder
+    return epochs->front().second.string();
+  auto here = latest_of_job(at);  // a JOBNAME folder
+  if (!here)
+    return here.err();
+  if (*here)
+    return (*here)->string();
+  // A --checkpoint-dir: the one job folder in it that holds a run's checkpoint.
+  std::vector<fs::path> found;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(at, ec)) {
+    if (!entry.is_directory(ec))
+      continue;
+    auto latest = latest_of_job(entry.path());
+    if (!latest)
+      return latest.err();
+    if (*latest)
+      found.push_back(**latest);
+  }
+  if (ec)
+    return error{fmt::format("{}: cannot list it: {}", folder, ec.message())};
+  if (found.size() == 1)
+    return found.front().string();
+  if (found.empty())
+    return error{fmt::format("{}: no checkpoint here (no {}N{} in it, in a {}N folder, or in a "
+                             "JOBNAME/{}N folder)",
+                             folder, epoch_prefix, checkpoint_suffix, run_prefix, run_prefix)};
+  std::vector<std::string> jobs;
+  for (const auto& path : found)
+    jobs.push_back(path.parent_path().parent_path().string());
+  std::sort(jobs.begin(), jobs.end());
+  return error{fmt::format("{}: holds the checkpoints of {} jobs; name one job's folder: {}",
+                           folder, jobs.size(), fmt::join(jobs, ", "))};
+}
+
+std::string checkpoint_dir_of(const std::string& checkpoint_path) {
+  const auto run = fs::path{checkpoint_path}.parent_path();
+  if (!numbered(run.filename().string(), run_prefix, ""))
+    return {};
+  return run.parent_path().parent_path().string();
 }
 
 result<std::string> save_run_checkpoint(const checkpoint_plan& plan, const job_spec& job,

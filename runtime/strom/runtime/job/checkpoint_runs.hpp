@@ -23,6 +23,8 @@ inline constexpr std::uint32_t default_keep_checkpoints = 3;
 struct checkpoint_plan {
   std::string folder;  ///< the run's folder (new_run_folder); empty: no checkpoint
   std::uint32_t keep = default_keep_checkpoints;  ///< 0: every one
+  std::uint32_t workers = 0;  ///< the run's, recorded in each checkpoint for --resume
+  std::uint32_t nodes = 0;
 };
 
 /// Creates the folder of a new run of job `job_name` under `checkpoint_dir`:
@@ -37,6 +39,15 @@ std::string epoch_checkpoint_path(const std::string& run_folder, std::uint32_t e
 
 /// The run's best checkpoint by test accuracy: FOLDER/best.ckpt.
 std::string best_checkpoint_path(const std::string& run_folder);
+
+/// The latest checkpoint in `folder`, a --checkpoint-dir, its JOBNAME folder or a run
+/// folder: the newest epoch checkpoint of the newest run that has one. Errors name the folder
+/// and say what it holds instead (nothing, or the runs of several jobs).
+result<std::string> latest_checkpoint(const std::string& folder);
+
+/// The --checkpoint-dir whose run folder holds `checkpoint_path`; empty when the file is not
+/// in a run folder.
+std::string checkpoint_dir_of(const std::string& checkpoint_path);
 
 /// Saves `trained` after `progress.epoch` epochs into the plan's folder (epoch_checkpoint_path),
 /// as best.ckpt too when its test accuracy beats the best so far, then removes the epoch

@@ -4,6 +4,7 @@
 // on an in-process cluster of the same actors (cluster_training.hpp).
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -41,6 +42,8 @@ struct local_training_options {
   /// Each run saves into a new folder under it (checkpoint_runs.hpp); empty: no checkpoint.
   std::string checkpoint_dir;
   std::uint32_t keep_checkpoints = default_keep_checkpoints;  ///< epoch checkpoints kept; 0: all
+  /// The checkpoint the run goes on from (--resume); null: it starts from the beginning.
+  std::shared_ptr<const checkpoint_contents> resume;
   training_observer* observer = nullptr;
   observers watch;  ///< metrics and timeline hooks for the run's actors (observation.hpp)
   actors::timing timeouts;  ///< the scheduler's (--stall-warning sets stall_warning)

@@ -103,7 +103,9 @@ result<actors::node_job> prepare_node_job(const actors::job_assignment& assignme
             prepared.samples_per_epoch);
   // Any node may be asked to evaluate: the first one alive is, each epoch.
   auto test = std::make_shared<const compute::dataset>(std::move(data->test));
-  const checkpoint_plan checkpoints{assignment.checkpoint_dir, assignment.keep_checkpoints};
+  const checkpoint_plan checkpoints{
+    assignment.checkpoint_dir, assignment.keep_checkpoints, assignment.total_workers,
+    static_cast<std::uint32_t>(assignment.origins.size())};
   const auto train_samples = node.train->size();
   prepared.end_epoch = [job, test, checkpoints, train_samples](compute::replica& trained,
                                                                std::uint32_t epoch) {

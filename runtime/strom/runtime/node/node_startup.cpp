@@ -15,6 +15,7 @@
 #include "strom/runtime/node/pipeline_setup.hpp"
 #include "strom/runtime/node/relay_links.hpp"
 #include "strom/runtime/node/training_setup.hpp"
+#include "strom/runtime/job/checkpoint_resume.hpp"
 
 namespace strom::runtime {
 
@@ -106,6 +107,13 @@ result<actors::job_submission> make_submission(job_spec& job,
   actors::job_submission submission;
   submission.job_text = to_text(job);
   submission.source = job.source();
+  // Checked before a run folder is made for it.
+  if (options.resume) {
+    auto resume = job_resume_of(job, *options.resume);
+    if (!resume)
+      return resume.err();
+    submission.resume = std::move(*resume);
+  }
   if (!options.checkpoint_dir.empty()) {
     auto run_folder = new_run_folder(options.checkpoint_dir, job.reader().getName().cStr());
     if (!run_folder)

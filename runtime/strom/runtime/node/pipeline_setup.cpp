@@ -19,6 +19,10 @@
 #include "strom/compute/pipeline/stage_regroup.hpp"
 #include "strom/compute/pipeline/stage_replica.hpp"
 #include "strom/compute/random.hpp"
+#include "strom/compute/replica_from_spec.hpp"
+#include "strom/compute/snapshots/replica_snapshot.hpp"
+#include "strom/compute/snapshots/snapshot_encoding.hpp"
+#include "strom/runtime/job/checkpoint_runs.hpp"
 #include "strom/runtime/job/job_spec.hpp"
 #include "strom/runtime/node/training_setup.hpp"
 
@@ -259,6 +263,55 @@ result<actors::job_placement> place_job(const actors::job_submission& submission
   return actors::job_placement{};
 }
 
+namespace {
+
+/// A pipeline's checkpoint (issue #39): the whole network's state, put together from every
+/// stage's by the first stage, in a replica of `job` saved as any mode's checkpoint is, so
+/// that any mode can resume or evaluate it.
+result<std::string> save_pipeline_checkpoint(const job_spec& job,
+                                             const compute::replica_snapshot& network,
+                                             const actors::stage_checkpoint& request,
+                                             std::uint64_t train_samples) {
+  auto model = compute::make_replica(job.reader(), 0);
+  if (!model)
+    return error{fmt::format("{}: {}", job.source(), model.err().message)};
+  if (auto taken = compute::apply_snapshot(network, **model, nullptr); !taken)
+    return error{fmt::format("{}: the pipeline's state does not fit its network: {}",
+                             job.source(), taken.err().message)};
+  const checkpoint_plan plan{request.folder, request.keep, request.nodes, request.nodes};
+  const checkpoint_progress progress{request.epochs,
+                                     network.progress.iteration,
+                                     train_samples * request.epochs,
+                                     static_cast<float>(request.test_accuracy),
+                                     static_cast<float>(request.test_loss),
+                                     plan.workers,
+                                     plan.nodes};
+  return save_run_checkpoint(plan, job, **model, progress);
+}
+
+/// A stage of a job that goes on from a checkpoint takes its layers' share of the whole
+/// network's state (issue #39).
+result<void> resume_stage(const actors::stage_assignment& work,
+                          std::span<const compute::layer_size> network_layers,
+                          compute::replica& stage) {
+  // The checkpoint holds the network's layers, not the blocks a split dense layer becomes.
+  if (!work.column_plans.empty())
+    return error{"a pipeline that splits dense layers by columns cannot resume from a "
+                 "checkpoint yet"};
+  auto network = compute::decode_snapshot(work.resume.snapshot.words());
+  if (!network)
+    return error{fmt::format("the checkpoint to resume from: {}", network.err().message)};
+  const compute::layer_range all{0, static_cast<std::uint32_t>(network_layers.size())};
+  const compute::stage_source whole{all, &*network};
+  auto share = compute::regroup_stage(network_layers, {work.first_layer, work.end_layer},
+                                      {&whole, 1});
+  if (!share)
+    return error{fmt::format("the checkpoint to resume from: {}", share.err().message)};
+  return compute::apply_snapshot(*share, stage, nullptr);
+}
+
+} // namespace
+
 result<actors::subnet_setup> prepare_stage(const actors::stage_assignment& work) {
   auto job = parsed_job(work.job_text, work.source);
   if (!job)
@@ -283,6 +336,9 @@ result<actors::subnet_setup> prepare_stage(const actors::stage_assignment& work)
     return error{fmt::format("{}: {}", job->source(), split.err().message)};
   actors::subnet_setup setup;
   setup.network_layers = compute::layer_sizes_of(*layers);
+  if (work.resume.epochs_done > 0)
+    if (auto resumed = resume_stage(work, setup.network_layers, (*stage)->core()); !resumed)
+      return error{fmt::format("{}: {}", job->source(), resumed.err().message)};
   setup.job_id = work.job_id;
   setup.stage = work.stage;
   setup.stages = work.stages;
@@ -315,6 +371,13 @@ result<actors::subnet_setup> prepare_stage(const actors::stage_assignment& work)
     setup.train = std::make_shared<const compute::dataset>(std::move(data->train));
     if (data->test.size() > 0)
       setup.test = std::make_shared<const compute::dataset>(std::move(data->test));
+    if (work.pipeline == 0)  // the first copy's first stage saves the pipeline's checkpoints
+      setup.save_checkpoint = [saved = std::make_shared<const job_spec>(*job),
+                               samples = setup.train->size()](
+                                const compute::replica_snapshot& network,
+                                const actors::stage_checkpoint& request) {
+        return save_pipeline_checkpoint(*saved, network, request, samples);
+      };
   }
   setup.replica = std::shared_ptr<compute::stage_replica>(std::move(*stage));
   return setup;

@@ -90,9 +90,13 @@ result<actors::epoch_check> check_epoch(compute::replica& trained, const compute
   }
   if (checkpoints.folder.empty())
     return check;
-  checkpoint_progress progress{epoch + 1, trained.iteration(), train_samples,
+  checkpoint_progress progress{epoch + 1,
+                               trained.iteration(),
+                               train_samples,
                                static_cast<float>(check.tested.accuracy),
-                               static_cast<float>(check.tested.loss)};
+                               static_cast<float>(check.tested.loss),
+                               checkpoints.workers,
+                               checkpoints.nodes};
   auto saved = save_run_checkpoint(checkpoints, job, trained, progress);
   if (!saved)
     return saved.err();

@@ -1,0 +1,174 @@
+#define BOOST_TEST_MODULE runtime_checkpoint_resume
+#include <boost/test/unit_test.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "strom/runtime/cluster/cluster_training.hpp"
+#include "strom/runtime/job/checkpoint_resume.hpp"
+#include "strom/runtime/job/checkpoint_runs.hpp"
+#include "strom/runtime/job/local_training.hpp"
+#include "support/small_fashion_job.hpp"
+
+// Runs that go on from a checkpoint, on real Fashion-MNIST in in-process clusters: with one
+// worker they end bit for bit where the uninterrupted run ends (parameters, updater state,
+// learning-rate schedule, dropout masks, data order); with other worker and node counts and
+// modes within noise of it.
+
+using namespace strom;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A job whose resume has everything to get right: Adam's moments, a schedule by epoch, a
+/// dropout layer's masks, shuffled data.
+std::string resume_job_text() {
+  return R"((
+  name = "resume_mlp",
+  network = (
+    input = (channels = 1, height = 28, width = 28),
+    weightInit = he,
+    layers = [(dense = (units = 64, activation = relu)), (dropout = (rate = 0.2)),
+              (output = (units = 10, weightInit = xavier))]
+  ),
+  )" + testing::fashion_mnist_data_text() + R"(,
+  training = (epochs = 3, batchSize = 64, seed = 7,
+              updater = (learningRate = 0.002, adam = (),
+                         schedule = (unit = epoch, exponential = (gamma = 0.7))))
+))";
+}
+
+struct scratch {
+  fs::path dir = fs::temp_directory_path() / ("strom_resume_" + std::to_string(::getpid()));
+  scratch() { fs::create_directories(dir); }
+  ~scratch() { fs::remove_all(dir); }
+  std::string folder(const std::string& name) const { return (dir / name).string(); }
+};
+
+/// Trains from the start into `checkpoint_dir` (every epoch's checkpoint kept).
+runtime::training_report train(runtime::cluster_shape shape, const std::string& checkpoint_dir,
+                               std::optional<schema::TrainingMode> mode = {}) {
+  auto job = runtime::parse_job_text(resume_job_text(), "resume_mlp.job", ".");
+  BOOST_REQUIRE_MESSAGE(job, (job ? "" : job.err().message));
+  runtime::local_training_options options;
+  options.checkpoint_dir = checkpoint_dir;
+  options.keep_checkpoints = 0;
+  options.mode = mode;
+  auto run = runtime::train_on_cluster(*job, options, shape);
+  BOOST_REQUIRE_MESSAGE(run, (run ? "" : run.err().message));
+  return *run;
+}
+
+/// Goes on from the checkpoint `path` names, as `strom train --resume PATH` does.
+result<runtime::training_report> resume(const std::string& path, runtime::cluster_shape shape,
+                                        const std::string& checkpoint_dir,
+                                        std::optional<schema::TrainingMode> mode = {},
+                                        std::optional<std::uint32_t> epochs = {}) {
+  auto point = runtime::find_resume_point(path);
+  if (!point)
+    return point.err();
+  runtime::job_spec job{point->saved.job.reader(), point->path};
+  runtime::local_training_options options;
+  options.checkpoint_dir = checkpoint_dir;
+  options.keep_checkpoints = 0;
+  options.mode = mode;
+  options.epochs = epochs;
+  options.resume = std::make_shared<const runtime::checkpoint_contents>(std::move(point->saved));
+  return runtime::train_on_cluster(job, options, shape);
+}
+
+runtime::checkpoint_contents load(const std::string& path) {
+  auto saved = runtime::load_checkpoint(path);
+  BOOST_REQUIRE_MESSAGE(saved, (saved ? "" : saved.err().message));
+  return std::move(*saved);
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+} // namespace
+
+BOOST_AUTO_TEST_CASE(one_worker_resumed_at_each_epoch_boundary_ends_bit_for_bit_where_it_would_have) {
+  scratch s;
+  const auto whole = train({1, 1}, s.folder("whole"));
+  const auto run = s.folder("whole") + "/resume_mlp/run-1";
+  const auto end = load(runtime::epoch_checkpoint_path(run, 3));
+  BOOST_TEST(end.progress.workers == 1u);
+  BOOST_TEST(end.progress.nodes == 1u);
+  // An interrupted run leaves exactly the checkpoints the whole run wrote up to its stop.
+  for (std::uint32_t stop : {1u, 2u}) {
+    auto resumed = resume(runtime::epoch_checkpoint_path(run, stop), {1, 1},
+                          s.folder("resumed" + std::to_string(stop)));
+    BOOST_REQUIRE_MESSAGE(resumed, (resumed ? "" : resumed.err().message));
+    BOOST_TEST(resumed->epochs == 3u);
+    BOOST_TEST(resumed->iterations == whole.iterations);
+    BOOST_TEST(resumed->test_loss == whole.test_loss);
+    BOOST_TEST(resumed->final_loss == whole.final_loss);
+    const auto again = load(resumed->checkpoint);
+    BOOST_TEST(again.progress.epoch == 3u);
+    BOOST_TEST(again.parameters == end.parameters, "stopped after epoch " << stop);
+    BOOST_TEST(again.updater_state == end.updater_state, "stopped after epoch " << stop);
+    BOOST_TEST(again.layer_state == end.layer_state, "stopped after epoch " << stop);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_checkpoint_of_two_workers_goes_on_with_other_counts_and_modes_within_noise) {
+  scratch s;
+  const auto whole = train({1, 2}, s.folder("two"));
+  const auto first = runtime::epoch_checkpoint_path(s.folder("two") + "/resume_mlp/run-1", 1);
+  BOOST_TEST(load(first).progress.workers == 2u);
+  struct variant {
+    const char* what;
+    runtime::cluster_shape shape;
+    std::optional<schema::TrainingMode> mode;
+  };
+  for (const auto& [what, shape, mode] :
+       {variant{"one worker", {1, 1}, {}}, variant{"two nodes", {2, 1}, {}},
+        variant{"two nodes averaging", {2, 1}, schema::TrainingMode::AVERAGING}}) {
+    auto resumed = resume(first, shape, s.folder(what), mode);
+    BOOST_REQUIRE_MESSAGE(resumed, what << ": " << (resumed ? "" : resumed.err().message));
+    BOOST_TEST_MESSAGE(what << ": accuracy " << resumed->test_accuracy << " against "
+                            << whole.test_accuracy);
+    BOOST_TEST(resumed->epochs == 3u, what);
+    BOOST_TEST(resumed->train_samples == 2u * 60000u, what << ": epochs 2 and 3 only");
+    BOOST_TEST(std::abs(resumed->test_accuracy - whole.test_accuracy) < 0.02, what);
+    BOOST_TEST(resumed->duplicate_updates_applied == 0u, what);
+    const auto last = load(resumed->checkpoint);
+    BOOST_TEST(last.progress.epoch == 3u, what);
+    BOOST_TEST(last.progress.workers == shape.nodes * shape.workers, what);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_resume_that_cannot_go_on_is_refused_naming_the_checkpoint_and_why) {
+  scratch s;
+  train({1, 1}, s.folder("done"));
+  const auto run = s.folder("done") + "/resume_mlp/run-1";
+  const auto last = runtime::epoch_checkpoint_path(run, 3);
+  // The folder names its newest run's latest checkpoint, which holds every epoch.
+  auto finished = resume(s.folder("done"), {1, 1}, s.folder("out"));
+  BOOST_REQUIRE(!finished);
+  BOOST_TEST(contains(finished.err().message, last), finished.err().message);
+  BOOST_TEST(contains(finished.err().message, "the checkpoint holds 3 epochs, and the job trains "
+                                              "3: give --epochs with more"),
+             finished.err().message);
+  BOOST_TEST(!fs::exists(s.dir / "out"), "a refused resume makes no run folder");
+  auto longer = resume(s.folder("done"), {1, 1}, s.folder("out"), {}, 4);
+  BOOST_REQUIRE_MESSAGE(longer, (longer ? "" : longer.err().message));
+  BOOST_TEST(longer->epochs == 4u);
+  BOOST_TEST(load(longer->checkpoint).progress.epoch == 4u);
+
+  auto kvstore = resume(last, {1, 1}, s.folder("out"), schema::TrainingMode::KVSTORE, 4);
+  BOOST_REQUIRE(!kvstore);
+  BOOST_TEST(contains(kvstore.err().message, "resuming in mode kvstore is not supported yet"),
+             kvstore.err().message);
+  auto missing = resume(s.folder("nowhere"), {1, 1}, s.folder("out"));
+  BOOST_REQUIRE(!missing);
+  BOOST_TEST(contains(missing.err().message, "no such file or folder"), missing.err().message);
+  fs::create_directories(s.dir / "empty");
+  auto empty = resume(s.folder("empty"), {1, 1}, s.folder("out"));
+  BOOST_REQUIRE(!empty);
+  BOOST_TEST(contains(empty.err().message, "no checkpoint here"), empty.err().message);
+}
