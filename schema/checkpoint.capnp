@@ -25,6 +25,7 @@ struct Checkpoint {
 struct RunShape {
   workers @0 :UInt32;        # in all, over every node
   nodes @1 :UInt32;          # worker nodes
+  servers @2 :UInt32;        # server nodes of a kvstore job
 }
 
 # CRC-32 (ISO-HDLC polynomial 0x04C11DB7, as zlib's crc32 computes it) of each section.

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <thread>
 
 #include "options/arguments.hpp"
@@ -137,21 +138,27 @@ int run_train(int argc, char** argv) {
   }
   runtime::local_training_options options;
   options.checkpoint_dir = args->get("checkpoint-dir").value_or("checkpoints");
-  auto job = read_job_or_resume(*args, options);
-  if (!job) {
-    fmt::print(stderr, "strom train: {}\n", job.err().message);
-    return exit_failure;
-  }
-  // A resumed run keeps the shape it had unless told otherwise.
+  // A resumed run keeps the shape it had unless told otherwise, so its checkpoint is read
+  // first; a job file is read once the flags passed their own checks.
+  std::optional<result<runtime::job_spec>> job;
+  if (args->has("resume"))
+    job = read_job_or_resume(*args, options);
   const auto* resumed = options.resume ? &options.resume->progress : nullptr;
   const bool resumed_shape = resumed && resumed->nodes > 0;
   runtime::cluster_shape shape;
   shape.nodes = static_cast<std::uint32_t>(
     nodes.value().value_or(resumed_shape ? resumed->nodes : 1));
-  if (auto ok = read_node_capacity(*args, shape); !ok) {
+  if (auto ok = read_node_capacity(*args, shape); !ok && (!job || *job)) {
     fmt::print(stderr, "strom train: {}\n", ok.err().message);
     return exit_usage;
   }
+  if (!job)
+    job = read_job_or_resume(*args, options);
+  if (!*job) {
+    fmt::print(stderr, "strom train: {}\n", job->err().message);
+    return exit_failure;
+  }
+  auto& spec = **job;
 
   runtime::progress_display display{stderr};
   epoch_counter epochs_done{display};
@@ -198,7 +205,7 @@ int run_train(int argc, char** argv) {
     return exit_usage;
   }
   // One GPU: one worker unless asked for more (they share it, each on its own stream).
-  const bool on_gpu = options.device.value_or(job->reader().getTraining().getDevice())
+  const bool on_gpu = options.device.value_or(spec.reader().getTraining().getDevice())
                       == schema::Device::CUDA;
   if (on_gpu) {
     if (const auto cuda = compute::find_cuda(); !cuda.usable) {
@@ -211,8 +218,9 @@ int run_train(int argc, char** argv) {
     : shape.nodes > 1 || on_gpu                    ? 1
                                                    : std::max(1u, std::thread::hardware_concurrency());
   shape.workers = static_cast<std::uint32_t>(workers.value().value_or(default_workers));
-  shape.servers = static_cast<std::uint32_t>(servers.value().value_or(0));
-  auto report = runtime::train_on_cluster(*job, options, shape);
+  shape.servers = static_cast<std::uint32_t>(
+    servers.value().value_or(resumed && resumed->servers > 0 ? resumed->servers : 0));
+  auto report = runtime::train_on_cluster(spec, options, shape);
   if (auto written = (*watching)->finish(); !written) {
     fmt::print(stderr, "strom train: {}\n", written.err().message);
     return exit_failure;

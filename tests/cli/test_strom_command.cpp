@@ -120,6 +120,18 @@ BOOST_AUTO_TEST_CASE(usage_errors_exit_with_status_2) {
   BOOST_TEST(workers.status == 2);
   BOOST_TEST(contains(workers.output, "--workers: 0 is outside [1, 1024]"), workers.output);
   BOOST_TEST(run("train x.job --epochs many").status == 2);
+  auto nothing = run("train --epochs 3");
+  BOOST_TEST(nothing.status == 2);
+  BOOST_TEST(contains(nothing.output, "give a JOB file, or --resume PATH to go on from a "
+                                      "checkpoint"),
+             nothing.output);
+  auto two = run("train a.job b.job");
+  BOOST_TEST(two.status == 2);
+  BOOST_TEST(contains(two.output, "expected 0 to 1 arguments, got 2"), two.output);
+  auto absent = run("train --resume /nonexistent/checkpoints");
+  BOOST_TEST(absent.status == 1);
+  BOOST_TEST(contains(absent.output, "--resume /nonexistent/checkpoints: no such file or folder"),
+             absent.output);
 }
 
 BOOST_AUTO_TEST_CASE(speed_factors_and_memory_limits_are_checked_naming_the_flag) {

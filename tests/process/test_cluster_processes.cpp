@@ -212,10 +212,22 @@ BOOST_AUTO_TEST_CASE(a_job_failing_on_the_nodes_names_the_file_and_the_cluster_s
   auto failed = cluster.command({"submit", job.string()}, "bad_submit", short_job_limit);
   BOOST_TEST(failed.status == 1);
   BOOST_TEST(contains(failed.err, missing.string()), failed.err);
-  auto good = cluster.command({"submit", fashion_mlp_job, "--epochs", "1"}, "good_submit",
-                              short_job_limit);
+  const auto checkpoints = (cluster.dir().path() / "checkpoints").string();
+  auto good = cluster.command(
+    {"submit", fashion_mlp_job, "--epochs", "1", "--checkpoint-dir", checkpoints}, "good_submit",
+    short_job_limit);
   BOOST_TEST(good.status == 0, good.err);
   BOOST_TEST(contains(good.out, "test accuracy"), good.out);
+  // The same cluster goes on from the job's checkpoint, read by the submitting process.
+  const auto metrics = (cluster.dir().path() / "resumed.json").string();
+  auto resumed = cluster.command({"submit", "--resume", checkpoints, "--epochs", "2",
+                                  "--metrics-out", metrics},
+                                 "resumed_submit", short_job_limit);
+  BOOST_REQUIRE_MESSAGE(resumed.status == 0, resumed.err);
+  BOOST_TEST(contains(cluster.scheduler().err(), "resumes at epoch 2 on 2 nodes"),
+             cluster.scheduler().err());
+  BOOST_TEST(json_number(read_text(metrics), "epochs") == 2.0);
+  BOOST_TEST(fs::exists(fs::path{checkpoints} / "fashion_mlp" / "run-2" / "epoch-0002.ckpt"));
 }
 
 BOOST_AUTO_TEST_CASE(a_detached_job_is_followed_to_its_end_by_attach) {

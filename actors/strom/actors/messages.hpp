@@ -137,6 +137,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   // kv_client (embedding a KV store, issue #19): a shard's current values without a push,
   // and a client agent's wake-up for the calls its host queued.
   CAF_ADD_ATOM(strom, strom::actors, kv_pull_atom, "kv_pull")
+  CAF_ADD_ATOM(strom, strom::actors, kv_state_atom, "kv_state")
   CAF_ADD_ATOM(strom, strom::actors, kv_calls_atom, "kv_calls")
 
   // submit's HTML report (issue 21): the nodes' figures that job_progress carries to clients

@@ -110,7 +110,7 @@ result<arguments> parse_arguments(const command_spec& spec, int argc, char** arg
   if (given < spec.positionals || given > most)
     return error{fmt::format("expected {}{} argument{}, got {}: usage: {}", spec.positionals,
                              most == spec.positionals ? "" : fmt::format(" to {}", most),
-                             most == 1 ? "" : "s", given, spec.usage)};
+                             most == 1 && spec.positionals == 1 ? "" : "s", given, spec.usage)};
   return parsed;
 }
 

@@ -52,7 +52,7 @@ struct fixture {
   std::string save(const std::string& name) {
     auto path = (dir / name).string();
     auto ok = save_checkpoint(path, job, *trained,
-                              {1, trained->iteration(), 12, 0.5f, 0.7f, 4, 2});
+                              {1, trained->iteration(), 12, 0.5f, 0.7f, 4, 2, 1});
     BOOST_REQUIRE_MESSAGE(ok.ok(), (ok.ok() ? "" : ok.err().message));
     return path;
   }
@@ -252,6 +252,7 @@ BOOST_FIXTURE_TEST_CASE(run_shape_is_kept_and_a_version_2_file_without_it_still_
   BOOST_REQUIRE_MESSAGE(loaded.ok(), (loaded.ok() ? "" : loaded.err().message));
   BOOST_TEST(loaded->progress.workers == 4u);
   BOOST_TEST(loaded->progress.nodes == 2u);
+  BOOST_TEST(loaded->progress.servers == 1u);
 
   // Version 2 wrote no run shape (and no checksum of one).
   const auto bytes = file_bytes(path);

@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE runtime_checkpoint_resume
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <memory>
@@ -160,10 +161,6 @@ BOOST_AUTO_TEST_CASE(a_resume_that_cannot_go_on_is_refused_naming_the_checkpoint
   BOOST_TEST(longer->epochs == 4u);
   BOOST_TEST(load(longer->checkpoint).progress.epoch == 4u);
 
-  auto kvstore = resume(last, {1, 1}, s.folder("out"), schema::TrainingMode::KVSTORE, 4);
-  BOOST_REQUIRE(!kvstore);
-  BOOST_TEST(contains(kvstore.err().message, "resuming in mode kvstore is not supported yet"),
-             kvstore.err().message);
   auto missing = resume(s.folder("nowhere"), {1, 1}, s.folder("out"));
   BOOST_REQUIRE(!missing);
   BOOST_TEST(contains(missing.err().message, "no such file or folder"), missing.err().message);
@@ -171,4 +168,40 @@ BOOST_AUTO_TEST_CASE(a_resume_that_cannot_go_on_is_refused_naming_the_checkpoint
   auto empty = resume(s.folder("empty"), {1, 1}, s.folder("out"));
   BOOST_REQUIRE(!empty);
   BOOST_TEST(contains(empty.err().message, "no checkpoint here"), empty.err().message);
+}
+
+BOOST_AUTO_TEST_CASE(a_kvstore_job_checkpoints_the_servers_optimizer_and_resumes_from_it) {
+  scratch s;
+  runtime::cluster_shape shape{1, 1};
+  shape.servers = 1;
+  const auto whole = train(shape, s.folder("kv"), schema::TrainingMode::KVSTORE);
+  const auto run = s.folder("kv") + "/resume_mlp/run-1";
+  const auto end = load(runtime::epoch_checkpoint_path(run, 3));
+  // Adam runs on the server: its moments are in the checkpoint, not the worker's zeros.
+  BOOST_TEST(std::any_of(end.updater_state.begin(), end.updater_state.end(),
+                         [](float v) { return v != 0.0f; }));
+  BOOST_TEST(end.progress.iteration == whole.iterations);
+
+  // The servers start from the checkpoint's parameters and updater state, the worker from
+  // its parameters: the run ends where the whole run ended.
+  auto resumed = resume(runtime::epoch_checkpoint_path(run, 2), shape, s.folder("again"),
+                        schema::TrainingMode::KVSTORE);
+  BOOST_REQUIRE_MESSAGE(resumed, (resumed ? "" : resumed.err().message));
+  BOOST_TEST(resumed->epochs == 3u);
+  BOOST_TEST(resumed->test_loss == whole.test_loss, boost::test_tools::tolerance(1e-6));
+  const auto again = load(resumed->checkpoint);
+  BOOST_TEST(again.parameters == end.parameters);
+  BOOST_TEST(again.updater_state == end.updater_state);
+
+  // A kvstore checkpoint goes on in shared mode, and a shared one on parameter servers.
+  auto shared = resume(runtime::epoch_checkpoint_path(run, 2), {1, 2}, s.folder("shared"),
+                       schema::TrainingMode::SHARED);
+  BOOST_REQUIRE_MESSAGE(shared, (shared ? "" : shared.err().message));
+  BOOST_TEST(std::abs(shared->test_accuracy - whole.test_accuracy) < 0.02);
+  runtime::cluster_shape two_nodes{2, 1};
+  two_nodes.servers = 1;
+  auto served = resume(runtime::epoch_checkpoint_path(run, 2), two_nodes, s.folder("served"),
+                       schema::TrainingMode::KVSTORE);
+  BOOST_REQUIRE_MESSAGE(served, (served ? "" : served.err().message));
+  BOOST_TEST(std::abs(served->test_accuracy - whole.test_accuracy) < 0.02);
 }

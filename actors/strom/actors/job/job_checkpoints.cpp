@@ -107,6 +107,7 @@ void start_keeping(self_ptr self, const job_master_setup& setup) {
   const auto& submitted = setup.submission.resume;
   if (setup.resume && setup.resume->epochs_done > 0) {
     if (auto saved = setup.store->load_checkpoint(setup.job_id)) {
+      st.checkpoints.resumed = {setup.resume->epochs_done, setup.resume->report, *saved};
       keeping.latest = std::move(*saved);
       take_up(self, setup.resume->epochs_done, setup.resume->report);
     } else {  // unusable: the job starts over rather than fail
@@ -114,6 +115,7 @@ void start_keeping(self_ptr self, const job_master_setup& setup) {
     }
   }
   if (!keeping.latest && submitted.epochs_done > 0) {
+    st.checkpoints.resumed = submitted;
     keeping.latest = submitted.snapshot;
     take_up(self, submitted.epochs_done, submitted.report);
   }

@@ -9,6 +9,7 @@
 
 #include "strom/actors/job/job_master_fwd.hpp"
 #include "strom/actors/job/training_report.hpp"
+#include "strom/actors/protocol/clients.hpp"
 #include "strom/actors/protocol/roles.hpp"
 
 namespace strom::actors {
@@ -18,6 +19,9 @@ struct job_checkpoint_state {
   keeper_actor keeper;  ///< its checkpoint_keeper; null without a store or a resume
   std::uint64_t checkpointed_iteration = 0;  ///< a worker's steps at the latest checkpoint
   training_report carried;  ///< the report as saved before the scheduler's restart
+  /// The checkpoint the job went on from (the store's or the submission's), which servers
+  /// and pipeline stages start from as the keeper serves it to trainers; empty: none.
+  job_resume resumed;
 };
 
 } // namespace strom::actors

@@ -87,22 +87,51 @@ result<void> kv_pusher::take(std::size_t index, const kv_values& answer,
   return taken;
 }
 
+namespace {
+
+/// Decodes `values`, a frame of exactly `count` elements at offset 0 (what a shard sends of
+/// its range), into `scratch`.
+result<void> decode_range(const compute::key_range& range, const compute::frame& values,
+                          std::size_t count, compute::frame_workspace& workspace,
+                          std::vector<float>& scratch) {
+  auto view = compute::read_update_frame(values, workspace);
+  if (!view)
+    return view.err();
+  if (view->header.offset != 0 || view->elements != count)
+    return error{fmt::format("the answer for key {} part {} covers {} elements, not {}",
+                             range.key, range.part, view->elements, count)};
+  scratch.assign(count, 0.0f);
+  return compute::apply_update_frame(*view, scratch);
+}
+
+} // namespace
+
 result<void> take_kv_values(const compute::key_range& range, const compute::frame& values,
                             std::span<float> target, compute::frame_workspace& workspace,
                             std::vector<float>& scratch) {
   if (auto fits = fits_model(range, target.size()); !fits)
     return fits.err();
-  auto view = compute::read_update_frame(values, workspace);
-  if (!view)
-    return view.err();
-  if (view->header.offset != 0 || view->elements != range.count)
-    return error{fmt::format("the answer for key {} part {} covers {} elements, not {}",
-                             range.key, range.part, view->elements, range.count)};
   // Decoded aside first: a payload that fails to decode leaves the target as it was.
-  scratch.assign(range.count, 0.0f);
-  if (auto added = compute::apply_update_frame(*view, scratch); !added)
-    return added.err();
+  if (auto decoded = decode_range(range, values, range.count, workspace, scratch); !decoded)
+    return decoded.err();
   std::copy(scratch.begin(), scratch.end(), target.begin() + range.offset);
+  return success();
+}
+
+result<void> take_kv_state(const compute::key_range& range, const compute::frame& state,
+                           std::span<float> target, std::size_t parameters,
+                           compute::frame_workspace& workspace, std::vector<float>& scratch) {
+  if (auto fits = fits_model(range, parameters); !fits)
+    return fits.err();
+  const std::size_t blocks = parameters == 0 ? 0 : target.size() / parameters;
+  if (blocks == 0)
+    return success();  // an updater without state (plain SGD)
+  if (auto decoded = decode_range(range, state, blocks * range.count, workspace, scratch);
+      !decoded)
+    return decoded.err();
+  for (std::size_t b = 0; b < blocks; ++b)
+    std::copy_n(scratch.begin() + static_cast<std::ptrdiff_t>(b * range.count), range.count,
+                target.begin() + static_cast<std::ptrdiff_t>(b * parameters + range.offset));
   return success();
 }
 

@@ -95,4 +95,11 @@ result<void> take_kv_values(const compute::key_range& range, const compute::fram
                             std::span<float> target, compute::frame_workspace& workspace,
                             std::vector<float>& scratch);
 
+/// Takes a shard's updater state `state` of `range` (the updater's blocks, Adam's m then v,
+/// each range.count floats) into the model's flat updater state `target`, whose blocks are
+/// each `parameters` floats long; nothing changes when it does not fit.
+result<void> take_kv_state(const compute::key_range& range, const compute::frame& state,
+                           std::span<float> target, std::size_t parameters,
+                           compute::frame_workspace& workspace, std::vector<float>& scratch);
+
 } // namespace strom::actors

@@ -419,18 +419,28 @@ caf::result<kv_values> take_push(shard_ptr self, const parameter_shard_setup& se
 caf::behavior parameter_shard(caf::stateful_actor<parameter_shard_state>* self,
                               parameter_shard_setup setup) {
   auto& st = self->state;
-  if (!setup.rule || setup.initial.size() != setup.range.count) {
+  const auto state_size = setup.rule ? setup.rule->state_size(setup.range.count) : 0;
+  if (!setup.rule || setup.initial.size() != setup.range.count
+      || (!setup.initial_state.empty() && setup.initial_state.size() != state_size)) {
     self->quit(caf::make_error(
       caf::sec::invalid_argument,
-      setup.rule ? fmt::format("parameter_shard: {} initial values for a range of {}",
-                               setup.initial.size(), setup.range.count)
-                 : std::string{"parameter_shard: no updater"}));
+      !setup.rule ? std::string{"parameter_shard: no updater"}
+                  : fmt::format("parameter_shard: {} initial values and {} of updater state for "
+                                "a range of {}",
+                                setup.initial.size(), setup.initial_state.size(),
+                                setup.range.count)));
     return {};
   }
   st.parameters = std::move(setup.initial);
   setup.initial.clear();
-  st.updater_state.resize(setup.rule->state_size(st.parameters.size()));
-  setup.rule->initialize_state(st.updater_state);
+  st.iteration = setup.iteration;
+  if (setup.initial_state.empty()) {
+    st.updater_state.resize(state_size);
+    setup.rule->initialize_state(st.updater_state);
+  } else {
+    st.updater_state = std::move(setup.initial_state);
+    setup.initial_state.clear();
+  }
   st.scratch.resize(st.parameters.size());
   if (setup.fp16_answers)
     st.fp16.emplace(st.parameters.size());
@@ -476,6 +486,8 @@ caf::behavior parameter_shard(caf::stateful_actor<parameter_shard_state>* self,
       self->state.stats.pull_bytes += self->state.latest.size();
       return kv_values{self->state.latest};
     },
+    // An evaluation's pull: parameters and updater state in fp32, for the checkpoint.
+    [self, setup](kv_state_atom) { return state_of(self->state, setup); },
   };
 }
 

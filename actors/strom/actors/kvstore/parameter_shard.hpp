@@ -56,6 +56,10 @@ namespace strom::actors {
 struct parameter_shard_setup {
   compute::key_range range;
   std::vector<float> initial;  ///< the range's initial parameters (range.count floats)
+  /// The range's initial updater state (a resumed job's, the updater's state_size floats);
+  /// empty: the updater's own initial state.
+  std::vector<float> initial_state;
+  std::uint64_t iteration = 0;  ///< optimizer steps taken before (a resumed job's)
   std::shared_ptr<const compute::updater> rule;  ///< the job's updater
   compute::learning_rate_schedule schedule = compute::learning_rate_schedule::fixed(0.01f);
   kv_sync sync = kv_sync::dist_sync;
@@ -121,9 +125,10 @@ struct parameter_shard_state {
 /// kv_chain_link (its successor); kv_chain_step -> seq and kv_shard_state -> seq (from its
 /// predecessor); kv_pull_atom -> kv_values: the latest values committed (the parameters, or
 /// without the server optimizer the latest merged gradient; the initial parameters before any
-/// push).
-/// Ends at once with an error when the setup does not fit (initial values of another length,
-/// no updater).
+/// push); kv_state_atom -> kv_shard_state: everything it committed, the updater state
+/// included (what a checkpoint of a kvstore job holds).
+/// Ends at once with an error when the setup does not fit (initial values or state of another
+/// length, no updater).
 caf::behavior parameter_shard(caf::stateful_actor<parameter_shard_state>* self,
                               parameter_shard_setup setup);
 

@@ -408,21 +408,26 @@ void send_pull(self_ptr self, const trainer_setup& setup, std::size_t index) {
     const auto& pulling = kv_of(self->state).pulling;
     return pulling && pulling->serial == serial && pulling->waiting[index];
   };
-  self->request(kv.sent.heads[index], setup.kv.push_timeout, kv_pull_atom_v)
+  self->request(kv.sent.heads[index], setup.kv.push_timeout, kv_state_atom_v)
     .then(
-      [self, setup, index, current](const kv_values& answer) {
+      [self, setup, index, current](const kv_shard_state& answer) {
         if (!current())
           return;
         auto& st = self->state;
         auto& kv = kv_of(st);
         auto& pulling = *kv.pulling;
-        auto taken = take_kv_values(setup.kv.shards[index].range, answer.values,
-                                    setup.replica->net().parameters(), st.workspace,
-                                    kv.scratch);
+        // The model's updater state is the servers' (what a checkpoint keeps).
+        auto& replica = *setup.replica;
+        const auto& range = setup.kv.shards[index].range;
+        auto taken = take_kv_values(range, answer.parameters, replica.net().parameters(),
+                                    st.workspace, kv.scratch);
+        if (taken)
+          taken = take_kv_state(range, answer.updater_state, replica.updater_state(),
+                                replica.net().parameters().size(), st.workspace, kv.scratch);
         if (!taken)
           return end_pull(st, caf::make_error(caf::sec::runtime_error,
                                               "trainer: " + taken.err().message));
-        kv.pusher->count_answer(answer);
+        kv.pusher->count_answer(kv_values{answer.parameters});
         pulling.waiting[index] = false;
         if (std::any_of(pulling.waiting.begin(), pulling.waiting.end(), [](bool w) { return w; }))
           return;

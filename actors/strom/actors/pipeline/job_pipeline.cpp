@@ -168,7 +168,7 @@ void assign_stage(self_ptr self, const job_master_setup& setup, std::uint32_t s,
                         s / run.stages(),
                         run.placement.pipelines,
                         run.placement.column_plans,
-                        run.generation == 0 ? setup.submission.resume : job_resume{}};
+                        run.generation == 0 ? st.checkpoints.resumed : job_resume{}};
   const auto current = [self, generation = run.generation] {
     return pipeline_in_generation(self, generation);
   };

@@ -11,6 +11,7 @@
 #include <caf/actor.hpp>
 #include <caf/meta/type_name.hpp>
 
+#include "strom/actors/protocol/clients.hpp"
 #include "strom/actors/protocol/frame_inspection.hpp"
 #include "strom/compute/frames/frame.hpp"
 
@@ -165,12 +166,15 @@ struct shard_assignment {
   /// A server that joins a running job holds exactly these ranges, at the positions named
   /// (the end of their chains); empty: the ranges of `server` as above.
   std::vector<kv_shard_entry> ranges{};
+  /// A job that goes on from a checkpoint (--resume): the model whose parameters and updater
+  /// state the shards start from; only when the job starts (a joiner takes its chain's).
+  job_resume resume{};
 };
 
 template <class F>
 typename F::result_type inspect(F& f, shard_assignment& x) {
   return f(caf::meta::type_name("shard_assignment"), x.job_id, x.job_text, x.source, x.server,
-           x.servers, x.replicas, x.ranges);
+           x.servers, x.replicas, x.ranges, x.resume);
 }
 
 /// node_agent -> job_master: the parameter_shards a server node spawned for a job.

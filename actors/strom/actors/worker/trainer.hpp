@@ -191,7 +191,7 @@ struct trainer_state {
 /// gradient, or finished the round) come to the node's first trainer, kv_local_answer (one
 /// range's answer to a node push) to the node's other workers, each taking it as its own
 /// step's or, once it finished the round, as a step it did not carry; (kv_pull_atom) takes
-/// the shards' latest parameters into the replica (the node's first trainer);
+/// the shards' latest parameters and updater state into the replica (the node's first trainer);
 /// (snapshot_atom, receiver) sends the replica's snapshot to `receiver` as snapshot_chunk
 /// messages and answers snapshot_sent (trainer_snapshot.hpp); stall_atom -> worker_activity
 /// (whom it waits for, for the stall watch). A parked

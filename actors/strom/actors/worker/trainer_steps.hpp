@@ -167,7 +167,8 @@ void take_local_answer(self_ptr self, const trainer_setup& setup, const kv_local
 void reroute_pushes(self_ptr self, const trainer_setup& setup, const kv_reroute& reroute);
 
 /// The node's first trainer, before its replica is evaluated or checkpointed: takes every key
-/// range's latest parameters from the shards into the replica, and answers once they are in.
+/// range's latest parameters and updater state from the shards into the replica (so that its
+/// checkpoint holds the server optimizer's state), and answers once they are in.
 /// A replica holds the parameters of the last step it carried; steps of the node's other
 /// workers or of other nodes after it moved the shards' model on. A range whose head was lost
 /// is pulled from its re-routed head. Answers at once where the shards hold no parameters

@@ -110,6 +110,7 @@ result<void> save_checkpoint(const std::string& path, const job_spec& job,
   auto run = ckpt.initRun();
   run.setWorkers(progress.workers);
   run.setNodes(progress.nodes);
+  run.setServers(progress.servers);
   checksums.setJob(canonical_crc32(ckpt.getJob().asReader()));
   checksums.setProgress(canonical_crc32(p.asReader()));
   checksums.setRun(canonical_crc32(run.asReader()));
@@ -205,7 +206,8 @@ result<checkpoint_contents> parse_checkpoint(const std::string& path,
       job_spec{ckpt.getJob(), path}, std::move(parameters->values),
       std::move(updater_state->values), std::move(layer_state->values),
       checkpoint_progress{p.getEpoch(), p.getIteration(), p.getSamplesSeen(), p.getTestAccuracy(),
-                          p.getTestLoss(), ckpt.getRun().getWorkers(), ckpt.getRun().getNodes()}});
+                          p.getTestLoss(), ckpt.getRun().getWorkers(), ckpt.getRun().getNodes(),
+                          ckpt.getRun().getServers()}});
   });
   KJ_IF_MAYBE (e, failure)
     return error{fmt::format("{}: corrupt checkpoint: {}", path, e->getDescription().cStr())};

@@ -28,6 +28,7 @@ struct checkpoint_progress {
   /// What the run trained on (0: not recorded, in a checkpoint of format version 2).
   std::uint32_t workers = 0;  ///< in all, over every node
   std::uint32_t nodes = 0;
+  std::uint32_t servers = 0;  ///< a kvstore job's server nodes
 };
 
 /// A checkpoint read back from disk.

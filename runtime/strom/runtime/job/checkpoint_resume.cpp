@@ -41,11 +41,6 @@ result<actors::job_resume> job_resume_of(const job_spec& job, const checkpoint_c
     return error{fmt::format("{}: the checkpoint holds {} epochs, and the job trains {}: give "
                              "--epochs with more to train longer",
                              source, saved.progress.epoch, epochs)};
-  const auto mode = job.reader().getDistributed().getMode();
-  if (mode == schema::TrainingMode::KVSTORE)
-    return error{fmt::format("{}: resuming in mode kvstore is not supported yet; resume with "
-                             "--mode shared, averaging or pipeline",
-                             source)};
   // The nodes would refuse a checkpoint that does not fit; say so before they start.
   auto model = compute::make_replica(job.reader(), 0);
   if (!model)

@@ -25,6 +25,7 @@ struct checkpoint_plan {
   std::uint32_t keep = default_keep_checkpoints;  ///< 0: every one
   std::uint32_t workers = 0;  ///< the run's, recorded in each checkpoint for --resume
   std::uint32_t nodes = 0;
+  std::uint32_t servers = 0;
 };
 
 /// Creates the folder of a new run of job `job_name` under `checkpoint_dir`:

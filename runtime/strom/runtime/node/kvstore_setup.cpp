@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "strom/compute/kvstore/key_layout.hpp"
 #include "strom/compute/model_from_spec.hpp"
+#include "strom/compute/snapshots/snapshot_encoding.hpp"
 #include "strom/compute/updaters/updater_from_spec.hpp"
 #include "strom/runtime/job/job_spec.hpp"
 #include "strom/runtime/node/training_setup.hpp"
@@ -44,7 +46,24 @@ result<std::vector<actors::parameter_shard_setup>> prepare_shards(
   if (!placed)
     return error{fmt::format("{}: {}", job.source(), placed.err().message)};
   std::shared_ptr<const compute::updater> shared_rule{std::move(*rule)};
-  const auto parameters = (*net)->parameters();
+  auto parameters = (*net)->parameters();
+  // A job that goes on from a checkpoint starts from its parameters and updater state.
+  std::optional<compute::replica_snapshot> resumed;
+  if (work.resume.epochs_done > 0) {
+    auto decoded = compute::decode_snapshot(work.resume.snapshot.words());
+    if (!decoded)
+      return error{fmt::format("{}: the checkpoint to resume from: {}", job.source(),
+                               decoded.err().message)};
+    const auto blocks = shared_rule->state_size(parameters.size());
+    if (decoded->parameters.size() != parameters.size()
+        || decoded->updater_state.size() != blocks)
+      return error{fmt::format("{}: the checkpoint to resume from holds {} parameters and {} "
+                               "floats of updater state; the job's network has {} and {}",
+                               job.source(), decoded->parameters.size(),
+                               decoded->updater_state.size(), parameters.size(), blocks)};
+    resumed = std::move(*decoded);
+    parameters = resumed->parameters;
+  }
   std::vector<actors::parameter_shard_setup> shards;
   for (const auto& range : *placed) {
     // Replicas follow a range's first server: chain position p lives on server first + p. A
@@ -65,6 +84,17 @@ result<std::vector<actors::parameter_shard_setup>> prepare_shards(
     one.position = position;
     const auto values = parameters.subspan(range.offset, range.count);
     one.initial.assign(values.begin(), values.end());
+    if (resumed) {
+      one.iteration = resumed->progress.iteration;
+      // The updater's blocks (Adam's m, then v), each laid out like the parameters.
+      const auto& state = resumed->updater_state;
+      const auto total = parameters.size();
+      for (std::size_t b = 0; total > 0 && b < state.size() / total; ++b) {
+        const auto block = state.begin() + static_cast<std::ptrdiff_t>(b * total + range.offset);
+        one.initial_state.insert(one.initial_state.end(), block,
+                                 block + static_cast<std::ptrdiff_t>(range.count));
+      }
+    }
     one.rule = shared_rule;
     one.schedule = *schedule;
     one.sync = distributed.getKvstore() == schema::KvStoreSync::DIST_ASYNC

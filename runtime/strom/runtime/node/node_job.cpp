@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <new>
 
 #include "strom/compute/encoders/threshold_encoder_from_spec.hpp"
@@ -103,9 +104,12 @@ result<actors::node_job> prepare_node_job(const actors::job_assignment& assignme
             prepared.samples_per_epoch);
   // Any node may be asked to evaluate: the first one alive is, each epoch.
   auto test = std::make_shared<const compute::dataset>(std::move(data->test));
+  std::uint32_t servers = 0;
+  for (const auto& shard : assignment.shards)
+    servers = std::max(servers, shard.server + 1);
   const checkpoint_plan checkpoints{
     assignment.checkpoint_dir, assignment.keep_checkpoints, assignment.total_workers,
-    static_cast<std::uint32_t>(assignment.origins.size())};
+    static_cast<std::uint32_t>(assignment.origins.size()), servers};
   const auto train_samples = node.train->size();
   prepared.end_epoch = [job, test, checkpoints, train_samples](compute::replica& trained,
                                                                std::uint32_t epoch) {

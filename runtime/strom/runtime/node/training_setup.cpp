@@ -96,7 +96,8 @@ result<actors::epoch_check> check_epoch(compute::replica& trained, const compute
                                static_cast<float>(check.tested.accuracy),
                                static_cast<float>(check.tested.loss),
                                checkpoints.workers,
-                               checkpoints.nodes};
+                               checkpoints.nodes,
+                               checkpoints.servers};
   auto saved = save_run_checkpoint(checkpoints, job, trained, progress);
   if (!saved)
     return saved.err();
