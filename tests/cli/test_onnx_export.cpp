@@ -14,6 +14,7 @@
 #include "strom/compute/layers/dense_columns.hpp"
 #include "strom/compute/model.hpp"
 #include "strom/runtime/job/onnx_export.hpp"
+#include "support/scratch_dir.hpp"
 #include "support/strom_program.hpp"
 
 // `strom export --onnx` checked by real consumers: a job is trained briefly, exported, and
@@ -27,6 +28,7 @@ namespace fs = std::filesystem;
 namespace {
 
 using strom::test::outcome;
+using strom::test::run_command;
 
 outcome run(const std::string& arguments) { return strom::test::run_strom(arguments); }
 
@@ -43,19 +45,6 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-/// Runs a command as a shell would; stdout and stderr together.
-outcome run_command(const std::string& command) {
-  outcome result;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  BOOST_REQUIRE(pipe != nullptr);
-  std::array<char, 4096> buffer{};
-  while (auto n = std::fread(buffer.data(), 1, buffer.size(), pipe))
-    result.output.append(buffer.data(), n);
-  const int raw = pclose(pipe);
-  result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  return result;
-}
-
 std::string read_file(const fs::path& path) {
   std::ifstream in{path};
   std::stringstream s;
@@ -63,17 +52,7 @@ std::string read_file(const fs::path& path) {
   return s.str();
 }
 
-struct scratch {
-  fs::path dir = fs::temp_directory_path() / ("strom_onnx_" + std::to_string(::getpid()));
-  scratch() { fs::create_directories(dir); }
-  ~scratch() { fs::remove_all(dir); }
-
-  fs::path write(const std::string& name, const std::string& text) {
-    auto path = dir / name;
-    std::ofstream{path} << text;
-    return path;
-  }
-};
+using strom::test::scratch;
 
 /// Replaces every `from` in `text` by `to`; requires at least one.
 std::string replace_all(std::string text, const std::string& from, const std::string& to) {
@@ -98,7 +77,7 @@ fs::path example_on_test_images(scratch& s, const std::string& example) {
 
 /// Trains `job` for one epoch on one worker and returns its best checkpoint.
 fs::path train_briefly(scratch& s, const fs::path& job, const std::string& extra = "") {
-  const auto checkpoints = s.dir / ("ckpt_" + job.stem().string());
+  const auto checkpoints = s.path() / ("ckpt_" + job.stem().string());
   auto trained = run("train " + job.string() + " --epochs 1 --workers 1 --checkpoint-dir " +
                      checkpoints.string() + extra);
   BOOST_REQUIRE_MESSAGE(trained.status == 0, trained.output);
@@ -114,14 +93,14 @@ fs::path train_briefly(scratch& s, const fs::path& job, const std::string& extra
 /// and what input shape the graph must declare. Returns the consumers' report.
 std::string export_and_compare(scratch& s, const std::string& name, const fs::path& checkpoint,
                                const std::string& samples, const std::string& consumer_flags) {
-  const auto model = s.dir / (name + ".onnx");
+  const auto model = s.path() / (name + ".onnx");
   auto exported = run("export " + checkpoint.string() + " --onnx " + model.string());
   BOOST_REQUIRE_MESSAGE(exported.status == 0, exported.output);
   BOOST_TEST(contains(exported.output, "ONNX opset 13"), exported.output);
   BOOST_TEST(fs::exists(model));
   BOOST_TEST(!fs::exists(model.string() + ".partial"));
 
-  const auto predictions = s.dir / (name + ".csv");
+  const auto predictions = s.path() / (name + ".csv");
   auto predicted = run("predict " + checkpoint.string() + " --data " + samples + " --out " +
                        predictions.string());
   BOOST_REQUIRE_MESSAGE(predicted.status == 0, predicted.output);
@@ -245,10 +224,10 @@ BOOST_AUTO_TEST_CASE(a_layer_without_an_onnx_form_is_refused_naming_it) {
 
 BOOST_AUTO_TEST_CASE(an_absent_or_damaged_checkpoint_and_a_missing_flag_are_refused) {
   scratch s;
-  const auto model = s.dir / "model.onnx";
-  auto absent = run("export " + (s.dir / "none.ckpt").string() + " --onnx " + model.string());
+  const auto model = s.path() / "model.onnx";
+  auto absent = run("export " + (s.path() / "none.ckpt").string() + " --onnx " + model.string());
   BOOST_TEST(absent.status == 1);
-  BOOST_TEST(contains(absent.output, "strom export: " + (s.dir / "none.ckpt").string()),
+  BOOST_TEST(contains(absent.output, "strom export: " + (s.path() / "none.ckpt").string()),
              absent.output);
   const auto damaged = s.write("damaged.ckpt", "not a checkpoint");
   auto refused = run("export " + damaged.string() + " --onnx " + model.string());

@@ -17,11 +17,10 @@ struct outcome {
   std::string output;  ///< stdout and stderr together
 };
 
-inline outcome run_strom(const std::string& arguments) {
-  const std::string command =
-    std::string{STROM_BINARY_DIR} + "/runtime/strom " + arguments + " 2>&1";
+/// Runs `command` as a shell would, stdout and stderr together.
+inline outcome run_command(const std::string& command) {
   outcome result;
-  FILE* pipe = popen(command.c_str(), "r");
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
   BOOST_REQUIRE(pipe != nullptr);
   std::array<char, 4096> buffer{};
   while (auto n = std::fread(buffer.data(), 1, buffer.size(), pipe))
@@ -29,6 +28,10 @@ inline outcome run_strom(const std::string& arguments) {
   const int raw = pclose(pipe);
   result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
   return result;
+}
+
+inline outcome run_strom(const std::string& arguments) {
+  return run_command(std::string{STROM_BINARY_DIR} + "/runtime/strom " + arguments);
 }
 
 } // namespace strom::test

@@ -11,6 +11,7 @@
 #include "strom/runtime/job/checkpoint_resume.hpp"
 #include "strom/runtime/job/checkpoint_runs.hpp"
 #include "strom/runtime/job/local_training.hpp"
+#include "support/scratch_dir.hpp"
 #include "support/small_fashion_job.hpp"
 
 // Runs that go on from a checkpoint, on real Fashion-MNIST in in-process clusters: with one
@@ -41,12 +42,10 @@ std::string resume_job_text() {
 ))";
 }
 
-struct scratch {
-  fs::path dir = fs::temp_directory_path() / ("strom_resume_" + std::to_string(::getpid()));
-  scratch() { fs::create_directories(dir); }
-  ~scratch() { fs::remove_all(dir); }
-  std::string folder(const std::string& name) const { return (dir / name).string(); }
-};
+/// A folder `name` in the test's scratch folder.
+std::string folder(const test::scratch& s, const std::string& name) {
+  return (s.path() / name).string();
+}
 
 /// Trains from the start into `checkpoint_dir` (every epoch's checkpoint kept).
 runtime::training_report train(runtime::cluster_shape shape, const std::string& checkpoint_dir,
@@ -93,16 +92,16 @@ bool contains(const std::string& text, const std::string& part) {
 } // namespace
 
 BOOST_AUTO_TEST_CASE(one_worker_resumed_at_each_epoch_boundary_ends_bit_for_bit_where_it_would_have) {
-  scratch s;
-  const auto whole = train({1, 1}, s.folder("whole"));
-  const auto run = s.folder("whole") + "/resume_mlp/run-1";
+  test::scratch s;
+  const auto whole = train({1, 1}, folder(s, "whole"));
+  const auto run = folder(s, "whole") + "/resume_mlp/run-1";
   const auto end = load(runtime::epoch_checkpoint_path(run, 3));
   BOOST_TEST(end.progress.workers == 1u);
   BOOST_TEST(end.progress.nodes == 1u);
   // An interrupted run leaves exactly the checkpoints the whole run wrote up to its stop.
   for (std::uint32_t stop : {1u, 2u}) {
     auto resumed = resume(runtime::epoch_checkpoint_path(run, stop), {1, 1},
-                          s.folder("resumed" + std::to_string(stop)));
+                          folder(s, "resumed" + std::to_string(stop)));
     BOOST_REQUIRE_MESSAGE(resumed, (resumed ? "" : resumed.err().message));
     BOOST_TEST(resumed->epochs == 3u);
     BOOST_TEST(resumed->iterations == whole.iterations);
@@ -117,9 +116,9 @@ BOOST_AUTO_TEST_CASE(one_worker_resumed_at_each_epoch_boundary_ends_bit_for_bit_
 }
 
 BOOST_AUTO_TEST_CASE(a_checkpoint_of_two_workers_goes_on_with_other_counts_and_modes_within_noise) {
-  scratch s;
-  const auto whole = train({1, 2}, s.folder("two"));
-  const auto first = runtime::epoch_checkpoint_path(s.folder("two") + "/resume_mlp/run-1", 1);
+  test::scratch s;
+  const auto whole = train({1, 2}, folder(s, "two"));
+  const auto first = runtime::epoch_checkpoint_path(folder(s, "two") + "/resume_mlp/run-1", 1);
   BOOST_TEST(load(first).progress.workers == 2u);
   struct variant {
     const char* what;
@@ -129,7 +128,7 @@ BOOST_AUTO_TEST_CASE(a_checkpoint_of_two_workers_goes_on_with_other_counts_and_m
   for (const auto& [what, shape, mode] :
        {variant{"one worker", {1, 1}, {}}, variant{"two nodes", {2, 1}, {}},
         variant{"two nodes averaging", {2, 1}, schema::TrainingMode::AVERAGING}}) {
-    auto resumed = resume(first, shape, s.folder(what), mode);
+    auto resumed = resume(first, shape, folder(s, what), mode);
     BOOST_REQUIRE_MESSAGE(resumed, what << ": " << (resumed ? "" : resumed.err().message));
     BOOST_TEST_MESSAGE(what << ": accuracy " << resumed->test_accuracy << " against "
                             << whole.test_accuracy);
@@ -144,38 +143,38 @@ BOOST_AUTO_TEST_CASE(a_checkpoint_of_two_workers_goes_on_with_other_counts_and_m
 }
 
 BOOST_AUTO_TEST_CASE(a_resume_that_cannot_go_on_is_refused_naming_the_checkpoint_and_why) {
-  scratch s;
-  train({1, 1}, s.folder("done"));
-  const auto run = s.folder("done") + "/resume_mlp/run-1";
+  test::scratch s;
+  train({1, 1}, folder(s, "done"));
+  const auto run = folder(s, "done") + "/resume_mlp/run-1";
   const auto last = runtime::epoch_checkpoint_path(run, 3);
   // The folder names its newest run's latest checkpoint, which holds every epoch.
-  auto finished = resume(s.folder("done"), {1, 1}, s.folder("out"));
+  auto finished = resume(folder(s, "done"), {1, 1}, folder(s, "out"));
   BOOST_REQUIRE(!finished);
   BOOST_TEST(contains(finished.err().message, last), finished.err().message);
   BOOST_TEST(contains(finished.err().message, "the checkpoint holds 3 epochs, and the job trains "
                                               "3: give --epochs with more"),
              finished.err().message);
-  BOOST_TEST(!fs::exists(s.dir / "out"), "a refused resume makes no run folder");
-  auto longer = resume(s.folder("done"), {1, 1}, s.folder("out"), {}, 4);
+  BOOST_TEST(!fs::exists(s.path() / "out"), "a refused resume makes no run folder");
+  auto longer = resume(folder(s, "done"), {1, 1}, folder(s, "out"), {}, 4);
   BOOST_REQUIRE_MESSAGE(longer, (longer ? "" : longer.err().message));
   BOOST_TEST(longer->epochs == 4u);
   BOOST_TEST(load(longer->checkpoint).progress.epoch == 4u);
 
-  auto missing = resume(s.folder("nowhere"), {1, 1}, s.folder("out"));
+  auto missing = resume(folder(s, "nowhere"), {1, 1}, folder(s, "out"));
   BOOST_REQUIRE(!missing);
   BOOST_TEST(contains(missing.err().message, "no such file or folder"), missing.err().message);
-  fs::create_directories(s.dir / "empty");
-  auto empty = resume(s.folder("empty"), {1, 1}, s.folder("out"));
+  fs::create_directories(s.path() / "empty");
+  auto empty = resume(folder(s, "empty"), {1, 1}, folder(s, "out"));
   BOOST_REQUIRE(!empty);
   BOOST_TEST(contains(empty.err().message, "no checkpoint here"), empty.err().message);
 }
 
 BOOST_AUTO_TEST_CASE(a_kvstore_job_checkpoints_the_servers_optimizer_and_resumes_from_it) {
-  scratch s;
+  test::scratch s;
   runtime::cluster_shape shape{1, 1};
   shape.servers = 1;
-  const auto whole = train(shape, s.folder("kv"), schema::TrainingMode::KVSTORE);
-  const auto run = s.folder("kv") + "/resume_mlp/run-1";
+  const auto whole = train(shape, folder(s, "kv"), schema::TrainingMode::KVSTORE);
+  const auto run = folder(s, "kv") + "/resume_mlp/run-1";
   const auto end = load(runtime::epoch_checkpoint_path(run, 3));
   // Adam runs on the server: its moments are in the checkpoint, not the worker's zeros.
   BOOST_TEST(std::any_of(end.updater_state.begin(), end.updater_state.end(),
@@ -184,7 +183,7 @@ BOOST_AUTO_TEST_CASE(a_kvstore_job_checkpoints_the_servers_optimizer_and_resumes
 
   // The servers start from the checkpoint's parameters and updater state, the worker from
   // its parameters: the run ends where the whole run ended.
-  auto resumed = resume(runtime::epoch_checkpoint_path(run, 2), shape, s.folder("again"),
+  auto resumed = resume(runtime::epoch_checkpoint_path(run, 2), shape, folder(s, "again"),
                         schema::TrainingMode::KVSTORE);
   BOOST_REQUIRE_MESSAGE(resumed, (resumed ? "" : resumed.err().message));
   BOOST_TEST(resumed->epochs == 3u);
@@ -194,13 +193,13 @@ BOOST_AUTO_TEST_CASE(a_kvstore_job_checkpoints_the_servers_optimizer_and_resumes
   BOOST_TEST(again.updater_state == end.updater_state);
 
   // A kvstore checkpoint goes on in shared mode, and a shared one on parameter servers.
-  auto shared = resume(runtime::epoch_checkpoint_path(run, 2), {1, 2}, s.folder("shared"),
+  auto shared = resume(runtime::epoch_checkpoint_path(run, 2), {1, 2}, folder(s, "shared"),
                        schema::TrainingMode::SHARED);
   BOOST_REQUIRE_MESSAGE(shared, (shared ? "" : shared.err().message));
   BOOST_TEST(std::abs(shared->test_accuracy - whole.test_accuracy) < 0.02);
   runtime::cluster_shape two_nodes{2, 1};
   two_nodes.servers = 1;
-  auto served = resume(runtime::epoch_checkpoint_path(run, 2), two_nodes, s.folder("served"),
+  auto served = resume(runtime::epoch_checkpoint_path(run, 2), two_nodes, folder(s, "served"),
                        schema::TrainingMode::KVSTORE);
   BOOST_REQUIRE_MESSAGE(served, (served ? "" : served.err().message));
   BOOST_TEST(std::abs(served->test_accuracy - whole.test_accuracy) < 0.02);
