@@ -35,7 +35,7 @@ std::string resume_job_text() {
     layers = [(dense = (units = 64, activation = relu)), (dropout = (rate = 0.2)),
               (output = (units = 10, weightInit = xavier))]
   ),
-  )" + testing::fashion_mnist_data_text() + R"(,
+  )" + testing::fashion_mnist_test_set_data_text() + R"(,
   training = (epochs = 3, batchSize = 64, seed = 7,
               updater = (learningRate = 0.002, adam = (),
                          schedule = (unit = epoch, exponential = (gamma = 0.7))))
@@ -133,8 +133,11 @@ BOOST_AUTO_TEST_CASE(a_checkpoint_of_two_workers_goes_on_with_other_counts_and_m
     BOOST_TEST_MESSAGE(what << ": accuracy " << resumed->test_accuracy << " against "
                             << whole.test_accuracy);
     BOOST_TEST(resumed->epochs == 3u, what);
-    BOOST_TEST(resumed->train_samples == 2u * 60000u, what << ": epochs 2 and 3 only");
-    BOOST_TEST(std::abs(resumed->test_accuracy - whole.test_accuracy) < 0.02, what);
+    BOOST_TEST(resumed->train_samples == 2u * 10000u, what << ": epochs 2 and 3 only");
+    // Fewer workers take more steps an epoch: one worker ends a little above the pair (0.842
+    // against 0.826 measured); none may end below it.
+    BOOST_TEST(resumed->test_accuracy > whole.test_accuracy - 0.02, what);
+    BOOST_TEST(resumed->test_accuracy < whole.test_accuracy + 0.03, what);
     BOOST_TEST(resumed->duplicate_updates_applied == 0u, what);
     const auto last = load(resumed->checkpoint);
     BOOST_TEST(last.progress.epoch == 3u, what);
@@ -196,11 +199,14 @@ BOOST_AUTO_TEST_CASE(a_kvstore_job_checkpoints_the_servers_optimizer_and_resumes
   auto shared = resume(runtime::epoch_checkpoint_path(run, 2), {1, 2}, folder(s, "shared"),
                        schema::TrainingMode::SHARED);
   BOOST_REQUIRE_MESSAGE(shared, (shared ? "" : shared.err().message));
+  BOOST_TEST_MESSAGE("kvstore " << whole.test_accuracy << ", resumed shared on 2 workers "
+                                << shared->test_accuracy);
   BOOST_TEST(std::abs(shared->test_accuracy - whole.test_accuracy) < 0.02);
   runtime::cluster_shape two_nodes{2, 1};
   two_nodes.servers = 1;
   auto served = resume(runtime::epoch_checkpoint_path(run, 2), two_nodes, folder(s, "served"),
                        schema::TrainingMode::KVSTORE);
   BOOST_REQUIRE_MESSAGE(served, (served ? "" : served.err().message));
+  BOOST_TEST_MESSAGE("resumed on 2 nodes and a server " << served->test_accuracy);
   BOOST_TEST(std::abs(served->test_accuracy - whole.test_accuracy) < 0.02);
 }

@@ -124,8 +124,11 @@ result<void> take_kv_state(const compute::key_range& range, const compute::frame
   if (auto fits = fits_model(range, parameters); !fits)
     return fits.err();
   const std::size_t blocks = parameters == 0 ? 0 : target.size() / parameters;
-  if (blocks == 0)
-    return success();  // an updater without state (plain SGD)
+  auto view = compute::read_update_frame(state, workspace);
+  if (!view)
+    return view.err();
+  if (blocks == 0 || view->elements == 0)
+    return success();  // an updater without state (plain SGD) on either side
   if (auto decoded = decode_range(range, state, blocks * range.count, workspace, scratch);
       !decoded)
     return decoded.err();

@@ -97,7 +97,8 @@ result<void> take_kv_values(const compute::key_range& range, const compute::fram
 
 /// Takes a shard's updater state `state` of `range` (the updater's blocks, Adam's m then v,
 /// each range.count floats) into the model's flat updater state `target`, whose blocks are
-/// each `parameters` floats long; nothing changes when it does not fit.
+/// each `parameters` floats long; nothing changes when it does not fit, or when either side's
+/// updater keeps no state.
 result<void> take_kv_state(const compute::key_range& range, const compute::frame& state,
                            std::span<float> target, std::size_t parameters,
                            compute::frame_workspace& workspace, std::vector<float>& scratch);

@@ -12,6 +12,16 @@ namespace {
 constexpr std::uint64_t half_bits = 24;
 constexpr std::uint64_t half_mask = (std::uint64_t{1} << half_bits) - 1;
 
+/// Uniform in [0, 1) from element k of a seed's stream: splitmix64's output k, a generator
+/// whose every element is a function of the counter alone.
+double uniform_at(std::uint64_t seed, std::uint64_t k) noexcept {
+  std::uint64_t z = seed + (k + 1) * 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
 } // namespace
 
 dropout::dropout(shape input, float rate, std::uint64_t seed)
@@ -57,15 +67,14 @@ void dropout::forward(std::span<const float> input, std::span<float> output, bat
   // Averaged layer state (parameter averaging) may leave a fraction: the count is its floor.
   const auto drawn = static_cast<std::uint64_t>(draws_[0])
                      + (static_cast<std::uint64_t>(draws_[1]) << half_bits);
-  rng gen{derive_seed(seed_, drawn)};
-  draws_[0] = static_cast<float>((drawn + 1) & half_mask);
-  draws_[1] = static_cast<float>(((drawn + 1) >> half_bits) & half_mask);
+  draws_[0] = static_cast<float>((drawn + n) & half_mask);
+  draws_[1] = static_cast<float>(((drawn + n) >> half_bits) & half_mask);
   float* mask = mask_.for_rows(rows.first, batch).data();
   const float keep_scale = 1.0f / (1.0f - rate_);
   const double rate = rate_;
   // The draws fill the mask first so that the multiply below stays a plain vector loop.
   for (std::size_t i = 0; i < n; ++i)
-    mask[i] = gen.uniform() < rate ? 0.0f : keep_scale;
+    mask[i] = uniform_at(seed_, drawn + i) < rate ? 0.0f : keep_scale;
   const float* in = input.data();
   float* out = output.data();
   for (std::size_t i = 0; i < n; ++i)

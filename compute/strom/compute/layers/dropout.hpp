@@ -1,9 +1,11 @@
 #pragma once
 // Inverted dropout: training zeroes each activation with probability `rate` and scales the
-// kept ones by 1 / (1 - rate), so inference is the identity with no rescaling. Each training
-// pass draws its mask from the seed and the number of masks drawn so far, a count kept in the
-// layer's state: checkpoints and snapshots carry it, so a resumed run draws the masks the
-// uninterrupted run would have.
+// kept ones by 1 / (1 - rate), so inference is the identity with no rescaling. Mask element k
+// of the layer's life is a hash of the seed and k (counter-based, as the device layer's), and
+// the count of elements drawn is kept in the layer's state: checkpoints and snapshots carry
+// it, so a resumed run draws the masks the uninterrupted run would have, and a pipeline stage
+// that draws a minibatch's masks micro-batch by micro-batch, in row order, draws the whole
+// network's.
 
 #include <cstddef>
 #include <cstdint>
@@ -15,7 +17,7 @@
 
 namespace strom::compute {
 
-/// Inverted dropout whose masks repeat from the seed and the count of masks drawn.
+/// Inverted dropout whose masks repeat from the seed and the count of elements drawn.
 class dropout final : public layer {
 public:
   /// Drops with probability `rate` in [0, 1); throws std::invalid_argument otherwise.
@@ -27,7 +29,7 @@ public:
   shape output_shape() const override;
   /// The probability of dropping an activation.
   float rate() const noexcept { return rate_; }
-  /// The count of masks drawn, as two floats (below 2^24 each, so exact): low, high.
+  /// The count of mask elements drawn, as two floats (below 2^24 each, so exact): low, high.
   std::size_t state_count() const override { return 2; }
   /// No mask drawn yet.
   void initialize(std::span<float> parameters, std::span<float> state, rng& gen) const override;
@@ -51,7 +53,7 @@ private:
   shape shape_;
   float rate_;
   std::uint64_t seed_;
-  std::span<float> draws_;  ///< the count of masks drawn (state_count)
+  std::span<float> draws_;  ///< the count of mask elements drawn (state_count)
   workspace<float> mask_;
 };
 
