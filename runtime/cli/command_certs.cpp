@@ -43,6 +43,10 @@ std::vector<std::string> names_of(const arguments& args, const char* option) {
 } // namespace
 
 int run_certs(int argc, char** argv) {
+  if (argc >= 1 && is_help_flag(argv[0])) {
+    fmt::print("{}", help_text(init_spec));
+    return exit_ok;
+  }
   if (argc < 1 || std::string_view{argv[0]} != "init") {
     fmt::print(stderr, "strom certs: expected 'init': usage: {}\n", init_spec.usage);
     return exit_usage;

@@ -21,6 +21,10 @@ const command_spec inspect_spec{
 } // namespace
 
 int run_frame(int argc, char** argv) {
+  if (argc >= 1 && is_help_flag(argv[0])) {
+    fmt::print("{}", help_text(inspect_spec));
+    return exit_ok;
+  }
   if (argc < 1 || std::string_view{argv[0]} != "inspect") {
     fmt::print(stderr, "strom frame: expected 'inspect': usage: {}\n", inspect_spec.usage);
     return exit_usage;

@@ -2,91 +2,180 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <cstring>
 #include <exception>
 #include <new>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "commands.hpp"
+#include "strom/actors/protocol/cluster.hpp"
 #include "strom/log.hpp"
 
 namespace {
 
-constexpr std::string_view top_help = R"(usage: strom [--log-level LEVEL] COMMAND [ARGS]
+using command_runner = int (*)(int, char**);
 
-strom, a distributed deep-learning training runtime.
+/// A command: its name, what `strom --help` shows of it, and what runs it.
+struct command_entry {
+  std::string_view name;
+  std::string_view synopsis;  ///< the name with its arguments, as the help lists it
+  std::string_view summary;
+  command_runner run;
+};
 
-commands:
-  train JOB        train a job file (Cap'n Proto text, see examples/*.job)
-  eval CHECKPOINT  evaluate a saved checkpoint on its job's test set (or --data FILE)
-  predict CKPT     predict the classes of samples (--data FILE) with a saved checkpoint
-  export CKPT      write a saved checkpoint's network as an ONNX model (--onnx FILE)
-  frame inspect F  print an update frame's header and payload statistics
-  node             run a cluster node: --scheduler --listen HOST:PORT, or --join HOST:PORT
-  submit JOB       submit a job file to a cluster's scheduler (--to HOST:PORT) and follow it
-  attach JOB_ID    follow a job submitted earlier (--to HOST:PORT) to its end
-  launch JOB       start a scheduler and nodes (--hosts FILE, or under srun), submit JOB, stop them
-  status           list a scheduler's nodes and jobs (--to HOST:PORT)
-  cancel JOB_ID    cancel a running job (--to HOST:PORT)
-  certs init DIR   make a cluster's CA and certificates for --tls-ca/--tls-cert/--tls-key
-  sim SCENARIO     run a simulation scenario (model mode); 'sim calibrate JOB' measures costs
-  report METRICS   write a run's HTML report (-o FILE) from its metrics JSON (and --timeline)
+constexpr std::array commands{
+  command_entry{"train", "train JOB", "train a job file (Cap'n Proto text, see examples/*.job); "
+                                      "--resume PATH goes on from a checkpoint",
+                strom::cli::run_train},
+  command_entry{"eval", "eval CHECKPOINT",
+                "evaluate a saved checkpoint on its job's test set (or --data FILE)",
+                strom::cli::run_eval},
+  command_entry{"predict", "predict CKPT",
+                "predict the classes of samples (--data FILE) with a saved checkpoint",
+                strom::cli::run_predict},
+  command_entry{"export", "export CKPT",
+                "write a saved checkpoint's network as an ONNX model (--onnx FILE)",
+                strom::cli::run_export},
+  command_entry{"frame", "frame inspect F", "print an update frame's header and payload "
+                                            "statistics",
+                strom::cli::run_frame},
+  command_entry{"node", "node", "run a cluster node: --scheduler --listen HOST:PORT, or --join "
+                                "HOST:PORT",
+                strom::cli::run_node},
+  command_entry{"submit", "submit JOB", "submit a job file to a cluster's scheduler (--to "
+                                        "HOST:PORT) and follow it",
+                strom::cli::run_submit},
+  command_entry{"attach", "attach JOB_ID", "follow a job submitted earlier (--to HOST:PORT) to "
+                                           "its end",
+                strom::cli::run_attach},
+  command_entry{"launch", "launch JOB", "start a scheduler and nodes (--hosts FILE, or under "
+                                        "srun), submit JOB, stop them",
+                strom::cli::run_launch},
+  command_entry{"status", "status", "list a scheduler's nodes and jobs (--to HOST:PORT)",
+                strom::cli::run_status},
+  command_entry{"cancel", "cancel JOB_ID", "cancel a running job (--to HOST:PORT)",
+                strom::cli::run_cancel},
+  command_entry{"certs", "certs init DIR", "make a cluster's CA and certificates for "
+                                           "--tls-ca/--tls-cert/--tls-key",
+                strom::cli::run_certs},
+  command_entry{"sim", "sim SCENARIO", "run a simulation scenario (model mode); 'sim calibrate "
+                                       "JOB' measures costs",
+                strom::cli::run_sim},
+  command_entry{"report", "report METRICS", "write a run's HTML report (-o FILE) from its "
+                                            "metrics JSON (and --timeline)",
+                strom::cli::run_report},
+};
 
-global options:
-  --log-level LEVEL  trace, debug, info (default), warning, error or off
-  --help             this text; 'strom COMMAND --help' describes a command's options
-)";
+/// `strom --help`: the commands and the global options.
+std::string top_help() {
+  std::string text = "usage: strom [--log-level LEVEL] COMMAND [ARGS]\n\n"
+                     "strom, a distributed deep-learning training runtime.\n\ncommands:\n";
+  for (const auto& c : commands)
+    text += fmt::format("  {:<17}{}\n", c.synopsis, c.summary);
+  text += "  help [COMMAND]   this text, or a command's options (as 'strom COMMAND --help')\n"
+          "\nglobal options (before or after the command):\n"
+          "  --log-level LEVEL  trace, debug, info (default), warning, error or off\n"
+          "  --version          strom's version and wire protocol\n"
+          "  --help             this text\n";
+  return text;
+}
+
+const command_entry* find_command(std::string_view name) {
+  for (const auto& c : commands)
+    if (c.name == name)
+      return &c;
+  return nullptr;
+}
+
+/// Levenshtein distance, for "did you mean".
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const auto above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+/// The command closest to a misspelt `name`, when one is within two edits.
+const command_entry* closest_command(std::string_view name) {
+  const command_entry* best = nullptr;
+  std::size_t best_distance = 3;
+  for (const auto& c : commands)
+    if (const auto d = edit_distance(name, c.name); d < best_distance) {
+      best = &c;
+      best_distance = d;
+    }
+  return best;
+}
+
+/// Takes `--log-level LEVEL` out of the arguments wherever it stands; false (after saying
+/// why) when its value is missing or unknown.
+bool take_log_level(std::vector<char*>& args) {
+  using namespace strom;
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    if (std::strcmp(args[i], "--log-level") != 0)
+      continue;
+    log::level lvl{};
+    if (i + 1 >= args.size() || !log::parse_level(args[i + 1], lvl)) {
+      fmt::print(stderr, "strom: --log-level needs one of trace, debug, info, warning, error, "
+                         "off\n");
+      return false;
+    }
+    log::set_threshold(lvl);
+    args.erase(args.begin() + static_cast<std::ptrdiff_t>(i),
+               args.begin() + static_cast<std::ptrdiff_t>(i + 2));
+    --i;
+  }
+  return true;
+}
 
 /// Runs the command that argv names.
 int dispatch(int argc, char** argv) {
   using namespace strom;
-  int first = 1;
-  if (first < argc && std::strcmp(argv[first], "--log-level") == 0) {
-    log::level lvl{};
-    if (first + 1 >= argc || !log::parse_level(argv[first + 1], lvl)) {
-      fmt::print(stderr, "strom: --log-level needs one of trace, debug, info, warning, error, off\n");
-      return cli::exit_usage;
-    }
-    log::set_threshold(lvl);
-    first += 2;
+  std::vector<char*> args(argv, argv + argc);
+  if (!take_log_level(args))
+    return cli::exit_usage;
+  if (args.size() < 2) {
+    fmt::print(stderr, "{}", top_help());
+    return cli::exit_usage;
   }
-  if (first >= argc || std::strcmp(argv[first], "--help") == 0 || std::strcmp(argv[first], "-h") == 0) {
-    fmt::print(first >= argc ? stderr : stdout, "{}", top_help);
-    return first >= argc ? cli::exit_usage : cli::exit_ok;
+  const std::string_view command = args[1];
+  if (command == "--help" || command == "-h" || (command == "help" && args.size() == 2)) {
+    fmt::print("{}", top_help());
+    return cli::exit_ok;
   }
-  const std::string_view command = argv[first];
-  const int rest = argc - first - 1;
-  char** rest_argv = argv + first + 1;
-  if (command == "train")
-    return cli::run_train(rest, rest_argv);
-  if (command == "eval")
-    return cli::run_eval(rest, rest_argv);
-  if (command == "predict")
-    return cli::run_predict(rest, rest_argv);
-  if (command == "export")
-    return cli::run_export(rest, rest_argv);
-  if (command == "frame")
-    return cli::run_frame(rest, rest_argv);
-  if (command == "node")
-    return cli::run_node(rest, rest_argv);
-  if (command == "submit")
-    return cli::run_submit(rest, rest_argv);
-  if (command == "attach")
-    return cli::run_attach(rest, rest_argv);
-  if (command == "status")
-    return cli::run_status(rest, rest_argv);
-  if (command == "cancel")
-    return cli::run_cancel(rest, rest_argv);
-  if (command == "certs")
-    return cli::run_certs(rest, rest_argv);
-  if (command == "sim")
-    return cli::run_sim(rest, rest_argv);
-  if (command == "launch")
-    return cli::run_launch(rest, rest_argv);
-  if (command == "report")
-    return cli::run_report(rest, rest_argv);
-  fmt::print(stderr, "strom: unknown command '{}'\n\n{}", command, top_help);
-  return cli::exit_usage;
+  if (command == "--version" || command == "version") {
+    fmt::print("strom {} (wire protocol {})\n", STROM_VERSION, actors::protocol_version);
+    return cli::exit_ok;
+  }
+  // `strom help COMMAND` is `strom COMMAND --help`.
+  const bool help = command == "help";
+  const std::string_view name = help ? std::string_view{args[2]} : command;
+  const auto* found = find_command(name);
+  if (!found) {
+    const auto* near = closest_command(name);
+    fmt::print(stderr, "strom: unknown command '{}'{}; 'strom --help' lists the commands\n",
+               name, near ? fmt::format(" (did you mean '{}'?)", near->name) : "");
+    return cli::exit_usage;
+  }
+  std::vector<char*> rest(args.begin() + (help ? 3 : 2), args.end());
+  static char help_flag[] = "--help";
+  if (help)
+    rest = {help_flag};
+  rest.push_back(nullptr);
+  return found->run(static_cast<int>(rest.size() - 1), rest.data());
 }
 
 } // namespace

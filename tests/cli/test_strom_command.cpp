@@ -106,8 +106,40 @@ BOOST_AUTO_TEST_CASE(help_describes_every_command_and_option) {
   BOOST_TEST(train.status == 0);
   for (const char* word :
        {"--epochs", "--workers", "--seed", "--metrics-out", "--html-out", "--checkpoint-dir",
-        "--keep-checkpoints"})
+        "--keep-checkpoints", "--resume"})
     BOOST_TEST(contains(train.output, word), word);
+  // `help COMMAND` is `COMMAND --help`; the two-word commands answer --help too.
+  auto helped = run("help train");
+  BOOST_TEST(helped.status == 0);
+  BOOST_TEST(helped.output == train.output);
+  BOOST_TEST(run("help").output == top.output);
+  for (const char* command : {"frame --help", "certs --help", "help frame", "help certs"}) {
+    auto sub = run(command);
+    BOOST_TEST(sub.status == 0, command << ": " << sub.output);
+    BOOST_TEST(contains(sub.output, "usage: strom "), command << ": " << sub.output);
+  }
+  auto version = run("--version");
+  BOOST_TEST(version.status == 0);
+  BOOST_TEST(version.output.starts_with("strom 0."), version.output);
+  BOOST_TEST(contains(version.output, "wire protocol "), version.output);
+}
+
+BOOST_AUTO_TEST_CASE(a_misspelt_command_is_named_with_the_likely_one_and_no_help_dump) {
+  auto typo = run("trian x.job");
+  BOOST_TEST(typo.status == 2);
+  BOOST_TEST(typo.output == "strom: unknown command 'trian' (did you mean 'train'?); 'strom "
+                            "--help' lists the commands\n");
+  auto far = run("fly");
+  BOOST_TEST(far.status == 2);
+  BOOST_TEST(!contains(far.output, "did you mean"), far.output);
+  BOOST_TEST(run("help fly").status == 2);
+  // --log-level goes before or after the command.
+  auto after = run("frame inspect /nonexistent.frame --log-level error");
+  BOOST_TEST(after.status == 1, after.output);
+  BOOST_TEST(!contains(after.output, "--log-level"), after.output);
+  auto bad = run("status --log-level loud");
+  BOOST_TEST(bad.status == 2);
+  BOOST_TEST(contains(bad.output, "--log-level needs one of"), bad.output);
 }
 
 BOOST_AUTO_TEST_CASE(usage_errors_exit_with_status_2) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <string_view>
 
 namespace strom::cli {
@@ -74,7 +75,7 @@ result<arguments> parse_arguments(const command_spec& spec, int argc, char** arg
   arguments parsed;
   for (int i = 0; i < argc; ++i) {
     std::string word = argv[i];
-    if (word == "--help" || word == "-h") {
+    if (is_help_flag(argv[i])) {
       parsed.values_["help"] = "";
       return parsed;
     }
@@ -112,6 +113,10 @@ result<arguments> parse_arguments(const command_spec& spec, int argc, char** arg
                              most == spec.positionals ? "" : fmt::format(" to {}", most),
                              most == 1 && spec.positionals == 1 ? "" : "s", given, spec.usage)};
   return parsed;
+}
+
+bool is_help_flag(const char* word) {
+  return std::strcmp(word, "--help") == 0 || std::strcmp(word, "-h") == 0;
 }
 
 std::string help_text(const command_spec& spec) {

@@ -62,6 +62,9 @@ result<arguments> parse_arguments(const command_spec& spec, int argc, char** arg
 /// The help text for a command.
 std::string help_text(const command_spec& spec);
 
+/// Whether `word` asks for help: --help or -h.
+bool is_help_flag(const char* word);
+
 /// A command's parsed arguments or, when it is to end at once, its exit status.
 struct parsed_command {
   std::optional<arguments> args;
