@@ -196,10 +196,12 @@ BOOST_AUTO_TEST_CASE(mode_and_averaging_frequency_are_checked_naming_the_flag_or
   BOOST_TEST(zero.status == 2);
   BOOST_TEST(contains(zero.output, "--averaging-frequency: 0 is outside [1, 1000000]"),
              zero.output);
-  auto kvstore = run("train " + job + " --mode kvstore");
+  scratch s;
+  auto kvstore = run("train " + job + " --mode kvstore --checkpoint-dir " + s.dir.string());
   BOOST_TEST(kvstore.status == 1);
   BOOST_TEST(contains(kvstore.output, "kvstore needs at least one server node (--servers S)"),
              kvstore.output);
+  BOOST_TEST(!fs::exists(s.dir / "fashion_mlp"), "a refused run leaves no run folder");
   auto precision = run("train " + job + " --mode kvstore --pull-precision fp8");
   BOOST_TEST(precision.status == 2);
   BOOST_TEST(contains(precision.output, "--pull-precision: 'fp8' is not fp32 or fp16"),

@@ -14,14 +14,16 @@ result<training_report> train_on_cluster(job_spec& job, const local_training_opt
   if (shape.nodes == 0 || shape.workers == 0)
     return error{fmt::format("{}: a cluster needs at least one node and one worker per node",
                              job.source())};
+  // Refused before make_submission makes the run's checkpoint folder.
+  const auto mode = options.mode.value_or(job.reader().getDistributed().getMode());
+  if (mode == schema::TrainingMode::KVSTORE && shape.servers == 0)
+    return error{fmt::format("{}: distributed.mode kvstore needs at least one server node "
+                             "(--servers S)",
+                             job.source())};
   auto submission = make_submission(job, options, shape.nodes, shape.servers);
   if (!submission)
     return submission.err();
 
-  if (submission->kvstore && shape.servers == 0)
-    return error{fmt::format("{}: distributed.mode kvstore needs at least one server node "
-                             "(--servers S)",
-                             job.source())};
   auto cluster = in_process_cluster::start(shape, options.watch, options.timeouts);
   if (!cluster)
     return error{fmt::format("{}: {}", job.source(), cluster.err().message)};
