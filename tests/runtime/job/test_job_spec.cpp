@@ -282,6 +282,14 @@ BOOST_AUTO_TEST_CASE(a_kvstore_job_is_checked_naming_the_field) {
                       "bad.job: distributed.bigArrayBound: must be at least 1, got 0"));
 }
 
+BOOST_AUTO_TEST_CASE(a_staleness_beyond_any_bound_is_refused_naming_the_field) {
+  BOOST_TEST(contains(check_error(job_with("distributed = (staleness = 4294967295)")),
+                      "bad.job: distributed.staleness: 4294967295 is more than 1000000 steps"));
+  auto bounded = parse_job_text(job_with("distributed = (staleness = 3)"), "ok.job", "/data");
+  BOOST_REQUIRE(bounded.ok());
+  BOOST_TEST(check_job(*bounded).ok());
+}
+
 BOOST_AUTO_TEST_CASE(an_averaging_frequency_of_zero_is_refused_naming_the_field) {
   const auto zero = job_with("distributed = (mode = averaging, averagingFrequency = 0)");
   BOOST_TEST(contains(check_error(zero),

@@ -156,6 +156,10 @@ result<void> check_job(const job_spec& job) {
   if (distributed.getSpares() > max_pipeline_stages)
     return error{fmt::format("{}: distributed.spares: {} is more than {}", job.source(),
                              distributed.getSpares(), max_pipeline_stages)};
+  if (distributed.getStaleness() > max_staleness)
+    return error{fmt::format("{}: distributed.staleness: {} is more than {} steps (0: "
+                             "synchronous)",
+                             job.source(), distributed.getStaleness(), max_staleness)};
   const auto frequency = distributed.getAveragingFrequency();
   if (frequency < 1 || frequency > max_averaging_frequency)
     return error{fmt::format("{}: distributed.averagingFrequency: {} is outside [1, {}]",

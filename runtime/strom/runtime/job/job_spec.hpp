@@ -65,6 +65,10 @@ schema::Topology to_schema(actors::topology_kind kind);
 /// million the replicas effectively never meet.
 inline constexpr std::uint32_t max_averaging_frequency = 1'000'000;
 
+/// The most steps a worker may run ahead of the slowest (distributed.staleness): beyond a
+/// million it is no bound at all, and a larger value is surely a typo.
+inline constexpr std::uint32_t max_staleness = 1'000'000;
+
 /// Servers a key range may be replicated on (distributed.replicas, chain replication).
 inline constexpr std::uint32_t max_replicas = 16;
 
