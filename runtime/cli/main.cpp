@@ -19,53 +19,55 @@ namespace {
 
 using command_runner = int (*)(int, char**);
 
-/// A command: its name, what `strom --help` shows of it, and what runs it.
+/// A command: what `strom --help` shows of it, and what runs it.
 struct command_entry {
-  std::string_view name;
-  std::string_view synopsis;  ///< the name with its arguments, as the help lists it
+  std::string_view synopsis;  ///< its name and arguments, as the help lists them
   std::string_view summary;
   command_runner run;
+
+  /// The command's name: the synopsis's first word.
+  constexpr std::string_view name() const { return synopsis.substr(0, synopsis.find(' ')); }
 };
 
 constexpr std::array commands{
-  command_entry{"train", "train JOB", "train a job file (Cap'n Proto text, see examples/*.job); "
+  command_entry{"train JOB", "train a job file (Cap'n Proto text, see examples/*.job); "
                                       "--resume PATH goes on from a checkpoint",
                 strom::cli::run_train},
-  command_entry{"eval", "eval CHECKPOINT",
+  command_entry{"eval CHECKPOINT",
                 "evaluate a saved checkpoint on its job's test set (or --data FILE)",
                 strom::cli::run_eval},
-  command_entry{"predict", "predict CKPT",
+  command_entry{"predict CKPT",
                 "predict the classes of samples (--data FILE) with a saved checkpoint",
                 strom::cli::run_predict},
-  command_entry{"export", "export CKPT",
+  command_entry{"export CKPT",
                 "write a saved checkpoint's network as an ONNX model (--onnx FILE)",
                 strom::cli::run_export},
-  command_entry{"frame", "frame inspect F", "print an update frame's header and payload "
+  command_entry{"frame inspect F", "print an update frame's header and payload "
                                             "statistics",
                 strom::cli::run_frame},
-  command_entry{"node", "node", "run a cluster node: --scheduler --listen HOST:PORT, or --join "
+  command_entry{"node", "run a cluster node: --scheduler --listen HOST:PORT, or --join "
                                 "HOST:PORT",
                 strom::cli::run_node},
-  command_entry{"submit", "submit JOB", "submit a job file to a cluster's scheduler (--to "
+  command_entry{"submit JOB", "submit a job file to a cluster's scheduler (--to "
                                         "HOST:PORT) and follow it",
                 strom::cli::run_submit},
-  command_entry{"attach", "attach JOB_ID", "follow a job submitted earlier (--to HOST:PORT) to "
+  command_entry{"attach JOB_ID", "follow a job submitted earlier (--to HOST:PORT) to "
                                            "its end",
                 strom::cli::run_attach},
-  command_entry{"launch", "launch JOB", "start a scheduler and nodes (--hosts FILE, or under "
+  command_entry{"launch JOB", "start a scheduler and nodes (--hosts FILE, or under "
                                         "srun), submit JOB, stop them",
                 strom::cli::run_launch},
-  command_entry{"status", "status", "list a scheduler's nodes and jobs (--to HOST:PORT)",
+  command_entry{"status", "list a scheduler's nodes and jobs (--to HOST:PORT)",
                 strom::cli::run_status},
-  command_entry{"cancel", "cancel JOB_ID", "cancel a running job (--to HOST:PORT)",
+  command_entry{"cancel JOB_ID", "cancel a running job (--to HOST:PORT)",
                 strom::cli::run_cancel},
-  command_entry{"certs", "certs init DIR", "make a cluster's CA and certificates for "
+  command_entry{"certs init DIR", "make a cluster's CA and certificates for "
                                            "--tls-ca/--tls-cert/--tls-key",
                 strom::cli::run_certs},
-  command_entry{"sim", "sim SCENARIO", "run a simulation scenario (model mode); 'sim calibrate "
+  command_entry{"sim SCENARIO", "run a simulation scenario (model mode); 'sim calibrate "
                                        "JOB' measures costs",
                 strom::cli::run_sim},
-  command_entry{"report", "report METRICS", "write a run's HTML report (-o FILE) from its "
+  command_entry{"report METRICS", "write a run's HTML report (-o FILE) from its "
                                             "metrics JSON (and --timeline)",
                 strom::cli::run_report},
 };
@@ -86,7 +88,7 @@ std::string top_help() {
 
 const command_entry* find_command(std::string_view name) {
   for (const auto& c : commands)
-    if (c.name == name)
+    if (c.name() == name)
       return &c;
   return nullptr;
 }
@@ -113,7 +115,7 @@ const command_entry* closest_command(std::string_view name) {
   const command_entry* best = nullptr;
   std::size_t best_distance = 3;
   for (const auto& c : commands)
-    if (const auto d = edit_distance(name, c.name); d < best_distance) {
+    if (const auto d = edit_distance(name, c.name()); d < best_distance) {
       best = &c;
       best_distance = d;
     }
@@ -167,7 +169,7 @@ int dispatch(int argc, char** argv) {
   if (!found) {
     const auto* near = closest_command(name);
     fmt::print(stderr, "strom: unknown command '{}'{}; 'strom --help' lists the commands\n",
-               name, near ? fmt::format(" (did you mean '{}'?)", near->name) : "");
+               name, near ? fmt::format(" (did you mean '{}'?)", near->name()) : "");
     return cli::exit_usage;
   }
   std::vector<char*> rest(args.begin() + (help ? 3 : 2), args.end());

@@ -182,9 +182,9 @@ void serve_then_assign(self_ptr self, const job_master_setup& setup) {
   for (std::uint32_t s = 0; s < servers; ++s) {
     const auto& server = setup.servers[s];
     const auto node_id = server.status.node_id;
-    shard_assignment work{job_id,   setup.submission.job_text, setup.submission.source, s,
-                          servers,  replicas,                   {},
-                          st.checkpoints.resumed};
+    shard_assignment work{job_id, setup.submission.job_text, setup.submission.source, s,
+                          servers, replicas};
+    work.resume = st.checkpoints.resumed;
     request_while_alive(self, st.awaiting, node_id, server.agent, setup.timeouts.prepare_timeout,
                         std::move(work))
       .then(

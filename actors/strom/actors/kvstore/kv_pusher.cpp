@@ -89,19 +89,16 @@ result<void> kv_pusher::take(std::size_t index, const kv_values& answer,
 
 namespace {
 
-/// Decodes `values`, a frame of exactly `count` elements at offset 0 (what a shard sends of
+/// Decodes `view`, a frame of exactly `count` elements at offset 0 (what a shard sends of
 /// its range), into `scratch`.
-result<void> decode_range(const compute::key_range& range, const compute::frame& values,
-                          std::size_t count, compute::frame_workspace& workspace,
+result<void> decode_range(const compute::key_range& range,
+                          const compute::update_frame_view& view, std::size_t count,
                           std::vector<float>& scratch) {
-  auto view = compute::read_update_frame(values, workspace);
-  if (!view)
-    return view.err();
-  if (view->header.offset != 0 || view->elements != count)
+  if (view.header.offset != 0 || view.elements != count)
     return error{fmt::format("the answer for key {} part {} covers {} elements, not {}",
-                             range.key, range.part, view->elements, count)};
+                             range.key, range.part, view.elements, count)};
   scratch.assign(count, 0.0f);
-  return compute::apply_update_frame(*view, scratch);
+  return compute::apply_update_frame(view, scratch);
 }
 
 } // namespace
@@ -111,8 +108,11 @@ result<void> take_kv_values(const compute::key_range& range, const compute::fram
                             std::vector<float>& scratch) {
   if (auto fits = fits_model(range, target.size()); !fits)
     return fits.err();
+  auto view = compute::read_update_frame(values, workspace);
+  if (!view)
+    return view.err();
   // Decoded aside first: a payload that fails to decode leaves the target as it was.
-  if (auto decoded = decode_range(range, values, range.count, workspace, scratch); !decoded)
+  if (auto decoded = decode_range(range, *view, range.count, scratch); !decoded)
     return decoded.err();
   std::copy(scratch.begin(), scratch.end(), target.begin() + range.offset);
   return success();
@@ -129,8 +129,7 @@ result<void> take_kv_state(const compute::key_range& range, const compute::frame
     return view.err();
   if (blocks == 0 || view->elements == 0)
     return success();  // an updater without state (plain SGD) on either side
-  if (auto decoded = decode_range(range, state, blocks * range.count, workspace, scratch);
-      !decoded)
+  if (auto decoded = decode_range(range, *view, blocks * range.count, scratch); !decoded)
     return decoded.err();
   for (std::size_t b = 0; b < blocks; ++b)
     std::copy_n(scratch.begin() + static_cast<std::ptrdiff_t>(b * range.count), range.count,

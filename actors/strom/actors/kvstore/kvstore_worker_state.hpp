@@ -49,8 +49,9 @@ struct kv_own_step {
   std::size_t other_waiting = 0;  ///< that step's ranges not in its replica yet
 };
 
-/// The shards' latest parameters and updater state on their way into the replica (the node's first trainer,
-/// before an evaluation): a range whose head was lost waits for its re-route (kv_reroute).
+/// The shards' latest parameters and updater state on their way into the replica (the node's
+/// first trainer, before an evaluation): a range whose head was lost waits for its re-route
+/// (kv_reroute).
 struct kv_latest_pull {
   caf::typed_response_promise<kv_pull_atom> promise;
   std::vector<bool> waiting;  ///< by range: its values are not in the replica yet

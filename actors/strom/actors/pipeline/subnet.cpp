@@ -502,8 +502,8 @@ void gather_states(self_ptr self, const subnet_setup& setup,
   }
 }
 
-/// The layer ranges of `count` sources as stage sources of `received`; an error when the
-/// bounds given do not match the sources.
+/// `received` with each one's layer range [first_layers[i], end_layers[i]); an error when the
+/// bounds given do not match the states.
 result<std::vector<compute::stage_source>> sources_of(
   const std::vector<compute::replica_snapshot>& received,
   const std::vector<std::uint32_t>& first_layers, const std::vector<std::uint32_t>& end_layers) {

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "strom/compute/replica_from_spec.hpp"
+#include "strom/compute/snapshots/replica_snapshot.hpp"
 #include "strom/compute/snapshots/snapshot_encoding.hpp"
 #include "strom/runtime/job/checkpoint_runs.hpp"
 
@@ -41,20 +42,15 @@ result<actors::job_resume> job_resume_of(const job_spec& job, const checkpoint_c
     return error{fmt::format("{}: the checkpoint holds {} epochs, and the job trains {}: give "
                              "--epochs with more to train longer",
                              source, saved.progress.epoch, epochs)};
-  // The nodes would refuse a checkpoint that does not fit; say so before they start.
+  // The nodes would refuse a checkpoint that does not fit; say so before they start, then
+  // send the model as the replica that took it holds it.
   auto model = compute::make_replica(job.reader(), 0);
   if (!model)
     return error{fmt::format("{}: {}", source, model.err().message)};
   if (auto fits = restore_checkpoint(saved, **model); !fits)
     return error{fmt::format("{}: {}", source, fits.err().message)};
-
-  compute::replica_snapshot snapshot;
-  snapshot.parameters = saved.parameters;
-  snapshot.updater_state = saved.updater_state;
-  snapshot.layer_state = saved.layer_state;
-  snapshot.progress.epoch = saved.progress.epoch;
-  snapshot.progress.iteration = saved.progress.iteration;
-  const auto words = compute::encode_snapshot(snapshot);
+  const auto words = compute::encode_snapshot(compute::take_snapshot(
+    **model, nullptr, {saved.progress.epoch, saved.progress.iteration}));
   auto frame = compute::frame::from_bytes(
     {reinterpret_cast<const std::byte*>(words.asBytes().begin()), words.asBytes().size()});
   if (!frame)
