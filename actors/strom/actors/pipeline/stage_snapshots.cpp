@@ -24,35 +24,77 @@ const own_stage_snapshot* stage_snapshots::own(const stage_point& at) const {
   return nullptr;
 }
 
+stage_snapshots::incoming_snapshot& stage_snapshots::incoming(const incoming_key& key) {
+  if (auto found = incoming_.find(key); found != incoming_.end())
+    return found->second;
+  if (incoming_.size() >= incoming_kept) {
+    // Room for it: the oldest nobody awaits goes, or else the oldest awaited, whose waiter
+    // hears why.
+    const auto before = [](const auto& a, const auto& b) {
+      const bool a_awaited = static_cast<bool>(a.second.waiter);
+      const bool b_awaited = static_cast<bool>(b.second.waiter);
+      return a_awaited != b_awaited ? !a_awaited : a.second.started < b.second.started;
+    };
+    const auto oldest = std::min_element(incoming_.begin(), incoming_.end(), before);
+    settle(oldest, error{fmt::format("snapshot {}: dropped for newer ones ({} at most are "
+                                     "assembled at once)", oldest->first.second,
+                                     incoming_kept)});
+  }
+  return incoming_.emplace(key, incoming_snapshot{compute::snapshot_assembler{max_bytes_}, {},
+                                                  ++started_})
+    .first->second;
+}
+
+void stage_snapshots::settle(std::map<incoming_key, incoming_snapshot>::iterator entry,
+                             result<compute::frame> outcome) {
+  auto waiter = std::move(entry->second.waiter);
+  incoming_.erase(entry);
+  if (waiter)  // called last: it may add or take snapshots itself
+    waiter(std::move(outcome));
+}
+
 result<void> stage_snapshots::add_chunk(const caf::actor_addr& sender,
                                         const compute::frame& chunk) {
-  auto found = incoming_.find(sender);
-  // A complete (or refused) assembly from this sender was never claimed: a new one begins.
-  if (found == incoming_.end() || found->second.complete())
-    found = incoming_.insert_or_assign(sender, compute::snapshot_assembler{max_bytes_}).first;
-  return found->second.add(chunk);
+  auto id = compute::snapshot_id_of(chunk);
+  if (!id)
+    return id.err();
+  const incoming_key key{sender, *id};
+  auto added = incoming(key).chunks.add(chunk);
+  auto entry = incoming_.find(key);
+  if (!added)
+    settle(entry, added.err());
+  else if (entry->second.chunks.complete() && entry->second.waiter)
+    settle(entry, compute::take_assembled(std::move(entry->second.chunks)));
+  return added;
 }
 
-result<compute::frame> stage_snapshots::take_received(const caf::actor_addr& sender) {
-  auto found = incoming_.find(sender);
-  if (found == incoming_.end())
-    return error{"no snapshot chunks arrived"};
-  auto assembled = compute::take_assembled(std::move(found->second));
-  incoming_.erase(found);
-  return assembled;
+bool stage_snapshots::when_whole(const caf::actor_addr& sender, std::uint64_t id,
+                                 snapshot_waiter then) {
+  const incoming_key key{sender, id};
+  auto& entry = incoming(key);
+  entry.waiter = std::move(then);
+  if (!entry.chunks.complete())
+    return true;
+  settle(incoming_.find(key), compute::take_assembled(std::move(entry.chunks)));
+  return false;
 }
 
-result<void> stage_snapshots::hold(const caf::actor_addr& sender,
-                                   const stage_snapshot_note& note) {
-  auto encoded = take_received(sender);
-  if (!encoded)
-    return error{fmt::format("the snapshot of stage {} at epoch {} step {}: {}", note.stage + 1,
-                             note.at.epoch + 1, note.at.epoch_step, encoded.err().message)};
+void stage_snapshots::give_up(const caf::actor_addr& sender, std::uint64_t id) {
+  auto entry = incoming_.find({sender, id});
+  if (entry == incoming_.end() || !entry->second.waiter)
+    return;
+  const auto& chunks = entry->second.chunks;
+  settle(entry, error{chunks.chunk_count() == 0
+                        ? fmt::format("snapshot {}: no chunk of it arrived", id)
+                        : fmt::format("snapshot {}: {} of its {} chunks arrived", id,
+                                      chunks.chunks_taken(), chunks.chunk_count())});
+}
+
+void stage_snapshots::hold(const stage_snapshot_note& note, compute::frame encoded) {
   auto& copies = held_[note.stage];
   if (copies.size() == held_kept)
     copies.pop_front();
-  copies.push_back({note.at, std::move(*encoded)});
-  return success();
+  copies.push_back({note.at, std::move(encoded)});
 }
 
 const compute::frame* stage_snapshots::held(std::uint32_t stage, const stage_point& at) const {

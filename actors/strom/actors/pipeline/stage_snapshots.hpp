@@ -2,12 +2,16 @@
 // A subnet's snapshots (issue #20, stage restore; LightDNN's snapshots of a subnet): its own,
 // which it rolls back to when another stage is lost, and the copies of a neighbouring stage's
 // that it holds so that stage can be re-spawned on another node. A stage's copy goes to its
-// holder (holder_of) as snapshot chunks followed by a stage_snapshot_note; the holder keeps the
-// chunks of each sender apart, since a stage may hold two neighbours' copies.
+// holder (holder_of) as snapshot chunks followed by a stage_snapshot_note; a restore's or a
+// gathering's snapshot as chunks followed by the answer snapshot_sent. The chunks of each sender
+// and snapshot id are assembled apart, in any order, and the note or answer may come before the
+// last of them (a route between two nodes changes when they connect directly): whoever awaits a
+// snapshot is called once it is whole (when_whole), or given up on after a timeout (give_up).
 
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -50,25 +54,49 @@ public:
   /// The own snapshot taken at `at`; null when it is no longer (or never was) kept.
   const own_stage_snapshot* own(const stage_point& at) const;
 
-  /// Adds a chunk of the snapshot `sender` is sending (the first chunk starts a new one).
+  /// Snapshots being assembled at once; the oldest that nobody awaits goes first beyond it
+  /// (a sender that stopped mid-snapshot leaves no memory behind for long).
+  static constexpr std::size_t incoming_kept = 4;
+
+  /// What gets an awaited snapshot: encoded, or why it did not arrive whole.
+  using snapshot_waiter = std::function<void(result<compute::frame>)>;
+
+  /// Adds a chunk of a snapshot `sender` is sending; the waiter of the snapshot it completes
+  /// (or makes fail) is called.
   result<void> add_chunk(const caf::actor_addr& sender, const compute::frame& chunk);
-  /// The chunks `sender` sent are the snapshot `note` describes: complete, it is kept as
-  /// a copy of note.stage's.
-  result<void> hold(const caf::actor_addr& sender, const stage_snapshot_note& note);
+  /// Calls `then` with snapshot `id` of `sender` once it is whole: at once when it is, else
+  /// at its last chunk or give_up. True when it waits.
+  bool when_whole(const caf::actor_addr& sender, std::uint64_t id, snapshot_waiter then);
+  /// Ends the wait for `sender`'s snapshot `id`, if still on, with an error saying how many of
+  /// its chunks arrived.
+  void give_up(const caf::actor_addr& sender, std::uint64_t id);
+  /// Keeps `encoded` as the copy of note.stage's snapshot taken at note.at.
+  void hold(const stage_snapshot_note& note, compute::frame encoded);
   /// The encoded snapshot of `stage` taken at `at`; null when none is held.
   const compute::frame* held(std::uint32_t stage, const stage_point& at) const;
-  /// Takes the encoded snapshot `sender` sent, once complete (a restore's fetch).
-  result<compute::frame> take_received(const caf::actor_addr& sender);
 
 private:
   struct held_copy {
     stage_point at;
     compute::frame encoded;
   };
+  struct incoming_snapshot {
+    compute::snapshot_assembler chunks;
+    snapshot_waiter waiter;      // empty until someone awaits it
+    std::uint64_t started = 0;   // order of the first chunk or wait
+  };
+  using incoming_key = std::pair<caf::actor_addr, std::uint64_t>;  // sender, snapshot id
+
+  /// The entry of `key`, made (making room) when there is none.
+  incoming_snapshot& incoming(const incoming_key& key);
+  /// Calls the entry's waiter, if any, with `outcome` and drops the entry.
+  void settle(std::map<incoming_key, incoming_snapshot>::iterator entry,
+              result<compute::frame> outcome);
 
   std::size_t max_bytes_;
   std::deque<own_stage_snapshot> own_;
-  std::map<caf::actor_addr, compute::snapshot_assembler> incoming_;
+  std::map<incoming_key, incoming_snapshot> incoming_;
+  std::uint64_t started_ = 0;
   std::map<std::uint32_t, std::deque<held_copy>> held_;  // by stage
 };
 

@@ -33,6 +33,7 @@ micro_batch_rows micro_batch_of(std::uint32_t samples, std::uint32_t count,
 namespace {
 
 using subnet_steps::self_ptr;
+using subnet_steps::await_snapshot;
 using subnet_steps::first_snapshot;
 using subnet_steps::go_back;
 using subnet_steps::send_chunks;
@@ -438,12 +439,20 @@ caf::error not_from_master(self_ptr self, const subnet_setup& setup, const char*
                                 "job_master", setup.stage + 1, setup.job_id, what));
 }
 
-/// The snapshot `source` sent whole as chunks, decoded.
-result<compute::replica_snapshot> received_from(self_ptr self, const caf::actor& source) {
-  auto encoded = self->state.snapshots.take_received(source.address());
-  if (!encoded)
-    return encoded.err();
-  return compute::decode_snapshot(encoded->words());
+/// Calls `then` with snapshot `sent` of `source` decoded, once all its chunks are in; `failed`
+/// with the reason it did not arrive whole or does not decode.
+void await_decoded(self_ptr self, const subnet_setup& setup, const caf::actor& source,
+                   const snapshot_sent& sent,
+                   std::function<void(compute::replica_snapshot)> then,
+                   std::function<void(caf::error)> failed) {
+  await_snapshot(self, setup, source.address(), sent.snapshot_id,
+                 [then, failed](result<compute::frame> encoded) {
+    auto saved = encoded ? compute::decode_snapshot(encoded->words())
+                         : result<compute::replica_snapshot>{encoded.err()};
+    if (!saved)
+      return failed(make_error(strom_error::snapshot_failed, saved.err().message));
+    then(std::move(*saved));
+  });
 }
 
 /// Subnets' states being gathered (a refill's, a checkpoint's), in the order asked for.
@@ -490,13 +499,14 @@ void gather_states(self_ptr self, const subnet_setup& setup,
     }
     self->request(source, setup.snapshot_timeout, stage_state_fetch{generation})
       .then(
-        [self, gathered, source, i](const snapshot_sent&) {
-          if (gathered->left == 0)  // an error was answered already
-            return;
-          auto saved = received_from(self, source);
-          if (!saved)
-            return gathered->fail(make_error(strom_error::snapshot_failed, saved.err().message));
-          gathered->arrived(i, std::move(*saved));
+        [self, setup, gathered, source, i](const snapshot_sent& sent) {
+          await_decoded(
+            self, setup, source, sent,
+            [gathered, i](compute::replica_snapshot saved) {
+              if (gathered->left > 0)  // else an error was answered already
+                gathered->arrived(i, std::move(saved));
+            },
+            [gathered](caf::error err) { gathered->fail(std::move(err)); });
         },
         [gathered](caf::error& err) { gathered->fail(std::move(err)); });
   }
@@ -689,13 +699,21 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
                   setup.job_id, ok.err().message);
     },
     [self, setup, sender_of](const stage_snapshot_note& note) {
-      auto& st = self->state;
-      if (auto ok = st.snapshots.hold(sender_of(), note); !ok) {
-        log::warning("pipeline stage {} of job {}: {}", setup.stage + 1, setup.job_id,
-                     ok.err().message);
-        return;
-      }
-      self->send(st.links.master, note);
+      await_snapshot(self, setup, sender_of(), note.snapshot_id,
+                     [self, setup, note](result<compute::frame> encoded) {
+        if (!encoded) {  // the holder never confirms it: a restore goes back further
+          log::warning("pipeline stage {} of job {}: the snapshot of stage {} at epoch {} step {}: "
+                       "{}", setup.stage + 1, setup.job_id, note.stage + 1, note.at.epoch + 1,
+                       note.at.epoch_step, encoded.err().message);
+          return;
+        }
+        auto& st = self->state;
+        st.snapshots.hold(note, std::move(*encoded));
+        self->send(st.links.master, note);
+      });
+    },
+    [self](caf::timeout_atom, snapshot_atom, const caf::actor_addr& source, std::uint64_t id) {
+      self->state.snapshots.give_up(source, id);
     },
     [self, setup](const stage_snapshot_fetch& fetch) -> caf::result<snapshot_sent> {
       auto& st = self->state;
@@ -766,20 +784,20 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
       self
         ->request(holder, setup.snapshot_timeout, stage_snapshot_fetch{to.stage, to.at})
         .then(
-          [self, setup, promise, holder, to](const snapshot_sent&) mutable {
-            auto saved = received_from(self, holder);
-            if (!saved) {
-              promise.deliver(make_error(strom_error::snapshot_failed, saved.err().message));
-              return;
-            }
-            if (auto err = go_back(self, setup, to, *saved)) {
-              promise.deliver(std::move(err));
-              return;
-            }
-            // For a later rollback.
-            self->state.snapshots.keep_own(
-              {to, std::make_shared<const compute::replica_snapshot>(std::move(*saved))});
-            promise.deliver(std::uint64_t{0});
+          [self, setup, promise, holder, to](const snapshot_sent& sent) mutable {
+            await_decoded(
+              self, setup, holder, sent,
+              [self, setup, promise, to](compute::replica_snapshot saved) mutable {
+                if (auto err = go_back(self, setup, to, saved)) {
+                  promise.deliver(std::move(err));
+                  return;
+                }
+                // For a later rollback.
+                self->state.snapshots.keep_own(
+                  {to, std::make_shared<const compute::replica_snapshot>(std::move(saved))});
+                promise.deliver(std::uint64_t{0});
+              },
+              [promise](caf::error err) mutable { promise.deliver(std::move(err)); });
           },
           [promise](caf::error& err) mutable { promise.deliver(std::move(err)); });
       return promise;

@@ -168,7 +168,8 @@ struct subnet_state {
 /// stage_rollback -> minibatches undone; stage_restore -> 0 once restored; stage_update from
 /// a copy of the stage; stage_state_fetch -> snapshot_sent (its state now, as chunks to the
 /// sender); stage_refill -> 0 once its layers' state came from the old stages;
-/// stage_checkpoint -> the path of the pipeline's checkpoint (the first stage).
+/// stage_checkpoint -> the path of the pipeline's checkpoint (the first stage); (timeout_atom,
+/// snapshot_atom, source, id) from itself: a snapshot awaited that long gives up.
 caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup);
 
 } // namespace strom::actors

@@ -96,6 +96,14 @@ caf::result<snapshot_sent> subnet_steps::send_snapshot(self_ptr self, const caf:
   return snapshot_sent{id, *sent, encoded.size()};
 }
 
+void subnet_steps::await_snapshot(self_ptr self, const subnet_setup& setup,
+                                  const caf::actor_addr& source, std::uint64_t id,
+                                  stage_snapshots::snapshot_waiter then) {
+  if (self->state.snapshots.when_whole(source, id, std::move(then)))
+    self->delayed_send(self, setup.snapshot_timeout, caf::timeout_atom_v, snapshot_atom_v, source,
+                       id);
+}
+
 caf::error subnet_steps::go_back(self_ptr self, const subnet_setup& setup,
                                  const stage_snapshot_note& to,
                                  const compute::replica_snapshot& saved) {

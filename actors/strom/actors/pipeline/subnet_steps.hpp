@@ -37,6 +37,11 @@ void take_snapshot(self_ptr self, const subnet_setup& setup, const stage_point& 
 caf::result<snapshot_sent> send_snapshot(self_ptr self, const caf::actor& receiver,
                                          const compute::frame& encoded, std::uint64_t id);
 
+/// Calls `then` with snapshot `id` of `source` once all its chunks are in (they may come after
+/// the note or answer that names it); with an error after the snapshot timeout.
+void await_snapshot(self_ptr self, const subnet_setup& setup, const caf::actor_addr& source,
+                    std::uint64_t id, stage_snapshots::snapshot_waiter then);
+
 /// The stage's state as it was at `to`: `saved` in its replica, nothing in flight, the last
 /// stage's figures of the epoch as they were.
 caf::error go_back(self_ptr self, const subnet_setup& setup, const stage_snapshot_note& to,

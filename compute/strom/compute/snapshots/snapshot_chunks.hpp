@@ -3,8 +3,10 @@
 // (schema/snapshot.capnp), each at most max_snapshot_chunk_bytes: CAF 0.17 serialises every
 // outbound message on the node's single middleman thread, so one message of a 100 MB model
 // would hold back that node's heartbeats and frames for as long as it takes to write
-// (shared/CAF-0.17-NOTES.md). The assembler takes a peer's chunks strictly in order and never
-// allocates more than the snapshot size the receiver's own model allows.
+// (shared/CAF-0.17-NOTES.md). The assembler takes a peer's chunks in any order (a route between
+// two nodes can change mid-snapshot when they connect directly, and a chunk may overtake the
+// ones before it), ignores a chunk it has already, and never allocates more than the snapshot
+// size the receiver's own model allows.
 
 #include <cstddef>
 #include <cstdint>
@@ -39,33 +41,45 @@ result<std::vector<frame>> chunk_snapshot(std::span<const capnp::word> encoded,
                                           std::uint64_t snapshot_id,
                                           std::size_t payload_bytes = snapshot_chunk_payload_bytes);
 
-/// Puts one snapshot's chunks back together, refusing anything but the next chunk in order.
+/// The snapshot id a chunk frame names; an error when the frame is no chunk.
+result<std::uint64_t> snapshot_id_of(const frame& chunk);
+
+/// Puts one snapshot's chunks back together, in whatever order they arrive.
 class snapshot_assembler {
 public:
   /// Accepts a snapshot of at most `max_total_bytes` (snapshot_bytes_bound of the receiver).
   explicit snapshot_assembler(std::size_t max_total_bytes) : max_total_bytes_(max_total_bytes) {}
 
-  /// Takes the next chunk. The first one fixes snapshot id, count and total, which are checked
-  /// against their bounds before the total is allocated; later ones must match them and come
-  /// in order. After an error the assembler refuses everything.
+  /// Takes a chunk. The first one fixes snapshot id, count and total, which are checked against
+  /// their bounds before the total is allocated; later ones must match them, and every chunk
+  /// but the last must carry as many bytes as the others. A chunk taken already is ignored (a
+  /// retransmission). After an error the assembler refuses everything.
   result<void> add(const frame& chunk);
 
-  /// True once the last chunk arrived and the CRC-32 matched.
+  /// True once every chunk arrived and the CRC-32 of the whole matched.
   bool complete() const noexcept { return complete_; }
+
+  /// Chunks taken so far, and the count the first one declared (0 before it).
+  std::uint32_t chunks_taken() const noexcept { return taken_; }
+  std::uint32_t chunk_count() const noexcept { return count_; }
 
   /// The encoded snapshot (empty until complete()).
   std::span<const capnp::word> encoded() const noexcept;
 
 private:
   result<void> take(const frame& chunk);
+  /// Where chunk `index`'s `bytes` of payload go; an error when they cannot be part of the
+  /// declared total (fixes the size of the equal chunks at the first that shows it).
+  result<std::size_t> offset_of(std::uint32_t index, std::size_t bytes);
 
   std::size_t max_total_bytes_;
   std::uint64_t snapshot_id_ = 0;
-  std::uint32_t count_ = 0;      // 0 until the first chunk arrived
-  std::uint32_t next_ = 0;       // index of the chunk expected next
+  std::uint32_t count_ = 0;         // 0 until the first chunk arrived
+  std::uint32_t taken_ = 0;         // distinct chunks taken
   std::size_t total_bytes_ = 0;
-  std::size_t received_ = 0;
-  std::uint32_t crc_ = 0;        // of the bytes received so far
+  std::size_t chunk_bytes_ = 0;     // payload of every chunk but the last; 0 until known
+  std::optional<std::uint32_t> crc_;  // the whole snapshot's, from the last chunk
+  std::vector<bool> arrived_;       // by chunk index
   std::unique_ptr<capnp::word[]> words_;
   bool complete_ = false;
   std::optional<error> failed_;
