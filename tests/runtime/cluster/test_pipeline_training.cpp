@@ -365,11 +365,23 @@ BOOST_AUTO_TEST_CASE(a_node_slowed_mid_run_gives_up_layers_and_the_model_is_the_
   BOOST_TEST(runtime::to_json(moved).find("\"repartitions\":1") != std::string::npos);
 }
 
-// A node lost while the layers are split again: the new split is abandoned (its subnets end)
-// and the old one, whose subnets still hold the state, restores the lost stage beside its
-// neighbour and trains on from the epoch's end: the model of a pipeline that never moved. The
-// loss is sent when the job_master logs the new split, before any new subnet runs.
-BOOST_AUTO_TEST_CASE(a_node_lost_while_the_layers_are_split_again_keeps_the_old_split) {
+namespace {
+
+/// The fashion MLP trained 2 epochs as a pipeline on 2 nodes, the second slowed so that the
+/// layers are split again before epoch 2; the slowed node is lost when the job_master logs a
+/// line containing `moment`. The report, what was logged, and the losses seen.
+struct lost_at_split {
+  runtime::training_report report;
+  std::vector<std::string> lines;
+  std::vector<double> losses;
+
+  bool logged(const std::string& part) const {
+    return std::any_of(lines.begin(), lines.end(),
+                       [&](const std::string& line) { return line.find(part) != std::string::npos; });
+  }
+};
+
+lost_at_split lose_slowed_node_at(const std::string& moment) {
   auto job = runtime::load_job_file(STROM_SOURCE_DIR "/examples/fashion_mlp.job");
   BOOST_REQUIRE_MESSAGE(job, (job ? "" : job.err().message));
   runtime::local_training_options options;
@@ -384,40 +396,83 @@ BOOST_AUTO_TEST_CASE(a_node_lost_while_the_layers_are_split_again_keeps_the_old_
   auto cluster = runtime::in_process_cluster::start(shape);
   BOOST_REQUIRE_MESSAGE(cluster, (cluster ? "" : cluster.err().message));
   std::mutex mutex;
-  std::vector<std::string> lines;
+  lost_at_split out;
   strom::log::set_sink([&](strom::log::level, std::string_view line) {
     std::lock_guard<std::mutex> lock{mutex};
-    lines.emplace_back(line);
-    if (line.find("splits its pipeline again") != std::string_view::npos)
+    out.lines.emplace_back(line);
+    if (line.find(moment) != std::string_view::npos)
       (*cluster)->lose(1);  // the slowed node, which both splits use
   });
   epoch_losses seen;
   auto run = runtime::run_job((*cluster)->home(), (*cluster)->scheduler(), *submission, &seen);
   strom::log::set_sink({});
   BOOST_REQUIRE_MESSAGE(run, (run ? "" : run.err().message));
-  const auto logged = [&](const std::string& part) {
-    return std::any_of(lines.begin(), lines.end(),
-                       [&](const std::string& line) { return line.find(part) != std::string::npos; });
-  };
-  BOOST_TEST(logged("lost a node while splitting its pipeline again; it keeps its split"));
-  BOOST_TEST(logged("merged beside its neighbour"));
-  const auto& r = *run;
+  out.report = *run;
+  out.losses = seen.losses;
+  return out;
+}
+
+/// The same job on 2 nodes that never split it again: what a restore must end at.
+std::pair<runtime::training_report, std::vector<double>> train_never_split_again() {
+  auto job = runtime::load_job_file(STROM_SOURCE_DIR "/examples/fashion_mlp.job");
+  BOOST_REQUIRE_MESSAGE(job, (job ? "" : job.err().message));
+  runtime::local_training_options options;
+  options.epochs = 2;
+  options.mode = schema::TrainingMode::PIPELINE;
+  epoch_losses seen;
+  options.observer = &seen;
+  runtime::cluster_shape plain;
+  plain.nodes = 2;
+  auto kept = runtime::train_on_cluster(*job, options, plain);
+  BOOST_REQUIRE_MESSAGE(kept, (kept ? "" : kept.err().message));
+  return {*kept, seen.losses};
+}
+
+/// train_never_split_again's outcome, trained once for the tests that compare with it.
+const std::pair<runtime::training_report, std::vector<double>>& never_split_again() {
+  static const auto kept = train_never_split_again();
+  return kept;
+}
+
+} // namespace
+
+// A node lost while the layers are split again: the new split is abandoned (its subnets end)
+// and the old one, whose subnets still hold the state, restores the lost stage beside its
+// neighbour and trains on from the epoch's end: the model of a pipeline that never moved. The
+// loss is sent when the job_master logs the new split, before any new subnet runs.
+BOOST_AUTO_TEST_CASE(a_node_lost_while_the_layers_are_split_again_keeps_the_old_split) {
+  const auto lost = lose_slowed_node_at("splits its pipeline again");
+  BOOST_TEST(lost.logged("lost a node while splitting its pipeline again; it keeps its split"));
+  BOOST_TEST(lost.logged("merged beside its neighbour"));
+  const auto& r = lost.report;
   BOOST_TEST(r.pipeline.repartitions == 0u);
   BOOST_TEST(r.pipeline.stage_restores == 1u);
   BOOST_TEST(r.nodes_lost == 1u);
   BOOST_TEST(r.train_samples == 120000u);
   // From the old split's state at the epoch's end, on the same data order.
-  runtime::local_training_options unmoved = options;
-  unmoved.repartition_margin = 0.0f;
-  epoch_losses kept_seen;
-  unmoved.observer = &kept_seen;
-  runtime::cluster_shape plain;
-  plain.nodes = 2;
-  auto kept = runtime::train_on_cluster(*job, unmoved, plain);
-  BOOST_REQUIRE_MESSAGE(kept, (kept ? "" : kept.err().message));
-  BOOST_TEST(seen.losses == kept_seen.losses, boost::test_tools::per_element());
-  BOOST_TEST(r.test_loss == kept->test_loss);
-  BOOST_TEST(r.test_accuracy == kept->test_accuracy);
+  const auto [kept, kept_losses] = never_split_again();
+  BOOST_TEST(lost.losses == kept_losses, boost::test_tools::per_element());
+  BOOST_TEST(r.test_loss == kept.test_loss);
+  BOOST_TEST(r.test_accuracy == kept.test_accuracy);
+}
+
+// A node lost the moment the new split starts training (#40): the new split already holds a
+// copy of every stage's state (the old split ends only then), so the lost stage is restored
+// in the new split from the epoch's start, and the model is still that of a pipeline that
+// never moved.
+BOOST_AUTO_TEST_CASE(a_node_lost_as_the_new_split_starts_is_restored_in_the_new_split) {
+  const auto lost = lose_slowed_node_at("on its new split");
+  BOOST_TEST(!lost.logged("it keeps its split"));
+  BOOST_TEST(lost.logged("merged beside its neighbour"));
+  const auto& r = lost.report;
+  BOOST_TEST(r.pipeline.repartitions == 1u);
+  BOOST_TEST(r.pipeline.stage_restores == 1u);
+  BOOST_TEST(r.nodes_lost == 1u);
+  BOOST_TEST(r.train_samples == 120000u);
+  const auto [kept, kept_losses] = never_split_again();
+  BOOST_TEST(lost.losses == kept_losses, boost::test_tools::per_element());
+  BOOST_TEST(r.test_loss == kept.test_loss);
+  BOOST_TEST(r.test_accuracy == kept.test_accuracy);
 }
 
 // Pipeline x data parallelism: two copies of a two-stage pipeline on four nodes, each copy

@@ -341,14 +341,14 @@ void run_pipeline_epoch(self_ptr self) {
     self->send(run.subnets[first], stage_run{st.status.epoch, false, run.generation, 0});
 }
 
-void pipeline_snapshot_held(self_ptr self, const stage_snapshot_note& note) {
-  auto& st = self->state;
-  if (st.outcome || !st.pipeline || note.stage >= st.pipeline->held.size())
-    return;
-  auto& run = *st.pipeline;
-  const auto holder = holder_of(note.stage, run.stages());
-  if (self->current_sender() != run.subnets[holder].address())
-    return;
+namespace {
+
+/// Records `note` in `run` when `sender` is its stage's holder there; false when not.
+bool record_held(pipeline_run& run, const caf::actor_addr& sender,
+                 const stage_snapshot_note& note) {
+  if (note.stage >= run.held.size() ||
+      sender != run.subnets[holder_of(note.stage, run.stages())].address())
+    return false;
   auto& held = run.held[note.stage];
   if (held.size() == stage_snapshots::held_kept)
     held.erase(held.begin());
@@ -357,6 +357,23 @@ void pipeline_snapshot_held(self_ptr self, const stage_snapshot_note& note) {
   if (taken.size() == stage_snapshots::own_kept)
     taken.erase(taken.begin());
   taken.push_back(note);
+  return true;
+}
+
+} // namespace
+
+void pipeline_snapshot_held(self_ptr self, const stage_snapshot_note& note) {
+  auto& st = self->state;
+  if (st.outcome || !st.pipeline)
+    return;
+  auto& run = *st.pipeline;
+  const auto sender = caf::actor_cast<caf::actor_addr>(self->current_sender());
+  // The old split's copies of the epoch's end may still come in while the new split starts:
+  // a loss before the new one's copies are held goes back to them.
+  if (record_held(run, sender, note))
+    start_new_split_once_held(self);
+  else if (run.replaced)
+    record_held(*run.replaced, sender, note);
 }
 
 void pipeline_epoch_ended(self_ptr self, const job_master_setup& setup,

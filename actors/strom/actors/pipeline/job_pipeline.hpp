@@ -45,8 +45,9 @@ struct pipeline_run {
   std::map<std::uint64_t, std::string> node_endpoints;
   std::set<std::pair<std::uint64_t, std::uint64_t>> wired;  ///< node pairs told to connect
   /// While the layers are split again (job_repartition.cpp): the run as it was before, whose
-  /// subnets still hold the state until the new ones took it; null otherwise.
-  std::shared_ptr<const pipeline_run> replaced;
+  /// subnets still hold the state until every new stage's copy of it is held; null otherwise.
+  std::shared_ptr<pipeline_run> replaced;
+  bool split_linked = false;  ///< the new split's stages are linked (job_repartition.cpp)
   /// By stage: the snapshots its holder keeps (the latest stage_snapshots::held_kept).
   std::vector<std::vector<stage_snapshot_note>> held;
   /// By stage: the snapshots it took and keeps (the latest stage_snapshots::own_kept), which it
@@ -104,15 +105,20 @@ void connect_node(self_ptr self, std::uint64_t node, const std::vector<std::uint
 /// frames do not pass through the scheduler; until then they do.
 void wire_stage(self_ptr self, std::uint32_t s, const std::vector<std::uint32_t>& neighbours);
 
-/// A stage's holder keeps its snapshot (a point a restore can go back to).
+/// A stage's holder keeps its snapshot (a point a restore can go back to); the old split's
+/// holders too while the layers are split again.
 void pipeline_snapshot_held(self_ptr self, const stage_snapshot_note& note);
+
+/// The new split's stages are linked and every one's copy of its state is held: the old
+/// split's subnets end and the epoch starts on the new one. Nothing before that.
+void start_new_split_once_held(self_ptr self);
 
 /// A pipeline job's next epoch, after splitting its layers again when its nodes' measured
 /// speeds drifted (then in a new generation of subnets); a job that cannot fails.
 void start_pipeline_epoch(self_ptr self, const job_master_setup& setup);
 
-/// A node was lost while the pipeline's layers were split again, before the new split took
-/// their state: the new subnets end and the old split, whose subnets still hold it, runs on
+/// A node was lost while the pipeline's layers were split again, before every new stage's copy
+/// of its state was held: the new subnets end and the old split, whose subnets still hold it, runs on
 /// (its lost stage is then restored as any other).
 void abandon_repartition(self_ptr self);
 

@@ -9,12 +9,14 @@
 //   1. every slot's node spawns its new subnet (stage_assignment);
 //   2. each new subnet fetches the state of the old subnets that held its layers
 //      (stage_refill, stage_state_fetch) and puts its own together (compute::regroup_stage);
-//   3. the old subnets end (stage_retire to their nodes), the new ones are linked and the
+//   3. the new ones are linked, and each sends its holder a copy of the state it took;
+//   4. once every copy is held, the old subnets end (stage_retire to their nodes) and the
 //      epoch starts. Nothing is trained twice: the old stages were idle at the epoch's end.
 // Only a pipeline in one copy is re-partitioned (copies would also need their residuals
-// moved). A node lost before step 3 abandons the new split: its subnets end and the old one,
-// which still holds the state, is restored as any other (abandon_repartition); lost after it,
-// the new split is restored.
+// moved). A node lost before step 4 abandons the new split: its subnets end and the old one,
+// which still holds the state and its holders' copies of it, is restored as any other
+// (abandon_repartition); lost after it, the new split is restored. The pipeline so never gives
+// up a point every stage can go back to before it holds a newer one.
 
 #include "strom/actors/pipeline/job_pipeline.hpp"
 
@@ -80,19 +82,13 @@ void retire(self_ptr self, const std::vector<caf::actor>& subnets,
       self->send(member->second.agent, stage_retire{st.status.job_id, std::move(retired)});
 }
 
-/// Step 3: the old subnets end, the new ones are linked, and the epoch starts.
-void retire_and_link(self_ptr self, const job_master_setup& setup) {
-  auto& st = self->state;
-  auto& run = *st.pipeline;
-  retire(self, run.replaced->subnets, run.replaced->stage_nodes);
-  run.replaced.reset();  // from here a loss is restored in the new split
-  link_stages(self, setup, [self] {
-    auto& st = self->state;
-    auto& run = *st.pipeline;
-    ++st.report.pipeline.repartitions;
-    log::info("job_master: job {} trains epoch {} on its new split (generation {})",
-              st.status.job_id, st.status.epoch + 1, run.generation);
-    run_pipeline_epoch(self);
+/// Step 3: the new subnets are linked; they send their holders their copies (stage_links).
+void link_new_split(self_ptr self, const job_master_setup& setup) {
+  link_stages(self, setup, [self, generation = self->state.pipeline->generation] {
+    if (!pipeline_in_generation(self, generation))
+      return;  // abandoned meanwhile
+    self->state.pipeline->split_linked = true;
+    start_new_split_once_held(self);
   });
 }
 
@@ -130,7 +126,7 @@ void refill_stages(self_ptr self, const job_master_setup& setup) {
       .then(
         [self, setup, left, current](std::uint64_t) {
           if (current() && --*left == 0)
-            retire_and_link(self, setup);
+            link_new_split(self, setup);
         },
         [self, setup, t, current](caf::error& err) {
           if (!current())
@@ -150,7 +146,8 @@ void respawn(self_ptr self, const job_master_setup& setup, job_placement placed,
              std::vector<std::uint64_t> nodes) {
   auto& st = self->state;
   auto& run = *st.pipeline;
-  run.replaced = std::make_shared<const pipeline_run>(run);
+  run.replaced = std::make_shared<pipeline_run>(run);
+  run.split_linked = false;
   log::info("job_master: job {} splits its pipeline again before epoch {}: {} (was {})",
             st.status.job_id, st.status.epoch + 1, split_text(placed, nodes),
             split_text(run.placement, run.stage_nodes));
@@ -223,6 +220,25 @@ void start_pipeline_epoch(self_ptr self, const job_master_setup& setup) {
     return run_pipeline_epoch(self);
   }
   respawn(self, setup, std::move(*placed), std::move(placed_nodes));
+}
+
+void start_new_split_once_held(self_ptr self) {
+  auto& st = self->state;
+  auto& run = *st.pipeline;
+  const stage_point split_at{st.status.epoch, 0};
+  const auto held_at_split = [&](const std::vector<stage_snapshot_note>& copies) {
+    return std::any_of(copies.begin(), copies.end(),
+                       [&](const stage_snapshot_note& note) { return note.at == split_at; });
+  };
+  if (!run.replaced || !run.split_linked ||
+      !std::all_of(run.held.begin(), run.held.end(), held_at_split))
+    return;
+  retire(self, run.replaced->subnets, run.replaced->stage_nodes);
+  run.replaced.reset();  // from here a loss is restored in the new split
+  ++st.report.pipeline.repartitions;
+  log::info("job_master: job {} trains epoch {} on its new split (generation {})",
+            st.status.job_id, st.status.epoch + 1, run.generation);
+  run_pipeline_epoch(self);
 }
 
 void abandon_repartition(self_ptr self) {
