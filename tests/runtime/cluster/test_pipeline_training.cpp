@@ -475,6 +475,48 @@ BOOST_AUTO_TEST_CASE(a_node_lost_as_the_new_split_starts_is_restored_in_the_new_
   BOOST_TEST(r.test_accuracy == kept.test_accuracy);
 }
 
+// #40: a stage's node lost before the first epoch, right as its subnet runs: the stage starts
+// again on the spare, the stages are linked again, and the job trains as if nothing happened.
+BOOST_AUTO_TEST_CASE(a_stage_lost_before_the_first_epoch_starts_again_on_the_spare) {
+  auto job = runtime::load_job_file(STROM_SOURCE_DIR "/examples/fashion_mlp.job");
+  BOOST_REQUIRE_MESSAGE(job, (job ? "" : job.err().message));
+  runtime::local_training_options options;
+  options.epochs = 1;
+  options.mode = schema::TrainingMode::PIPELINE;
+  options.spares = 1;
+  auto submission = runtime::make_submission(*job, options, 3);
+  BOOST_REQUIRE_MESSAGE(submission, (submission ? "" : submission.err().message));
+  auto cluster = runtime::in_process_cluster::start({3, 1});
+  BOOST_REQUIRE_MESSAGE(cluster, (cluster ? "" : cluster.err().message));
+  std::mutex mutex;
+  std::vector<std::string> lines;
+  bool lost = false;  // the first node to run stage 1 only
+  strom::log::set_sink([&](strom::log::level, std::string_view line) {
+    std::lock_guard<std::mutex> lock{mutex};
+    lines.emplace_back(line);
+    const auto at = line.find(": runs stage 1 of 2");
+    const auto node = line.find("node ");
+    if (lost || at == std::string_view::npos || node == std::string_view::npos || node > at)
+      return;
+    lost = true;
+    const auto id = std::stoull(std::string{line.substr(node + 5, at - node - 5)});
+    for (std::size_t i = 0; i < 3; ++i)
+      if ((*cluster)->node_id(i) == id)
+        (*cluster)->lose(i);
+  });
+  auto run = runtime::run_job((*cluster)->home(), (*cluster)->scheduler(), *submission, nullptr);
+  strom::log::set_sink({});
+  BOOST_REQUIRE_MESSAGE(run, (run ? "" : run.err().message));
+  BOOST_TEST(std::any_of(lines.begin(), lines.end(), [](const std::string& line) {
+    return line.find("before the first epoch, starts it again on node") != std::string::npos;
+  }));
+  const auto& r = *run;
+  BOOST_TEST(r.nodes_lost == 1u);
+  BOOST_TEST(r.pipeline.stage_restores == 0u);
+  BOOST_TEST(r.train_samples == 60000u);
+  BOOST_TEST(r.test_accuracy >= 0.8);
+}
+
 // Pipeline x data parallelism: two copies of a two-stage pipeline on four nodes, each copy
 // training half of every epoch, the copies of a stage sharing their updates.
 BOOST_AUTO_TEST_CASE(two_copies_of_a_pipeline_train_half_an_epoch_each_and_share_updates) {

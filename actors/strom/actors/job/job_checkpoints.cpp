@@ -70,15 +70,21 @@ void resume_training(self_ptr self, const job_master_setup& setup) {
     return begin_training(self, setup);
   auto pending = std::make_shared<std::size_t>(st.nodes.size());
   const auto source = caf::actor_cast<caf::actor>(st.checkpoints.keeper);  // a message element
+  // A node lost meanwhile starts the job again without it (start_when_prepared).
+  const auto current = [self, attempt = st.start_attempt] {
+    return !self->state.outcome && self->state.start_attempt == attempt;
+  };
   for (auto id : st.nodes)
     request_while_alive(self, st.awaiting, id, st.members.at(id).agent,
                         setup.timeouts.restore_timeout, restore_atom_v, st.status.job_id, source)
       .then(
-        [self, setup, pending](const snapshot_sent&) {
-          if (--*pending == 0 && !self->state.outcome)
+        [self, setup, pending, current](const snapshot_sent&) {
+          if (--*pending == 0 && current())
             begin_training(self, setup);
         },
-        [self, setup, id](caf::error& err) {
+        [self, setup, id, current](caf::error& err) {
+          if (!current())
+            return;
           fail_job(self, setup,
                    make_error(code_for(err, strom_error::snapshot_failed),
                               fmt::format("node {} could not take the job's checkpoint: {}", id,

@@ -451,7 +451,29 @@ void begin_training(self_ptr self, const job_master_setup& setup) {
   start_epoch(self, setup);
 }
 
-/// A node of the job answered its assignment: once all have, the first epoch starts.
+void start_when_prepared(self_ptr self, const job_master_setup& setup) {
+  auto& st = self->state;
+  if (st.outcome || !std::all_of(st.nodes.begin(), st.nodes.end(),
+                                 [&](std::uint64_t id) { return st.prepared.count(id) > 0; }))
+    return;
+  const auto attempt = ++st.start_attempt;
+  if (!needs_wiring(st.plan))
+    return resume_training(self, setup);
+  wire_mesh(
+    self, setup.timeouts.prepare_timeout,
+    [self, setup, attempt] {
+      if (self->state.start_attempt != attempt)
+        return;
+      send_average_trees(self, setup.submission);
+      resume_training(self, setup);
+    },
+    [self, setup, attempt](const caf::error& why) {
+      if (self->state.start_attempt == attempt)
+        fail_job(self, setup, why);
+    });
+}
+
+/// A node of the job answered its assignment: once all have, the job starts.
 void node_prepared(self_ptr self, const job_master_setup& setup, const node_ready& ready,
                    std::uint64_t node_id) {
   auto& st = self->state;
@@ -460,7 +482,7 @@ void node_prepared(self_ptr self, const job_master_setup& setup, const node_read
     prepared.relay = setup.reach_relay(ready.relay);
   if (st.plan.kind == topology_kind::plain)
     self->send(st.hub, add_peer_atom_v, prepared.relay);
-  if (node_id == st.nodes.front()) {
+  if (st.prepared.size() == 1) {  // the first node to answer (every node reads the same job)
     st.status.name = st.report.job = ready.job_name;
     st.status.epochs = st.report.epochs = ready.epochs;
     st.report.mode = ready.mode;
@@ -468,23 +490,12 @@ void node_prepared(self_ptr self, const job_master_setup& setup, const node_read
     st.report.averaging_frequency = ready.averaging_frequency;
     st.data = data_plan{ready.train_samples, std::max<std::uint32_t>(ready.batch_size, 1),
                         ready.seed, ready.shuffle};
-  }
-  if (st.prepared.size() == 1)  // the first node to answer
     st.report.device = ready.device;
-  else if (st.report.device.find(ready.device) == std::string::npos)
+  } else if (st.report.device.find(ready.device) == std::string::npos) {
     st.report.device += ", " + ready.device;
+  }
   st.last_heard = self->clock().now();
-  if (st.prepared.size() < st.nodes.size())
-    return;
-  if (!needs_wiring(st.plan))
-    return resume_training(self, setup);
-  wire_mesh(
-    self, setup.timeouts.prepare_timeout,
-    [self, setup] {
-      send_average_trees(self, setup.submission);
-      resume_training(self, setup);
-    },
-    [self, setup](const caf::error& why) { fail_job(self, setup, why); });
+  start_when_prepared(self, setup);
 }
 
 void assign(self_ptr self, const job_master_setup& setup) {
@@ -546,8 +557,8 @@ submit_reply cancel(self_ptr self, const job_master_setup& setup, std::uint64_t 
   return {true, job_id, {}};
 }
 
-/// The scheduler lost one of the job's nodes: a joiner, a node of the running job (which goes
-/// on without it), or one of a job that is preparing (which fails) or has ended.
+/// The scheduler lost one of the job's nodes: a joiner, a node of the running or preparing job
+/// (which goes on without it), or one of a job that has ended.
 void handle_loss(self_ptr self, const job_master_setup& setup, const member_lost& lost) {
   auto& st = self->state;
   if (st.stopping.erase(lost.node_id) > 0)
@@ -568,10 +579,8 @@ void handle_loss(self_ptr self, const job_master_setup& setup, const member_lost
   forget_on_shards(self, lost.node_id);
   if (st.pipeline)
     return restore_stage(self, setup, lost);
-  if (st.status.state == "preparing") {
-    st.members.erase(lost.node_id);
-    return fail_job(self, setup, lost.reason);
-  }
+  if (st.status.state == "preparing")
+    return lose_while_preparing(self, setup, lost);
   lose_member(self, setup, lost);
 }
 

@@ -100,6 +100,9 @@ struct job_master_state {
   std::vector<std::uint64_t> nodes;              ///< node ids by rank, the live ones
   std::map<std::uint64_t, job_node> members;     ///< the job's nodes still in the cluster
   std::map<std::uint64_t, node_ready> prepared;  ///< by node: its relay and worker count
+  /// Grows each time the prepared job starts (wiring, taking the checkpoint): a node lost
+  /// meanwhile starts it again without it, and the earlier start's answers no longer count.
+  std::uint32_t start_attempt = 0;
   std::vector<job_client_actor> clients;         ///< told progress, epochs and the end
   hub_actor hub;  ///< the plain topology's master relay; fresh per job (sequences restart)
   topology_plan plan;                            ///< who sends frames to whom

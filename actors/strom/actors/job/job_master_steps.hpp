@@ -49,6 +49,10 @@ job_assignment assignment_for(const job_master_state& st, const job_master_setup
 
 void begin_training(self_ptr self, const job_master_setup& setup);
 
+/// Every node of the job is prepared: the job starts (the mesh wired, the checkpoint taken
+/// when it resumes, then the first epoch); again without a node lost meanwhile.
+void start_when_prepared(self_ptr self, const job_master_setup& setup);
+
 /// Sends every node its assignment: rank, global worker ranks, the hub, the shards.
 void assign(self_ptr self, const job_master_setup& setup);
 
@@ -64,6 +68,10 @@ void drop_joiner(self_ptr self, const job_master_setup& setup, std::uint64_t nod
                  const std::string& why);
 
 void lose_member(self_ptr self, const job_master_setup& setup, const member_lost& lost);
+
+/// A node lost while the job prepares (loading data, wiring, taking the checkpoint): the job
+/// starts without it, as it would go on without it in training.
+void lose_while_preparing(self_ptr self, const job_master_setup& setup, const member_lost& lost);
 
 std::size_t min_nodes(const job_master_setup& setup);
 

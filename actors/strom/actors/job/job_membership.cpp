@@ -77,7 +77,12 @@ void drop_joiner(self_ptr self, const job_master_setup& setup, std::uint64_t nod
 }
 
 /// A node of the running job left the cluster: the job goes on without it (see the header).
-void lose_member(self_ptr self, const job_master_setup& setup, const member_lost& lost) {
+namespace {
+
+/// `lost`'s node leaves the job's nodes and topology (counted in the report; `moment` for
+/// the log); false when no node is left, and the job then failed.
+bool drop_member(self_ptr self, const job_master_setup& setup, const member_lost& lost,
+                 const char* moment) {
   auto& st = self->state;
   const auto node = lost.node_id;
   const auto described = describe(st.members.at(node).status);
@@ -87,25 +92,37 @@ void lose_member(self_ptr self, const job_master_setup& setup, const member_lost
   auto& r = st.report;
   ++r.nodes_lost;
   r.failure_detection_seconds = std::max(r.failure_detection_seconds, lost.silent_seconds);
-  const auto before = st.plan;
   remap_without(st, node);
   send_average_trees(self, setup.submission);
-  if (st.nodes.empty())
-    return fail_job(self, setup,
-                    make_error(strom_error::node_lost,
-                               fmt::format("every node of the job was lost: {}",
-                                           fmt::join(st.lost, ", "))));
-  log::warning("job_master: job {} goes on with {} nodes after losing {} ({:.2f} s after its "
+  if (st.nodes.empty()) {
+    fail_job(self, setup,
+             make_error(strom_error::node_lost,
+                        fmt::format("every node of the job was lost{}: {}", moment,
+                                    fmt::join(st.lost, ", "))));
+    return false;
+  }
+  log::warning("job_master: job {} goes on with {} nodes after losing {}{} ({:.2f} s after its "
                "last sign of life; topology version {}): {}",
-               st.status.job_id, st.nodes.size(), described, lost.silent_seconds,
+               st.status.job_id, st.nodes.size(), described, moment, lost.silent_seconds,
                st.plan.version, error_text(self->system(), lost.reason));
   report_status(self, setup);
+  for (auto id : st.nodes)
+    self->send(st.members.at(id).agent, forget_atom_v, st.status.job_id, node);
+  return true;
+}
+
+} // namespace
+
+void lose_member(self_ptr self, const job_master_setup& setup, const member_lost& lost) {
+  auto& st = self->state;
+  const auto node = lost.node_id;
+  const auto before = st.plan;
+  if (!drop_member(self, setup, lost, ""))
+    return;
   if (st.finishing)
     return complete_when_counted(self, setup);
   if (st.evaluator == node)  // its answer will never come: the next live node evaluates
     evaluate(self, setup);
-  for (auto id : st.nodes)
-    self->send(st.members.at(id).agent, forget_atom_v, st.status.job_id, node);
   // A node that reported the round before it was lost completed it; its totals counted.
   const bool reported = st.epoch_reports.count(node) > 0;
   ++st.forgetting;
@@ -129,6 +146,22 @@ void lose_member(self_ptr self, const job_master_setup& setup, const member_lost
                         "the hub relay did not count a lost node's frames: "
                           + error_text(self->system(), err)));
     });
+}
+
+void lose_while_preparing(self_ptr self, const job_master_setup& setup, const member_lost& lost) {
+  auto& st = self->state;
+  const auto node = lost.node_id;
+  const auto prepared = st.prepared.find(node);
+  if (prepared != st.prepared.end()) {
+    // Its relay was the hub's peer: no frame of it was counted, and none is awaited.
+    if (st.plan.kind == topology_kind::plain)
+      self->request(st.hub, setup.timeouts.answer_timeout, forget_atom_v, node,
+                    prepared->second.relay)
+        .then([](const origin_frames&) {}, [](caf::error&) {});
+    st.prepared.erase(prepared);
+  }
+  if (drop_member(self, setup, lost, " while the job was preparing"))
+    start_when_prepared(self, setup);
 }
 
 /// Live nodes the job needs to train (--min-nodes; at least one).

@@ -122,6 +122,8 @@ void link_stages(self_ptr self, const job_master_setup& setup, std::function<voi
   const auto stages = run.stages();
   const auto copies = run.placement.pipelines;
   auto left = std::make_shared<std::size_t>(subnets.size());
+  // A stage lost meanwhile links them again: the answers to these no longer count then.
+  const auto round = ++st.pipeline->link_round;
   for (std::size_t slot = 0; slot < subnets.size(); ++slot) {
     const auto s = slot % stages;
     stage_links links{s > 0 ? subnets[slot - 1] : caf::actor{},
@@ -132,11 +134,15 @@ void link_stages(self_ptr self, const job_master_setup& setup, std::function<voi
         links.peers.push_back(r * stages + s == slot ? caf::actor{} : subnets[r * stages + s]);
     self->request(subnets[slot], setup.timeouts.answer_timeout, std::move(links))
       .then(
-        [self, left, linked](wired_atom) {
-          if (!self->state.outcome && --*left == 0)
+        [self, left, linked, round](wired_atom) {
+          if (linking_round(self, round) && --*left == 0)
             linked();
         },
-        [self, setup, name = slot_name(run, slot)](caf::error& err) {
+        [self, setup, name = slot_name(run, slot), round](caf::error& err) {
+          // A gone subnet is a lost node's: member_lost, which may come after this error,
+          // links the stages again or ends the job.
+          if (!linking_round(self, round) || err == caf::sec::request_receiver_down)
+            return;
           fail_job(self, setup,
                    make_error(code_for(err, strom_error::node_failed),
                               fmt::format("pipeline {} did not take its neighbours: {}", name,
@@ -145,9 +151,26 @@ void link_stages(self_ptr self, const job_master_setup& setup, std::function<voi
   }
 }
 
+bool linking_round(self_ptr self, std::uint32_t round) {
+  const auto& st = self->state;
+  return !st.outcome && st.pipeline && st.pipeline->link_round == round;
+}
+
 bool pipeline_in_generation(self_ptr self, std::uint32_t generation) {
   const auto& st = self->state;
   return !st.outcome && st.pipeline && st.pipeline->generation == generation;
+}
+
+void retire(self_ptr self, const std::vector<caf::actor>& subnets,
+            const std::vector<std::uint64_t>& nodes) {
+  auto& st = self->state;
+  std::map<std::uint64_t, std::vector<caf::actor>> by_node;
+  for (std::size_t u = 0; u < subnets.size(); ++u)
+    if (subnets[u])
+      by_node[nodes[u]].push_back(subnets[u]);
+  for (auto& [node, retired] : by_node)
+    if (auto member = st.members.find(node); member != st.members.end())
+      self->send(member->second.agent, stage_retire{st.status.job_id, std::move(retired)});
 }
 
 void assign_stage(self_ptr self, const job_master_setup& setup, std::uint32_t s,
@@ -168,7 +191,8 @@ void assign_stage(self_ptr self, const job_master_setup& setup, std::uint32_t s,
                         s / run.stages(),
                         run.placement.pipelines,
                         run.placement.column_plans,
-                        run.generation == 0 ? st.checkpoints.resumed : job_resume{}};
+                        // Before the first epoch (also when stages start again after a loss).
+                        st.status.state == "preparing" ? st.checkpoints.resumed : job_resume{}};
   const auto current = [self, generation = run.generation] {
     return pipeline_in_generation(self, generation);
   };
@@ -190,10 +214,12 @@ void assign_stage(self_ptr self, const job_master_setup& setup, std::uint32_t s,
           run.node_endpoints[node_id] = answer.endpoint;
         ready();
       },
-      [self, setup, node_id, current, name = slot_name(run, s)](caf::error& err) {
+      [self, setup, s, node_id, current, name = slot_name(run, s)](caf::error& err) {
         // A gone agent is a lost node: the scheduler's member_lost, which may come after
-        // this error, decides what follows (a restore, or the job's end).
-        if (!current() || err == caf::sec::request_receiver_down)
+        // this error, decides what follows (a restore, or the job's end); when it came
+        // first, the slot has another node now.
+        if (!current() || err == caf::sec::request_receiver_down ||
+            self->state.pipeline->stage_nodes[s] != node_id)
           return;
         fail_job(self, setup,
                  make_error(code_for(err, strom_error::bad_job),
@@ -202,32 +228,36 @@ void assign_stage(self_ptr self, const job_master_setup& setup, std::uint32_t s,
       });
 }
 
+void stage_spawned(self_ptr self, const job_master_setup& setup) {
+  auto& run = *self->state.pipeline;
+  if (++run.ready < run.subnets.size())
+    return;
+  // Each slot's node connects to its upstream neighbour's and to its copies' before it.
+  const auto stages = run.stages();
+  for (std::uint32_t t = 0; t < run.subnets.size(); ++t) {
+    std::vector<std::uint32_t> earlier;
+    if (t % stages > 0)
+      earlier.push_back(t - 1);
+    for (std::uint32_t copy = t % stages; copy < t; copy += stages)
+      earlier.push_back(copy);
+    wire_stage(self, t, earlier);
+  }
+  link_stages(self, setup, [self, setup] { begin_pipeline(self, setup); });
+}
+
 namespace {
 
 /// Asks each stage's node to spawn its subnet; once all run they are linked and train.
 void spawn_stages(self_ptr self, const job_master_setup& setup) {
-  auto& run = *self->state.pipeline;
-  const auto& stages = run.placement.stages;
-  run.subnets.assign(stages.size(), caf::actor{});
-  run.held.assign(stages.size(), {});
-  run.taken.assign(stages.size(), {});
-  for (std::uint32_t s = 0; s < stages.size(); ++s)
-    assign_stage(self, setup, s, setup.nodes[stages[s].node], [self, setup] {
-      auto& run = *self->state.pipeline;
-      if (++run.ready < run.subnets.size())
-        return;
-      // Each slot's node connects to its upstream neighbour's and to its copies' before it.
-      const auto stages = run.stages();
-      for (std::uint32_t t = 0; t < run.subnets.size(); ++t) {
-        std::vector<std::uint32_t> earlier;
-        if (t % stages > 0)
-          earlier.push_back(t - 1);
-        for (std::uint32_t copy = t % stages; copy < t; copy += stages)
-          earlier.push_back(copy);
-        wire_stage(self, t, earlier);
-      }
-      link_stages(self, setup, [self, setup] { begin_pipeline(self, setup); });
-    });
+  auto& st = self->state;
+  auto& run = *st.pipeline;
+  const auto slots = run.placement.stages.size();
+  run.subnets.assign(slots, caf::actor{});
+  run.held.assign(slots, {});
+  run.taken.assign(slots, {});
+  for (std::uint32_t s = 0; s < slots; ++s)
+    assign_stage(self, setup, s, st.members.at(run.stage_nodes[s]),
+                 [self, setup] { stage_spawned(self, setup); });
 }
 
 /// A pipeline job's report before its first epoch: the split, the predictions, GPipe's bubble.

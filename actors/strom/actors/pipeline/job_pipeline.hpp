@@ -48,6 +48,7 @@ struct pipeline_run {
   /// subnets still hold the state until every new stage's copy of it is held; null otherwise.
   std::shared_ptr<pipeline_run> replaced;
   bool split_linked = false;  ///< the new split's stages are linked (job_repartition.cpp)
+  std::uint32_t link_round = 0;  ///< link_stages calls so far
   /// By stage: the snapshots its holder keeps (the latest stage_snapshots::held_kept).
   std::vector<std::vector<stage_snapshot_note>> held;
   /// By stage: the snapshots it took and keeps (the latest stage_snapshots::own_kept), which it
@@ -85,9 +86,22 @@ void run_pipeline_epoch(self_ptr self);
 /// answered (a stage's neighbour may reach it by another route than the job_master).
 void link_stages(self_ptr self, const job_master_setup& setup, std::function<void()> linked);
 
+/// Whether `round` is still the latest link_stages: a stage lost before the answers came links
+/// the stages again.
+bool linking_round(self_ptr self, std::uint32_t round);
+
 /// Whether the running job's pipeline is still in `generation`: answers to requests made for
 /// an older one (a split restored or abandoned meanwhile) no longer count.
 bool pipeline_in_generation(self_ptr self, std::uint32_t generation);
+
+/// A stage's subnet runs (before the first epoch): once every stage's does, they are wired
+/// and linked, and the first epoch starts.
+void stage_spawned(self_ptr self, const job_master_setup& setup);
+
+/// Ends `subnets` (by slot, on `nodes`) that run on nodes still in the job; their nodes do not
+/// take that for a failure.
+void retire(self_ptr self, const std::vector<caf::actor>& subnets,
+            const std::vector<std::uint64_t>& nodes);
 
 /// Asks `node` to spawn stage `s`'s subnet (of the pipeline's generation); once it runs, it is
 /// the stage's and `ready` runs. A node that cannot fails the job.
@@ -124,6 +138,7 @@ void abandon_repartition(self_ptr self);
 
 /// A pipeline job lost a stage's node: the stage is re-spawned on a spare from its holder's
 /// copy and the others go back to the same point; without a spare or a snapshot the job fails.
+/// Before the first epoch every stage starts again, the lost one's on a spare.
 void restore_stage(self_ptr self, const job_master_setup& setup, const member_lost& lost);
 
 /// A pipeline job's last stage reports an epoch's training or its evaluation.

@@ -12,6 +12,10 @@
 // (or evaluate the epoch). The minibatches since the point are trained again: samples_redone.
 // Without a target, or without such a point, the job fails naming why.
 //
+// Before the first epoch (the subnets spawning or being linked) there is no point to go back
+// to, and none is needed: the lost stage starts again on the target, from the model the job
+// starts with, and the stages are linked again (restart_stage).
+//
 // With copies of the pipeline (--pipelines) every stage of every copy goes back to the same
 // point, where each copy had sent the others as many updates (subnet.hpp); a holder and a
 // merge target are in the lost stage's own copy; every copy goes on from the point, and the
@@ -145,6 +149,42 @@ void resume(self_ptr self, const job_master_setup& setup, const stage_point& poi
                stage_run{st.status.epoch, false, run.generation, point.epoch_step});
 }
 
+/// `lost`'s node leaves the job for `target`, which now runs stage `s` (counted; logged as
+/// what `restarts` it, `from` where).
+void move_stage(self_ptr self, const member_lost& lost, std::uint32_t s, const job_node& target,
+                const char* restarts, const std::string& from) {
+  auto& st = self->state;
+  auto& run = *st.pipeline;
+  ++st.report.nodes_lost;
+  st.report.failure_detection_seconds =
+    std::max(st.report.failure_detection_seconds, lost.silent_seconds);
+  const auto target_id = target.status.node_id;
+  const bool merged = in_job(st, target_id);
+  st.nodes.erase(std::find(st.nodes.begin(), st.nodes.end(), lost.node_id));
+  if (!merged)
+    st.nodes.push_back(target_id);
+  run.stage_nodes[s] = target_id;
+  report_split(st);
+  st.members.erase(lost.node_id);
+  log::info("job_master: job {} lost stage {} with node {}; {} on node {} ({}{}){}",
+            st.status.job_id, s + 1, lost.node_id, restarts, target_id, target.status.name,
+            merged ? ", merged beside its neighbour" : "", from);
+}
+
+/// Before the first epoch: stage `s` starts on `target`, and the stages are linked again
+/// once it runs (links sent to the lost one no longer count).
+void restart_stage(self_ptr self, const job_master_setup& setup, const member_lost& lost,
+                   std::uint32_t s, const job_node& target) {
+  auto& run = *self->state.pipeline;
+  if (run.subnets[s]) {  // it ran: counted among the ready ones
+    run.subnets[s] = caf::actor{};
+    --run.ready;
+  }
+  ++run.link_round;
+  move_stage(self, lost, s, target, "before the first epoch, starts it again", "");
+  assign_stage(self, setup, s, target, [self, setup] { stage_spawned(self, setup); });
+}
+
 } // namespace
 
 void restore_stage(self_ptr self, const job_master_setup& setup, const member_lost& lost) {
@@ -169,17 +209,20 @@ void restore_stage(self_ptr self, const job_master_setup& setup, const member_lo
   if (lost_stages != 1)
     return fail(fmt::format("it ran {} stages, and only one is restored at a time",
                             lost_stages));
-  if (run.subnets.size() != stages.size() || run.held.size() != stages.size()
-      || st.status.state != "training")
-    return fail("its stages were not all running yet");
+  const auto no_target = "no spare node to restore its stage on (strom submit --spares N), and "
+                         "no neighbouring stage's node has the memory for it (--memory-limit)";
+  if (st.status.state == "preparing") {
+    if (const auto target = target_of(st, setup, s))
+      return restart_stage(self, setup, lost, s, *target);
+    return fail(fmt::format("the pipeline was starting, and {}", no_target));
+  }
   const auto point = restore_point(run, s, st.status.epoch);
   if (!point)
     return fail(fmt::format("no snapshot of epoch {} is held for every stage yet",
                             st.status.epoch + 1));
   const auto spare = target_of(st, setup, s);
   if (!spare)
-    return fail("no spare node to restore its stage on (strom submit --spares N), and no "
-                "neighbouring stage's node has the memory for it (--memory-limit)");
+    return fail(no_target);
   run.restoring = self->clock().now();
   run.epoch_restored = true;
   ++run.generation;
@@ -189,21 +232,9 @@ void restore_stage(self_ptr self, const job_master_setup& setup, const member_lo
       run.held[t].clear();
   if (!run.trained)
     withdraw_reports(st);
-  ++st.report.nodes_lost;
-  st.report.failure_detection_seconds =
-    std::max(st.report.failure_detection_seconds, lost.silent_seconds);
-  const auto target_id = spare->status.node_id;
-  const bool merged = in_job(st, target_id);
-  st.nodes.erase(std::find(st.nodes.begin(), st.nodes.end(), lost.node_id));
-  if (!merged)
-    st.nodes.push_back(target_id);
-  run.stage_nodes[s] = target_id;
-  report_split(st);
-  st.members.erase(lost.node_id);
-  log::info("job_master: job {} lost stage {} with node {}; restores it on node {} ({}{}) from "
-            "its snapshot at epoch {} step {}", st.status.job_id, s + 1, lost.node_id, target_id,
-            spare->status.name, merged ? ", merged beside its neighbour" : "",
-            point->epoch + 1, point->epoch_step);
+  move_stage(self, lost, s, *spare, "restores it",
+             fmt::format(" from its snapshot at epoch {} step {}", point->epoch + 1,
+                         point->epoch_step));
   // Answers still awaited: the re-spawned stage and every other stage's rollback.
   auto left = std::make_shared<std::size_t>(stages.size());
   auto undone = std::make_shared<std::vector<std::uint64_t>>(run.placement.pipelines, 0);

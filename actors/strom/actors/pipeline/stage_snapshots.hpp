@@ -51,6 +51,8 @@ public:
 
   /// Keeps `taken`; the oldest goes once own_kept are kept.
   void keep_own(own_stage_snapshot taken);
+  /// Whether any own snapshot is kept.
+  bool keeps_own() const noexcept { return !own_.empty(); }
   /// The own snapshot taken at `at`; null when it is no longer (or never was) kept.
   const own_stage_snapshot* own(const stage_point& at) const;
 

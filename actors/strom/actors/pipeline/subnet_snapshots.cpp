@@ -136,8 +136,10 @@ caf::error subnet_steps::go_back(self_ptr self, const subnet_setup& setup,
 
 void subnet_steps::first_snapshot(self_ptr self, const subnet_setup& setup) {
   auto& st = self->state;
-  if (setup.snapshot_every > 0 && st.generation == 0 && st.snapshots_taken == 0)
-    take_snapshot(self, setup, {st.epoch, 0});  // a resumed job starts past epoch 0
+  // A restored or refilled subnet keeps the state it was given; one spawned before the first
+  // epoch (again, after a loss) has none yet. A resumed job starts past epoch 0.
+  if (setup.snapshot_every > 0 && !st.snapshots.keeps_own())
+    take_snapshot(self, setup, {st.epoch, 0});
 }
 
 } // namespace strom::actors
