@@ -149,7 +149,14 @@ std::vector<std::string> submit_words(int argc, char** argv) {
 /// (the three --tls-* options), or one per name in --tls-dir.
 struct launch_tls {
   std::optional<runtime::tls_files> shared;
+  std::string shared_name;  ///< the shared certificate's name: every node's name begins with it
   std::string directory;
+
+  /// What a host named `name` (maybe empty) joins as: with one certificate for every process,
+  /// a name under the certificate's ("cluster/w1"), as the scheduler wants; else `name`.
+  std::string node_name_of(const std::string& name) const {
+    return shared && !name.empty() ? shared_name + "/" + name : name;
+  }
 
   /// The files of the process named `name` (with --tls-dir a name is required); nullopt:
   /// plaintext.
@@ -178,10 +185,12 @@ result<launch_tls> launch_tls_of(const arguments& args, const std::vector<launch
   if (!args.has("tls-dir")) {
     if (!shared)
       return tls;
-    if (auto loaded = tls_of(args); !loaded)
+    auto loaded = tls_of(args);
+    if (!loaded)
       return loaded.err();
     tls.shared = runtime::tls_files{*args.get("tls-ca"), *args.get("tls-cert"),
                                     *args.get("tls-key")};
+    tls.shared_name = (*loaded)->identity().name;
     return tls;
   }
   if (shared)
@@ -285,7 +294,7 @@ std::vector<std::string> node_command(const launch_host& host, const arguments& 
   if (!host.role.empty())
     node.insert(node.end(), {"--role", host.role});
   if (!host.name.empty())
-    node.insert(node.end(), {"--name", host.name});
+    node.insert(node.end(), {"--name", tls.node_name_of(host.name)});
   const auto tls_options = tls.options_of(host.name);
   node.insert(node.end(), tls_options.begin(), tls_options.end());
   if (host.workers > 0)

@@ -393,13 +393,15 @@ BOOST_AUTO_TEST_CASE(a_launch_with_one_certificate_for_every_process_trains_over
   scratch dir;
   const auto certs = certificates_in(dir, "cluster");
   const auto hosts = dir.path() / "hosts";
-  write_text(hosts, "localhost workers=1\nlocalhost workers=1\n");
+  // A named host joins under the certificate's name (a certificate binds its holders' names).
+  write_text(hosts, "localhost name=w1 workers=1\nlocalhost workers=1\n");
   std::vector<std::string> args{"--hosts", hosts.string()};
   const auto tls = tls_options(certs, "cluster");
   args.insert(args.end(), tls.begin(), tls.end());
   const auto run = launch_one_epoch(dir, args);
   BOOST_TEST(json_number(run.metrics, "nodes") == 2.0);
   BOOST_TEST(!contains(run.transcript, "unauthenticated"), run.transcript);
+  BOOST_TEST(contains(run.transcript, "'cluster/w1'"), run.transcript);
 }
 
 BOOST_AUTO_TEST_CASE(a_tls_dir_launch_needs_a_name_on_every_hosts_line) {

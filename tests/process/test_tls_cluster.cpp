@@ -158,6 +158,18 @@ BOOST_FIXTURE_TEST_CASE(a_plaintext_node_exits_1_naming_why, certificates) {
              cluster.scheduler().err());
 }
 
+// #40: w3's certificate does not make its holder "impostor": refused at the node itself, and
+// at the scheduler (a node that skipped its own check is asked the same there).
+BOOST_FIXTURE_TEST_CASE(a_node_certificate_joins_only_under_its_own_name, certificates) {
+  local_cluster cluster{0, {}, ours()};
+  auto joined = join(cluster, "impostor", tls_options(ours(), "w3"));
+  BOOST_TEST(joined.status != 0, joined.err);
+  BOOST_TEST(contains(joined.err, "--name impostor: the certificate is made out to 'w3'"),
+             joined.err);
+  auto status = cluster.command({"status"}, "status", status_limit);
+  BOOST_TEST(contains(status.out, "0 nodes"), status.out);
+}
+
 BOOST_FIXTURE_TEST_CASE(a_client_certificate_cannot_join_as_a_node, certificates) {
   local_cluster cluster{0, {}, ours()};
   auto joined = join(cluster, "alice", tls_options(ours(), "alice"));

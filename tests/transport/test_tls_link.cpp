@@ -204,7 +204,7 @@ BOOST_FIXTURE_TEST_CASE(the_registry_holds_each_peers_certificate_by_node_id_whi
     const auto known = peers->find(alice.system.node());
     BOOST_TEST(known->name == "alice");
     BOOST_TEST((known->role == peer_role::client));
-    BOOST_TEST(contains(join_refusal(*peers, alice.system.node()).value_or(""),
+    BOOST_TEST(contains(join_refusal(*peers, alice.system.node(), "alice").value_or(""),
                         "certificate of 'alice' has role client; joining needs a node "
                         "certificate"));
   }
@@ -254,4 +254,23 @@ BOOST_FIXTURE_TEST_CASE(a_handshake_claiming_a_linked_node_under_another_name_is
   BOOST_TEST(peers->find(w1.system.node())->name == "w1");
   BOOST_TEST((peers->find(w1.system.node())->role == peer_role::node));
   BOOST_TEST(w1.doubles(link->remote));
+}
+
+// #40: a certificate binds the names its holder joins under: w1's joins as w1 (or w1/..., where
+// processes share one certificate), never as another node's name or an invented one.
+BOOST_FIXTURE_TEST_CASE(a_node_certificate_joins_only_under_its_own_name, clusters) {
+  auto limits = port_limits("scheduler", true);
+  auto peers = std::make_shared<peer_registry>();
+  limits.tls.peers = peers;
+  served server{limits};
+  client w1;
+  auto link = w1.connect(server.number(), tls_client("ours", "w1"));
+  BOOST_REQUIRE_MESSAGE(link.ok(), message_of(link));
+  BOOST_REQUIRE(within_2_s([&] { return peers->find(w1.system.node()).has_value(); }));
+  BOOST_TEST(!join_refusal(*peers, w1.system.node(), "w1"));
+  BOOST_TEST(!join_refusal(*peers, w1.system.node(), "w1/host-a:41"));
+  for (const auto* other : {"impostor", "w2", "w10", "w1/", "w"})
+    BOOST_TEST(contains(join_refusal(*peers, w1.system.node(), other).value_or(""),
+                        std::string{"node '"} + other + "' presents the certificate of 'w1'"),
+               other);
 }

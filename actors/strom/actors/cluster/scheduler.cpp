@@ -224,7 +224,7 @@ join_reply join(self_ptr self, const scheduler_setup& setup, const join_request&
   if (!agent)
     return {false, 0, "a join request must come from the node's agent"};
   if (setup.node_admission)
-    if (auto refusal = setup.node_admission(agent.node())) {
+    if (auto refusal = setup.node_admission(agent.node(), request.name)) {
       log::warning("scheduler: refused node '{}' at {}: {}", request.name, request.address,
                    *refusal);
       return {false, 0, std::move(*refusal)};

@@ -37,9 +37,11 @@ struct scheduler_setup {
   /// Non-empty: only nodes whose join_request carries this token join (an in-process
   /// cluster's own nodes). Empty: any node that speaks the protocol joins.
   std::string admission_token;
-  /// Set: asked about the process a join comes from (the sender's node id); a text refuses
-  /// the join with it (with TLS: a certificate without the node role). Null: no such check.
-  std::function<std::optional<std::string>(const caf::node_id&)> node_admission;
+  /// Set: asked about the process a join comes from (the sender's node id) and the name it
+  /// joins under; a text refuses the join with it (with TLS: a certificate without the node
+  /// role, or made out to another name). Null: no such check.
+  std::function<std::optional<std::string>(const caf::node_id&, const std::string& name)>
+    node_admission;
   /// Where the scheduler keeps its record and its jobs' checkpoints (--state-dir); null:
   /// nothing survives the scheduler.
   std::shared_ptr<scheduler_store> store;

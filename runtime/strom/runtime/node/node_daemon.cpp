@@ -167,7 +167,9 @@ result<void> run_scheduler_node(const scheduler_node_options& options) {
     auto peers = std::make_shared<peer_registry>();
     guard.tls.admit_clients = true;
     guard.tls.peers = peers;
-    setup.node_admission = [peers](const caf::node_id& node) { return join_refusal(*peers, node); };
+    setup.node_admission = [peers](const caf::node_id& node, const std::string& name) {
+      return join_refusal(*peers, node, name);
+    };
   } else {
     warn_unauthenticated_once();
   }
@@ -284,7 +286,31 @@ result<session_end> serve_scheduler(caf::actor_system& system, const worker_node
 
 } // namespace
 
+namespace {
+
+/// The name the node joins under: --name, checked against its certificate's; without --name,
+/// the certificate's name and this process (several processes may share one certificate), or
+/// without TLS this host and process.
+result<std::string> node_name_of(const worker_node_options& options) {
+  if (!options.tls)
+    return options.name.empty() ? default_node_name() : options.name;
+  const auto& certified = options.tls->identity().name;
+  if (options.name.empty())
+    return certified + "/" + default_node_name();
+  if (!name_fits_certificate(options.name, certified))
+    return error{fmt::format("--name {}: the certificate is made out to '{}', and a node joins "
+                             "under its certificate's name ('{}', or '{}/...' where processes "
+                             "share one certificate)", options.name, certified, certified,
+                             certified)};
+  return options.name;
+}
+
+} // namespace
+
 result<void> run_worker_node(const worker_node_options& options) {
+  auto name = node_name_of(options);
+  if (!name)
+    return name.err();
   auto advertised = choose_advertise_address(
     {options.advertise, options.netmask, local_address_towards(options.scheduler)});
   if (!advertised)
@@ -305,7 +331,7 @@ result<void> run_worker_node(const worker_node_options& options) {
   if (!scheduler)
     return scheduler.err();
   node_identity identity{
-    options.name.empty() ? default_node_name() : options.name, *advertised,
+    std::move(*name), *advertised,
     options.workers ? options.workers : std::max(1u, std::thread::hardware_concurrency()),
     {}, *advertised, options.role, options.tls};
   identity.memory_limit = options.memory_limit;

@@ -33,7 +33,13 @@ std::optional<peer_certificate> peer_registry::find(const caf::node_id& node) co
   return found->second.certificate;
 }
 
-std::optional<std::string> join_refusal(const peer_registry& peers, const caf::node_id& node) {
+bool name_fits_certificate(const std::string& name, const std::string& certificate_name) {
+  return name == certificate_name ||
+         (name.size() > certificate_name.size() + 1 && name.rfind(certificate_name + "/", 0) == 0);
+}
+
+std::optional<std::string> join_refusal(const peer_registry& peers, const caf::node_id& node,
+                                        const std::string& name) {
   const auto certificate = peers.find(node);
   if (!certificate)
     return fmt::format("no certificate is known for the process that sent the join ({}): a node "
@@ -41,6 +47,11 @@ std::optional<std::string> join_refusal(const peer_registry& peers, const caf::n
   if (certificate->role != peer_role::node)
     return fmt::format("certificate of '{}' has role {}; joining needs a node certificate",
                        certificate->name, to_string(certificate->role));
+  if (!name_fits_certificate(name, certificate->name))
+    return fmt::format("node '{}' presents the certificate of '{}': a node joins under its "
+                       "certificate's name ('{}', or '{}/...' where processes share one "
+                       "certificate)", name, certificate->name, certificate->name,
+                       certificate->name);
   return std::nullopt;
 }
 

@@ -44,8 +44,15 @@ private:
   std::map<caf::node_id, entry> peers_;
 };
 
-/// Why the peer process `node` may not join as a node (its certificate has the client role,
-/// or no certificate is known for it); nullopt when it may.
-std::optional<std::string> join_refusal(const peer_registry& peers, const caf::node_id& node);
+/// Whether a node may join under `name` with a certificate made out to `certificate_name`: the
+/// name is the certificate's, or begins with it and a '/' (processes that share one
+/// certificate, e.g. "cluster/host1"). So a certificate binds the names its holder joins under.
+bool name_fits_certificate(const std::string& name, const std::string& certificate_name);
+
+/// Why the peer process `node` may not join as a node named `name` (its certificate has the
+/// client role or is made out to another name, or no certificate is known for it); nullopt
+/// when it may.
+std::optional<std::string> join_refusal(const peer_registry& peers, const caf::node_id& node,
+                                        const std::string& name);
 
 } // namespace strom::runtime
