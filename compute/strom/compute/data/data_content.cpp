@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "strom/compute/data/huge_pages.hpp"
+
 namespace strom::compute {
 
 namespace {
@@ -69,7 +71,7 @@ result<std::span<const std::uint8_t>> data_content::read_view(std::size_t count,
     offset_ += view.size();
     return view;
   }
-  buffer.resize(count);
+  resize_on_huge_pages(buffer, count);
   auto got = inflate_into(buffer);
   if (!got)
     return got.err();

@@ -1,5 +1,4 @@
 #include "strom/compute/data/idx_reader.hpp"
-
 #include <bit>
 #include <cstring>
 #include <limits>
@@ -9,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "strom/compute/data/data_content.hpp"
+#include "strom/compute/data/huge_pages.hpp"
 #include "strom/compute/data/file_contents.hpp"
 
 namespace strom::compute {
@@ -301,7 +301,7 @@ result<idx_images> parse_idx_images(const std::string& name,
   idx_images images;
   images.sample_shape = image_shape(header->dimensions);
   images.count = header->dimensions[0];
-  images.features.resize(static_cast<std::size_t>(header->elements));
+  resize_on_huge_pages(images.features, static_cast<std::size_t>(header->elements));
   decode_elements(header->type, elements->data(), images.features.size(), images.features.data());
   return images;
 }
