@@ -56,9 +56,12 @@ caf::behavior requester(caf::stateful_actor<requester_state>* self, caf::actor f
   });
   ask(self, first_node, first, observer);
   ask(self, second_node, second, observer);
-  return {[self](forget_atom, std::uint64_t node) {
-    self->state.awaiting.give_up(self, node, "it hung");
-  }};
+  return {
+    [self](forget_atom, std::uint64_t node) { self->state.awaiting.give_up(self, node, "it hung"); },
+    [self, observer](ping_atom, std::uint64_t node, const caf::actor& target) {
+      ask(self, node, target, observer);
+    },
+  };
 }
 
 /// A node's actor that takes a stats request and answers it only when told to (then 7), or
@@ -135,4 +138,24 @@ BOOST_AUTO_TEST_CASE(a_request_answered_before_its_node_is_lost_sees_only_the_an
   env.self->send_exit(env.first, caf::exit_reason::kill);
   env.sched.run();
   BOOST_TEST((env.answers() == std::vector<std::string>{"answered"}));
+}
+
+// CAF answers a request to an actor that is gone with request_receiver_down at once, before
+// the requester heard of the node's loss: held back, the handler gets peer_lost only once the
+// node is given up, so the loss is decided in one place (#40 item 6).
+BOOST_AUTO_TEST_CASE(a_request_to_a_gone_actor_fails_only_once_its_node_is_given_up) {
+  two_nodes env;
+  constexpr std::uint64_t gone_node = 5;
+  auto gone = env.sys.spawn(slow_node);
+  env.self->send_exit(gone, caf::exit_reason::kill);
+  env.sched.run();
+  env.self->send(env.asking, ping_atom_v, gone_node, gone);
+  env.sched.run();
+  BOOST_TEST(env.answers().empty());
+  env.self->send(env.asking, forget_atom_v, gone_node);
+  env.sched.run();
+  BOOST_TEST((env.answers() == std::vector<std::string>{"peer_lost"}));
+  env.self->send(env.asking, forget_atom_v, gone_node);  // given up already: nothing more
+  env.sched.run();
+  BOOST_TEST(env.answers().empty());
 }

@@ -369,16 +369,6 @@ void evaluate(self_ptr self, const job_master_setup& setup) {
       [self, setup, evaluator, epoch, asked](caf::error& err) {
         if (!asked())
           return;
-        // Its node is going (it stopped, or its connection broke) before the scheduler's
-        // word of the loss came: that loss hands the task to the next node (lose_member).
-        if (err == caf::sec::request_receiver_down
-            || err == caf::exit_reason::remote_link_unreachable) {
-          log::info("job_master: job {}: node {} could not evaluate epoch {} ({}); the next "
-                    "node will once its loss is known",
-                    self->state.status.job_id, evaluator, epoch + 1,
-                    error_text(self->system(), err));
-          return;
-        }
         self->state.evaluator.reset();
         fail_job(self, setup,
                  make_error(code_for(err, strom_error::node_failed),

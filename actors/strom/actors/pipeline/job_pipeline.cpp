@@ -215,11 +215,9 @@ void assign_stage(self_ptr self, const job_master_setup& setup, std::uint32_t s,
         ready();
       },
       [self, setup, s, node_id, current, name = slot_name(run, s)](caf::error& err) {
-        // A gone agent is a lost node: the scheduler's member_lost, which may come after
-        // this error, decides what follows (a restore, or the job's end); when it came
-        // first, the slot has another node now.
-        if (!current() || err == caf::sec::request_receiver_down ||
-            self->state.pipeline->stage_nodes[s] != node_id)
+        // A lost node's request ends after its loss was handled: the slot may have another
+        // node now.
+        if (!current() || self->state.pipeline->stage_nodes[s] != node_id)
           return;
         fail_job(self, setup,
                  make_error(code_for(err, strom_error::bad_job),
