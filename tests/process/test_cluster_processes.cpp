@@ -173,6 +173,9 @@ BOOST_AUTO_TEST_CASE(a_scheduler_killed_at_epoch_3_and_restarted_resumes_the_job
   BOOST_TEST(json_number(metrics, "duplicate_updates_applied") == 0.0, metrics);
   // Epochs trained since the last checkpoint are trained again, and counted once.
   BOOST_TEST(json_number(metrics, "train_samples") >= 0.99 * 10 * 60000, metrics);
+  // The wall time is the whole run's, not the time since the restart (#40).
+  BOOST_TEST(json_number(metrics, "wall_seconds") > json_number(metrics, "train_seconds"),
+             metrics);
   BOOST_TEST(contains(restarted.err(), "job 1 (fashion_mlp) resumes at epoch"), restarted.err());
   BOOST_TEST(contains(cluster.worker(0).err(), "lost the scheduler"), cluster.worker(0).err());
   BOOST_TEST(contains(submit->err(), "lost the scheduler while following job 1"), submit->err());

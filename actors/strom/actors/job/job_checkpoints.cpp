@@ -46,6 +46,9 @@ void take_checkpoint(self_ptr self, const job_master_setup& setup) {
         if (st.outcome)
           return;
         st.checkpoints.checkpointed_iteration = st.report.iterations;
+        // The run's wall time so far travels with it: a job taken up after the scheduler's
+        // restart counts on from there (take_up).
+        st.report.wall_seconds = seconds_between(st.submitted, self->clock().now());
         self->send(setup.scheduler, job_checkpointed{st.status.job_id, epoch, st.report});
         log::info("job_master: job {} checkpointed after epoch {} ({} bytes)", st.status.job_id,
                   epoch, sent.bytes);
