@@ -46,17 +46,19 @@ struct epoch_losses : runtime::training_observer {
 };
 
 /// The example MLP (784-512-256-10, Adam) as submitted with `mode` (and `spares`, split by
-/// `partition`).
+/// `partition`) to `nodes` nodes, for `epochs` when given.
 actors::job_submission fashion_mlp(
   schema::TrainingMode mode, std::uint32_t spares = 0,
-  schema::StagePartition partition = schema::StagePartition::SPEED_AWARE) {
+  schema::StagePartition partition = schema::StagePartition::SPEED_AWARE, std::uint32_t nodes = 2,
+  std::optional<std::uint32_t> epochs = std::nullopt) {
   auto job = runtime::load_job_file(STROM_SOURCE_DIR "/examples/fashion_mlp.job");
   BOOST_REQUIRE_MESSAGE(job, (job ? "" : job.err().message));
   job->builder().getDistributed().setPartition(partition);
   runtime::local_training_options options;
   options.mode = mode;
   options.spares = spares;
-  auto submission = runtime::make_submission(*job, options, 2);
+  options.epochs = epochs;
+  auto submission = runtime::make_submission(*job, options, nodes);
   BOOST_REQUIRE_MESSAGE(submission, (submission ? "" : submission.err().message));
   return *submission;
 }
@@ -434,6 +436,22 @@ const std::pair<runtime::training_report, std::vector<double>>& never_split_agai
   return kept;
 }
 
+/// What a loss at a re-split must end with: the lost stage restored beside its neighbour once,
+/// every sample trained once, after `repartitions`, and the model of a pipeline that never
+/// moved (on the same data order, from the same state at the epoch's end).
+void check_restored_as_if_never_split(const lost_at_split& lost, std::uint32_t repartitions) {
+  BOOST_TEST(lost.logged("merged beside its neighbour"));
+  const auto& r = lost.report;
+  BOOST_TEST(r.pipeline.repartitions == repartitions);
+  BOOST_TEST(r.pipeline.stage_restores == 1u);
+  BOOST_TEST(r.nodes_lost == 1u);
+  BOOST_TEST(r.train_samples == 120000u);
+  const auto& [kept, kept_losses] = never_split_again();
+  BOOST_TEST(lost.losses == kept_losses, boost::test_tools::per_element());
+  BOOST_TEST(r.test_loss == kept.test_loss);
+  BOOST_TEST(r.test_accuracy == kept.test_accuracy);
+}
+
 } // namespace
 
 // A node lost while the layers are split again: the new split is abandoned (its subnets end)
@@ -443,17 +461,7 @@ const std::pair<runtime::training_report, std::vector<double>>& never_split_agai
 BOOST_AUTO_TEST_CASE(a_node_lost_while_the_layers_are_split_again_keeps_the_old_split) {
   const auto lost = lose_slowed_node_at("splits its pipeline again");
   BOOST_TEST(lost.logged("lost a node while splitting its pipeline again; it keeps its split"));
-  BOOST_TEST(lost.logged("merged beside its neighbour"));
-  const auto& r = lost.report;
-  BOOST_TEST(r.pipeline.repartitions == 0u);
-  BOOST_TEST(r.pipeline.stage_restores == 1u);
-  BOOST_TEST(r.nodes_lost == 1u);
-  BOOST_TEST(r.train_samples == 120000u);
-  // From the old split's state at the epoch's end, on the same data order.
-  const auto [kept, kept_losses] = never_split_again();
-  BOOST_TEST(lost.losses == kept_losses, boost::test_tools::per_element());
-  BOOST_TEST(r.test_loss == kept.test_loss);
-  BOOST_TEST(r.test_accuracy == kept.test_accuracy);
+  check_restored_as_if_never_split(lost, 0);
 }
 
 // A node lost the moment the new split starts training (#40): the new split already holds a
@@ -463,29 +471,14 @@ BOOST_AUTO_TEST_CASE(a_node_lost_while_the_layers_are_split_again_keeps_the_old_
 BOOST_AUTO_TEST_CASE(a_node_lost_as_the_new_split_starts_is_restored_in_the_new_split) {
   const auto lost = lose_slowed_node_at("on its new split");
   BOOST_TEST(!lost.logged("it keeps its split"));
-  BOOST_TEST(lost.logged("merged beside its neighbour"));
-  const auto& r = lost.report;
-  BOOST_TEST(r.pipeline.repartitions == 1u);
-  BOOST_TEST(r.pipeline.stage_restores == 1u);
-  BOOST_TEST(r.nodes_lost == 1u);
-  BOOST_TEST(r.train_samples == 120000u);
-  const auto [kept, kept_losses] = never_split_again();
-  BOOST_TEST(lost.losses == kept_losses, boost::test_tools::per_element());
-  BOOST_TEST(r.test_loss == kept.test_loss);
-  BOOST_TEST(r.test_accuracy == kept.test_accuracy);
+  check_restored_as_if_never_split(lost, 1);
 }
 
 // #40: a stage's node lost before the first epoch, right as its subnet runs: the stage starts
 // again on the spare, the stages are linked again, and the job trains as if nothing happened.
 BOOST_AUTO_TEST_CASE(a_stage_lost_before_the_first_epoch_starts_again_on_the_spare) {
-  auto job = runtime::load_job_file(STROM_SOURCE_DIR "/examples/fashion_mlp.job");
-  BOOST_REQUIRE_MESSAGE(job, (job ? "" : job.err().message));
-  runtime::local_training_options options;
-  options.epochs = 1;
-  options.mode = schema::TrainingMode::PIPELINE;
-  options.spares = 1;
-  auto submission = runtime::make_submission(*job, options, 3);
-  BOOST_REQUIRE_MESSAGE(submission, (submission ? "" : submission.err().message));
+  const auto submission = fashion_mlp(schema::TrainingMode::PIPELINE, 1,
+                                      schema::StagePartition::SPEED_AWARE, 3, 1);
   auto cluster = runtime::in_process_cluster::start({3, 1});
   BOOST_REQUIRE_MESSAGE(cluster, (cluster ? "" : cluster.err().message));
   std::mutex mutex;
@@ -504,7 +497,7 @@ BOOST_AUTO_TEST_CASE(a_stage_lost_before_the_first_epoch_starts_again_on_the_spa
       if ((*cluster)->node_id(i) == id)
         (*cluster)->lose(i);
   });
-  auto run = runtime::run_job((*cluster)->home(), (*cluster)->scheduler(), *submission, nullptr);
+  auto run = runtime::run_job((*cluster)->home(), (*cluster)->scheduler(), submission, nullptr);
   strom::log::set_sink({});
   BOOST_REQUIRE_MESSAGE(run, (run ? "" : run.err().message));
   BOOST_TEST(std::any_of(lines.begin(), lines.end(), [](const std::string& line) {
