@@ -121,3 +121,32 @@ BOOST_AUTO_TEST_CASE(workers_connect_to_a_joined_server_once_it_heads_the_key_ra
   BOOST_TEST(json_number(json, "server_failovers") == 2.0, json);
   BOOST_TEST(json_number(json, "train_samples") == 180000.0, json);
 }
+
+BOOST_AUTO_TEST_CASE(a_kvstore_job_resumes_on_its_servers_after_the_schedulers_restart) {
+  // #40: a restarted scheduler resumed a kvstore job on its workers alone (its servers were
+  // not kept in its record), and every worker refused a job without servers. The job now
+  // resumes from its checkpoint on the workers and the servers that joined again.
+  strom::test::scratch state;
+  local_cluster cluster{2, {"--state-dir", (state.path() / "scheduler").string()}};
+  cluster.add_server("s1");
+  cluster.add_server("s2");
+  const auto metrics = cluster.dir().path() / "metrics.json";
+  auto submit = cluster.start({"submit", fashion_mlp_job, "--mode", "kvstore", "--replicas",
+                               "2", "--epochs", "2", "--metrics-out", metrics.string()},
+                              "submit");
+  BOOST_REQUIRE_MESSAGE(
+    cluster.scheduler().wait_for_log("checkpointed after epoch 1", kvstore_job_limit),
+    cluster.scheduler().transcript());
+  cluster.scheduler().signal(SIGKILL);
+  BOOST_REQUIRE(cluster.scheduler().wait(refusal_limit).has_value());
+  auto& restarted = cluster.restart_scheduler("scheduler_again");
+  const auto status = submit->wait(kvstore_job_limit);
+  BOOST_REQUIRE_MESSAGE(status.has_value() && *status == 0,
+                        submit->transcript() << restarted.transcript());
+  const auto json = read_text(metrics);
+  BOOST_TEST(json_number(json, "scheduler_restarts") == 1.0, json);
+  BOOST_TEST(json_number(json, "epochs") == 2.0, json);
+  BOOST_TEST(json_number(json, "train_samples") >= 120000.0, json);
+  BOOST_TEST(json_number(json, "test_accuracy") >= 0.85, json);
+  BOOST_TEST(contains(restarted.err(), "job 1 (fashion_mlp) resumes at epoch"), restarted.err());
+}

@@ -67,12 +67,12 @@ std::uint64_t start_job(self_ptr self, const scheduler_setup& setup, job_master_
   auto& record = st.jobs[job.job_id];
   record.saved = job.resume ? *job.resume : saved_job{job.job_id, job.submission, {}, 0, {}, 0};
   record.saved.node_names.clear();
-  for (const auto& node : job.nodes) {
-    record.nodes.push_back(node.status.node_id);
-    record.saved.node_names.push_back(node.status.name);
-  }
-  for (const auto& server : job.servers)  // held too, but not restored after a restart
-    record.nodes.push_back(server.status.node_id);
+  // Workers and servers alike: a restarted scheduler resumes the job on both (try_resume).
+  for (const auto* nodes : {&job.nodes, &job.servers})
+    for (const auto& node : *nodes) {
+      record.nodes.push_back(node.status.node_id);
+      record.saved.node_names.push_back(node.status.name);
+    }
   record.status.job_id = job.job_id;
   record.status.state = "preparing";
   // Linked: a job master never outlives the scheduler; monitored: one that ends without an

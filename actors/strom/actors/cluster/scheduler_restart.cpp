@@ -118,21 +118,25 @@ void try_resume(self_ptr self, const scheduler_setup& setup, std::uint64_t job_i
   if (job == st.resuming.end())
     return;
   const auto& saved = job->second.saved;
-  std::vector<job_node> back;
+  std::vector<job_node> back;     // its workers
+  std::vector<job_node> servers;  // a kvstore job's server nodes
   for (const auto& m : st.members)
     if (is_free(st, m.status.node_id)
         && std::count(saved.node_names.begin(), saved.node_names.end(), m.status.name) > 0)
-      back.push_back({m.status, caf::actor_cast<job_agent_actor>(m.agent)});
-  if (back.size() < saved.node_names.size() && !deadline)
+      (m.status.role == node_role_server ? servers : back)
+        .push_back({m.status, caf::actor_cast<job_agent_actor>(m.agent)});
+  if (back.size() + servers.size() < saved.node_names.size() && !deadline)
     return;
-  if (back.size() < std::max<std::size_t>(saved.submission.min_nodes, 1)) {
+  if (back.size() < std::max<std::size_t>(saved.submission.min_nodes, 1)
+      || (saved.submission.kvstore && servers.empty())) {
     job_finished outcome;
     outcome.job_id = job_id;
     outcome.report = saved.report;
     outcome.failure = fmt::format(
-      "the scheduler restarted and {} of the job's nodes ({}) joined again within {:g} s",
-      back.size(), fmt::join(saved.node_names, ", "),
-      std::chrono::duration<double>(rejoin_timeout_of(saved.submission, setup.timeouts)).count());
+      "the scheduler restarted and {} of the job's nodes ({}) joined again within {:g} s{}",
+      back.size() + servers.size(), fmt::join(saved.node_names, ", "),
+      std::chrono::duration<double>(rejoin_timeout_of(saved.submission, setup.timeouts)).count(),
+      saved.submission.kvstore && servers.empty() ? ", none of its servers" : "");
     log::warning("scheduler: job {} failed: {}", job_id, outcome.failure);
     return end_resuming(self, setup, job, std::move(outcome));
   }
@@ -140,6 +144,7 @@ void try_resume(self_ptr self, const scheduler_setup& setup, std::uint64_t job_i
   resumed.job_id = job_id;
   resumed.submission = saved.submission;
   resumed.nodes = std::move(back);
+  resumed.servers = std::move(servers);
   resumed.clients = std::move(job->second.clients);
   resumed.resume = saved;
   st.resuming.erase(job);
