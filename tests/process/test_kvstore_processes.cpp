@@ -134,9 +134,12 @@ BOOST_AUTO_TEST_CASE(a_kvstore_job_resumes_on_its_servers_after_the_schedulers_r
   auto submit = cluster.start({"submit", fashion_mlp_job, "--mode", "kvstore", "--replicas",
                                "2", "--epochs", "2", "--metrics-out", metrics.string()},
                               "submit");
+  // Killed once epoch 2 trains: its checkpoint was saved and recorded before it started.
   BOOST_REQUIRE_MESSAGE(
     cluster.scheduler().wait_for_log("checkpointed after epoch 1", kvstore_job_limit),
     cluster.scheduler().transcript());
+  BOOST_REQUIRE_MESSAGE(submit->wait_for_log("epoch 2/2 batch", kvstore_job_limit),
+                        submit->transcript());
   cluster.scheduler().signal(SIGKILL);
   BOOST_REQUIRE(cluster.scheduler().wait(refusal_limit).has_value());
   auto& restarted = cluster.restart_scheduler("scheduler_again");
