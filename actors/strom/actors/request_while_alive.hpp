@@ -17,9 +17,10 @@
 // comes later finds no handler and is dropped by CAF.
 //
 // CAF answers a request to an actor whose node's connection broke with request_receiver_down
-// (or remote_link_unreachable), which may come before the scheduler's member_lost. Such an error is held back here until the
-// node is given up (then the handler gets peer_lost, after the loss was handled): every caller
-// decides about a lost node in one place, its loss handling, never in a request's handler.
+// (or remote_link_unreachable), which may come before the scheduler's member_lost. Such an
+// error is held back here until the node is given up (then the handler gets peer_lost, after
+// the loss was handled): every caller decides about a lost node in one place, its loss
+// handling, never in a request's handler.
 
 #include <cstdint>
 #include <functional>

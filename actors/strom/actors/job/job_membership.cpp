@@ -76,7 +76,6 @@ void drop_joiner(self_ptr self, const job_master_setup& setup, std::uint64_t nod
   }
 }
 
-/// A node of the running job left the cluster: the job goes on without it (see the header).
 namespace {
 
 /// `lost`'s node leaves the job's nodes and topology (counted in the report; `moment` for
@@ -113,6 +112,7 @@ bool drop_member(self_ptr self, const job_master_setup& setup, const member_lost
 
 } // namespace
 
+/// A node of the running job left the cluster: the job goes on without it (see the header).
 void lose_member(self_ptr self, const job_master_setup& setup, const member_lost& lost) {
   auto& st = self->state;
   const auto node = lost.node_id;
@@ -153,11 +153,9 @@ void lose_while_preparing(self_ptr self, const job_master_setup& setup, const me
   const auto node = lost.node_id;
   const auto prepared = st.prepared.find(node);
   if (prepared != st.prepared.end()) {
-    // Its relay was the hub's peer: no frame of it was counted, and none is awaited.
+    // Its relay was the hub's peer: no frame of it was counted, and the count is not awaited.
     if (st.plan.kind == topology_kind::plain)
-      self->request(st.hub, setup.timeouts.answer_timeout, forget_atom_v, node,
-                    prepared->second.relay)
-        .then([](const origin_frames&) {}, [](caf::error&) {});
+      caf::anon_send(st.hub, forget_atom_v, node, prepared->second.relay);
     st.prepared.erase(prepared);
   }
   if (drop_member(self, setup, lost, " while the job was preparing"))

@@ -132,16 +132,17 @@ void link_stages(self_ptr self, const job_master_setup& setup, std::function<voi
     if (copies > 1)
       for (std::uint32_t r = 0; r < copies; ++r)
         links.peers.push_back(r * stages + s == slot ? caf::actor{} : subnets[r * stages + s]);
-    self->request(subnets[slot], setup.timeouts.answer_timeout, std::move(links))
+    // Owed by the subnet's node: a node lost meanwhile is decided by its loss (the stages
+    // linked again, or the job's end), not by this request's error.
+    request_while_alive(self, st.awaiting, run.stage_nodes[slot], subnets[slot],
+                        setup.timeouts.answer_timeout, std::move(links))
       .then(
         [self, left, linked, round](wired_atom) {
           if (linking_round(self, round) && --*left == 0)
             linked();
         },
         [self, setup, name = slot_name(run, slot), round](caf::error& err) {
-          // A gone subnet is a lost node's: member_lost, which may come after this error,
-          // links the stages again or ends the job.
-          if (!linking_round(self, round) || err == caf::sec::request_receiver_down)
+          if (!linking_round(self, round))
             return;
           fail_job(self, setup,
                    make_error(code_for(err, strom_error::node_failed),
@@ -159,18 +160,6 @@ bool linking_round(self_ptr self, std::uint32_t round) {
 bool pipeline_in_generation(self_ptr self, std::uint32_t generation) {
   const auto& st = self->state;
   return !st.outcome && st.pipeline && st.pipeline->generation == generation;
-}
-
-void retire(self_ptr self, const std::vector<caf::actor>& subnets,
-            const std::vector<std::uint64_t>& nodes) {
-  auto& st = self->state;
-  std::map<std::uint64_t, std::vector<caf::actor>> by_node;
-  for (std::size_t u = 0; u < subnets.size(); ++u)
-    if (subnets[u])
-      by_node[nodes[u]].push_back(subnets[u]);
-  for (auto& [node, retired] : by_node)
-    if (auto member = st.members.find(node); member != st.members.end())
-      self->send(member->second.agent, stage_retire{st.status.job_id, std::move(retired)});
 }
 
 void assign_stage(self_ptr self, const job_master_setup& setup, std::uint32_t s,

@@ -98,11 +98,6 @@ bool pipeline_in_generation(self_ptr self, std::uint32_t generation);
 /// and linked, and the first epoch starts.
 void stage_spawned(self_ptr self, const job_master_setup& setup);
 
-/// Ends `subnets` (by slot, on `nodes`) that run on nodes still in the job; their nodes do not
-/// take that for a failure.
-void retire(self_ptr self, const std::vector<caf::actor>& subnets,
-            const std::vector<std::uint64_t>& nodes);
-
 /// Asks `node` to spawn stage `s`'s subnet (of the pipeline's generation); once it runs, it is
 /// the stage's and `ready` runs. A node that cannot fails the job.
 void assign_stage(self_ptr self, const job_master_setup& setup, std::uint32_t s,

@@ -68,6 +68,20 @@ std::string split_text(const job_placement& placement,
   return text;
 }
 
+/// Ends `subnets` (by slot, on `nodes`) that run on nodes still in the job; their nodes do not
+/// take that for a failure.
+void retire(self_ptr self, const std::vector<caf::actor>& subnets,
+            const std::vector<std::uint64_t>& nodes) {
+  auto& st = self->state;
+  std::map<std::uint64_t, std::vector<caf::actor>> by_node;
+  for (std::size_t u = 0; u < subnets.size(); ++u)
+    if (subnets[u])
+      by_node[nodes[u]].push_back(subnets[u]);
+  for (auto& [node, retired] : by_node)
+    if (auto member = st.members.find(node); member != st.members.end())
+      self->send(member->second.agent, stage_retire{st.status.job_id, std::move(retired)});
+}
+
 /// Step 3: the new subnets are linked; they send their holders their copies (stage_links).
 void link_new_split(self_ptr self, const job_master_setup& setup) {
   link_stages(self, setup, [self, generation = self->state.pipeline->generation] {

@@ -24,9 +24,9 @@ const own_stage_snapshot* stage_snapshots::own(const stage_point& at) const {
   return nullptr;
 }
 
-stage_snapshots::incoming_snapshot& stage_snapshots::incoming(const incoming_key& key) {
+stage_snapshots::incoming_entry stage_snapshots::incoming(const incoming_key& key) {
   if (auto found = incoming_.find(key); found != incoming_.end())
-    return found->second;
+    return found;
   if (incoming_.size() >= incoming_kept) {
     // Room for it: the oldest nobody awaits goes, or else the oldest awaited, whose waiter
     // hears why.
@@ -42,11 +42,10 @@ stage_snapshots::incoming_snapshot& stage_snapshots::incoming(const incoming_key
   }
   return incoming_.emplace(key, incoming_snapshot{compute::snapshot_assembler{max_bytes_}, {},
                                                   ++started_})
-    .first->second;
+    .first;
 }
 
-void stage_snapshots::settle(std::map<incoming_key, incoming_snapshot>::iterator entry,
-                             result<compute::frame> outcome) {
+void stage_snapshots::settle(incoming_entry entry, result<compute::frame> outcome) {
   auto waiter = std::move(entry->second.waiter);
   incoming_.erase(entry);
   if (waiter)  // called last: it may add or take snapshots itself
@@ -58,9 +57,8 @@ result<void> stage_snapshots::add_chunk(const caf::actor_addr& sender,
   auto id = compute::snapshot_id_of(chunk);
   if (!id)
     return id.err();
-  const incoming_key key{sender, *id};
-  auto added = incoming(key).chunks.add(chunk);
-  auto entry = incoming_.find(key);
+  const auto entry = incoming({sender, *id});
+  auto added = entry->second.chunks.add(chunk);
   if (!added)
     settle(entry, added.err());
   else if (entry->second.chunks.complete() && entry->second.waiter)
@@ -70,12 +68,11 @@ result<void> stage_snapshots::add_chunk(const caf::actor_addr& sender,
 
 bool stage_snapshots::when_whole(const caf::actor_addr& sender, std::uint64_t id,
                                  snapshot_waiter then) {
-  const incoming_key key{sender, id};
-  auto& entry = incoming(key);
-  entry.waiter = std::move(then);
-  if (!entry.chunks.complete())
+  const auto entry = incoming({sender, id});
+  entry->second.waiter = std::move(then);
+  if (!entry->second.chunks.complete())
     return true;
-  settle(incoming_.find(key), compute::take_assembled(std::move(entry.chunks)));
+  settle(entry, compute::take_assembled(std::move(entry->second.chunks)));
   return false;
 }
 

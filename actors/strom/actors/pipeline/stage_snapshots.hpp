@@ -88,12 +88,12 @@ private:
     std::uint64_t started = 0;   // order of the first chunk or wait
   };
   using incoming_key = std::pair<caf::actor_addr, std::uint64_t>;  // sender, snapshot id
+  using incoming_entry = std::map<incoming_key, incoming_snapshot>::iterator;
 
   /// The entry of `key`, made (making room) when there is none.
-  incoming_snapshot& incoming(const incoming_key& key);
+  incoming_entry incoming(const incoming_key& key);
   /// Calls the entry's waiter, if any, with `outcome` and drops the entry.
-  void settle(std::map<incoming_key, incoming_snapshot>::iterator entry,
-              result<compute::frame> outcome);
+  void settle(incoming_entry entry, result<compute::frame> outcome);
 
   std::size_t max_bytes_;
   std::deque<own_stage_snapshot> own_;

@@ -284,10 +284,6 @@ result<session_end> serve_scheduler(caf::actor_system& system, const worker_node
   return session_end::stopped;
 }
 
-} // namespace
-
-namespace {
-
 /// The name the node joins under: --name, checked against its certificate's; without --name,
 /// the certificate's name and this process (several processes may share one certificate), or
 /// without TLS this host and process.
@@ -298,10 +294,8 @@ result<std::string> node_name_of(const worker_node_options& options) {
   if (options.name.empty())
     return certified + "/" + default_node_name();
   if (!name_fits_certificate(options.name, certified))
-    return error{fmt::format("--name {}: the certificate is made out to '{}', and a node joins "
-                             "under its certificate's name ('{}', or '{}/...' where processes "
-                             "share one certificate)", options.name, certified, certified,
-                             certified)};
+    return error{fmt::format("--name {}: the certificate is made out to '{}', and {}",
+                             options.name, certified, certificate_name_rule(certified))};
   return options.name;
 }
 

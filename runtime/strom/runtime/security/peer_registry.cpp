@@ -38,6 +38,11 @@ bool name_fits_certificate(const std::string& name, const std::string& certifica
          (name.size() > certificate_name.size() + 1 && name.rfind(certificate_name + "/", 0) == 0);
 }
 
+std::string certificate_name_rule(const std::string& certificate_name) {
+  return fmt::format("a node joins under its certificate's name ('{}', or '{}/...' where "
+                     "processes share one certificate)", certificate_name, certificate_name);
+}
+
 std::optional<std::string> join_refusal(const peer_registry& peers, const caf::node_id& node,
                                         const std::string& name) {
   const auto certificate = peers.find(node);
@@ -48,10 +53,8 @@ std::optional<std::string> join_refusal(const peer_registry& peers, const caf::n
     return fmt::format("certificate of '{}' has role {}; joining needs a node certificate",
                        certificate->name, to_string(certificate->role));
   if (!name_fits_certificate(name, certificate->name))
-    return fmt::format("node '{}' presents the certificate of '{}': a node joins under its "
-                       "certificate's name ('{}', or '{}/...' where processes share one "
-                       "certificate)", name, certificate->name, certificate->name,
-                       certificate->name);
+    return fmt::format("node '{}' presents the certificate of '{}': {}", name,
+                       certificate->name, certificate_name_rule(certificate->name));
   return std::nullopt;
 }
 

@@ -49,6 +49,10 @@ private:
 /// certificate, e.g. "cluster/host1"). So a certificate binds the names its holder joins under.
 bool name_fits_certificate(const std::string& name, const std::string& certificate_name);
 
+/// That rule in words, for refusals: "a node joins under its certificate's name ('w1', or
+/// 'w1/...' where processes share one certificate)".
+std::string certificate_name_rule(const std::string& certificate_name);
+
 /// Why the peer process `node` may not join as a node named `name` (its certificate has the
 /// client role or is made out to another name, or no certificate is known for it); nullopt
 /// when it may.
