@@ -246,6 +246,8 @@ void take_snapshots(self_ptr self, const job_master_setup& setup, bool makeup,
     start_round(self, makeup);
   };
   st.restoring = static_cast<std::uint32_t>(receivers.size());
+  log::debug("job_master: job {}: {} joiners take node {}'s snapshot", st.status.job_id,
+             receivers.size(), source_node);
   for (auto node : receivers)
     request_while_alive(self, st.awaiting, node, st.members.at(node).agent,
                         setup.timeouts.restore_timeout, restore_atom_v, st.status.job_id, source)
@@ -330,7 +332,10 @@ void next_round(self_ptr self, const job_master_setup& setup, bool makeup) {
 void joiner_ready(self_ptr self, const job_master_setup& setup, const node_ready& ready) {
   auto& st = self->state;
   st.prepared[ready.node_id] = ready;
-  st.joining.at(ready.node_id).ready = true;
+  auto& joiner = st.joining.at(ready.node_id);
+  joiner.ready = true;
+  log::debug("job_master: job {} joiner node {} prepared {:.2f} s after it joined",
+             st.status.job_id, ready.node_id, seconds_between(joiner.joined, self->clock().now()));
   if (st.round_running && !st.cut && st.restoring == 0) {
     st.cut = true;
     for (auto id : st.nodes)

@@ -54,9 +54,10 @@ result<std::uint64_t> snapshot_id_of(const frame& chunk) {
 result<std::vector<frame>> chunk_snapshot(std::span<const capnp::word> encoded,
                                           std::uint64_t snapshot_id, std::size_t payload_bytes) {
   if (payload_bytes == 0 || payload_bytes % sizeof(capnp::word) != 0 ||
-      payload_bytes > snapshot_chunk_payload_bytes)
+      payload_bytes > max_snapshot_chunk_payload_bytes)
     return error{fmt::format("snapshot chunks: payload size {} is not a positive multiple of 8 "
-                             "of at most {} bytes", payload_bytes, snapshot_chunk_payload_bytes)};
+                             "of at most {} bytes",
+                             payload_bytes, max_snapshot_chunk_payload_bytes)};
   const auto* bytes = reinterpret_cast<const kj::byte*>(encoded.data());
   const std::size_t total = encoded.size_bytes();
   const std::size_t count = std::max<std::size_t>(1, (total + payload_bytes - 1) / payload_bytes);
@@ -186,7 +187,7 @@ result<std::size_t> snapshot_assembler::offset_of(std::uint32_t index, std::size
     if (before_last != 0 && chunk_bytes_ == 0) {
       const std::size_t each = before / before_last;
       if (before % before_last != 0 || each < bytes || each % sizeof(capnp::word) != 0 ||
-          each > snapshot_chunk_payload_bytes)
+          each > max_snapshot_chunk_payload_bytes)
         return wrong();
       chunk_bytes_ = each;
     } else if (before != before_last * chunk_bytes_) {  // 0 for a single chunk
@@ -196,8 +197,8 @@ result<std::size_t> snapshot_assembler::offset_of(std::uint32_t index, std::size
   }
   if (chunk_bytes_ == 0) {
     // The first of the equal chunks: all of them and the last must make up the total.
-    if (bytes == 0 || bytes % sizeof(capnp::word) != 0 || bytes > snapshot_chunk_payload_bytes ||
-        before_last > (total_bytes_ - 1) / bytes || total_bytes_ - before_last * bytes > bytes)
+    if (bytes == 0 || bytes % sizeof(capnp::word) != 0 || bytes > max_snapshot_chunk_payload_bytes
+        || before_last > (total_bytes_ - 1) / bytes || total_bytes_ - before_last * bytes > bytes)
       return error{fmt::format("payload of {} bytes does not fit {} chunks of totalBytes {}",
                                bytes, count_, total_bytes_)};
     chunk_bytes_ = bytes;

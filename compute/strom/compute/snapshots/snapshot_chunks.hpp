@@ -30,12 +30,19 @@ inline constexpr std::size_t max_snapshot_chunk_bytes = std::size_t{4} << 20;
 /// SnapshotChunk struct (a few words), rounded up generously.
 inline constexpr std::size_t snapshot_chunk_overhead_bytes = 256;
 
-/// Payload bytes of every chunk but the last (a whole number of words).
-inline constexpr std::size_t snapshot_chunk_payload_bytes =
+/// Most payload bytes a chunk may carry (a whole number of words).
+inline constexpr std::size_t max_snapshot_chunk_payload_bytes =
   max_snapshot_chunk_bytes - snapshot_chunk_overhead_bytes;
 
+/// Payload bytes of every chunk but the last as sent: 1 MiB. Each hop between two nodes (the
+/// receiving link guard, the middleman, a routing scheduler) holds a whole message before it
+/// passes it on, so smaller chunks overlap across the hops: a restore's 8.5 MB snapshot
+/// arrived in 0.24 s in 4 MiB chunks and in 0.17 s in 1 MiB chunks.
+inline constexpr std::size_t snapshot_chunk_payload_bytes =
+  (std::size_t{1} << 20) - snapshot_chunk_overhead_bytes;
+
 /// Splits `encoded` into chunk frames of at most `payload_bytes` payload each (a positive
-/// multiple of 8, at most snapshot_chunk_payload_bytes); the last one carries the CRC-32 of
+/// multiple of 8, at most max_snapshot_chunk_payload_bytes); the last one carries the CRC-32 of
 /// all of `encoded`.
 result<std::vector<frame>> chunk_snapshot(std::span<const capnp::word> encoded,
                                           std::uint64_t snapshot_id,
