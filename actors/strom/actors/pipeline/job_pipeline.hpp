@@ -35,10 +35,15 @@ struct pipeline_run {
   std::uint64_t split_steps = 0;     ///< minibatches trained on this split, every copy's
   double train_seconds = 0.0;        ///< over the epochs trained on this split
   std::uint32_t generation = 0;      ///< grows with every stage restore and re-partition
+  std::uint64_t fetch_token = 0;     ///< the stages' secret (stage_assignment::fetch_token)
   // -- re-partitioning (job_repartition.cpp) --
   std::vector<double> epoch_busy;    ///< by slot: this epoch's busy seconds
   std::vector<std::uint64_t> epoch_steps;  ///< by copy: this epoch's minibatches
   bool epoch_restored = false;  ///< a stage was restored this epoch: its times are partial
+  /// The last measured epoch's busy seconds (by slot) and minibatches when they alone showed a
+  /// drift, kept for the next epoch to confirm; empty when the last one showed none.
+  std::vector<double> drift_busy;
+  std::uint64_t drift_steps = 0;
   /// By node: the status (speed) its stages were placed with, corrected by measurement.
   std::map<std::uint64_t, node_status> assumed;
   /// By node: where it publishes its first subnet (the connection serves later ones too).

@@ -2,10 +2,11 @@
 // partition). The placer split the layers by the speeds the nodes measured when they joined;
 // every epoch the stages then report how long they were busy. At the next epoch's start, when
 // the stages' measured times over their predictions differ by more than the job's margin
-// (distributed.repartitionMargin), a node's speed drifted against the others: each node's
-// speed is corrected by its stage's ratio (against the least drifted) and the placer places
-// the layers again. An unchanged split only takes the corrected predictions. A new split runs
-// in a new generation, on the same nodes:
+// (distributed.repartitionMargin) in two measured epochs in a row (one epoch's noise, a
+// neighbour's burst, moves nothing) and in the two together, a node's speed drifted against
+// the others: each node's speed is corrected by its stage's ratio over both epochs (against
+// the least drifted) and the placer places the layers again. An unchanged split only takes
+// the corrected predictions. A new split runs in a new generation, on the same nodes:
 //   1. every slot's node spawns its new subnet (stage_assignment);
 //   2. each new subnet fetches the state of the old subnets that held its layers
 //      (stage_refill, stage_state_fetch) and puts its own together (compute::regroup_stage);
@@ -171,17 +172,37 @@ void respawn(self_ptr self, const job_master_setup& setup, job_placement placed,
     });
 }
 
+/// The speed corrections the last two measured epochs agree on: nullopt until a second epoch
+/// in a row shows the drift the first one did. An epoch in which a stage was restored measured
+/// only part of it (perhaps on another split): the judgement starts afresh.
+std::optional<std::vector<double>> confirmed_corrections(self_ptr self) {
+  auto& st = self->state;
+  auto& run = *st.pipeline;
+  const auto steps = run.epoch_steps.empty() ? 0 : run.epoch_steps.front();
+  if (run.epoch_restored || !speed_corrections(run.placement, run.epoch_busy, steps)) {
+    run.drift_busy.clear();
+    return std::nullopt;
+  }
+  if (run.drift_busy.size() != run.epoch_busy.size()) {
+    log::info("job_master: job {}: its stages' speeds drifted in epoch {}; the next epoch "
+              "confirms it before the layers move", st.status.job_id, st.status.epoch);
+    run.drift_busy = run.epoch_busy;
+    run.drift_steps = steps;
+    return std::nullopt;
+  }
+  std::vector<double> busy = run.epoch_busy;
+  for (std::size_t t = 0; t < busy.size(); ++t)
+    busy[t] += run.drift_busy[t];
+  run.drift_busy.clear();
+  return speed_corrections(run.placement, busy, steps + run.drift_steps);
+}
+
 } // namespace
 
 void start_pipeline_epoch(self_ptr self, const job_master_setup& setup) {
   auto& st = self->state;
   auto& run = *st.pipeline;
-  // A stage restored during the epoch measured only part of it: nothing to judge by.
-  const auto scale =
-    run.epoch_restored || !setup.place
-      ? std::nullopt
-      : speed_corrections(run.placement, run.epoch_busy,
-                          run.epoch_steps.empty() ? 0 : run.epoch_steps.front());
+  const auto scale = setup.place ? confirmed_corrections(self) : std::nullopt;
   begin_epoch_figures(run);
   if (!scale)
     return run_pipeline_epoch(self);
