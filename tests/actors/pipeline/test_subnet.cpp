@@ -32,6 +32,8 @@ constexpr std::uint32_t batch = 8;
 constexpr float rate = 0.1f;
 /// Room for a snapshot of either stage of the small network.
 constexpr std::size_t snapshot_bytes = std::size_t{1} << 20;
+/// The fixture pipeline's secret (stage_assignment::fetch_token).
+constexpr std::uint64_t pipeline_token = 0x5eed;
 
 /// 16 inputs, dense 8 relu, dense 6 tanh, 3 classes: five built layers.
 runtime::job_spec small_job(const char* updater = "sgd = void") {
@@ -93,6 +95,7 @@ struct fixture : testing::deterministic_system {
     subnet_setup two{1, 1, 2, micro, back, nullptr, nullptr, 7, false};
     one.snapshot_bytes = two.snapshot_bytes = snapshot_bytes;
     one.master = two.master = self->address();  // the test plays the job_master
+    one.fetch_token = two.fetch_token = pipeline_token;
     first = sys.spawn(subnet, std::move(one));
     second = sys.spawn(subnet, std::move(two));
     self->send(first, stage_links{{}, second, me()});
@@ -486,7 +489,8 @@ BOOST_FIXTURE_TEST_CASE(an_update_from_no_copy_or_of_the_wrong_size_is_refused, 
 
 // A stage's state moves only when its job_master says so: links, runs, rollbacks, restores
 // and refills from any other actor are refused (a stranger on the network cannot reset a
-// stage or make it train), and the stage goes on as before.
+// stage or make it train), and the stage goes on as before. Its state goes only to a fetch
+// that names the pipeline's token (#40: a stranger cannot read the model).
 BOOST_FIXTURE_TEST_CASE(only_its_job_master_moves_a_stage, fixture) {
   start(samples_of(2 * batch, 9), 2);
   const auto before = split_parameters();
@@ -496,6 +500,7 @@ BOOST_FIXTURE_TEST_CASE(only_its_job_master_moves_a_stage, fixture) {
   stranger->send(second, stage_refill{{first}, {0}, {2}, 0, stage_snapshot_note{}});
   stranger->send(second, stage_links{{}, {}, stranger, 0});
   stranger->send(first, stage_run{0, false, 0, 0});
+  stranger->send(first, stage_state_fetch{0, pipeline_token + 1});
   sched.run();
   std::vector<std::string> refusals;
   for (bool more = true; more;)
@@ -505,7 +510,7 @@ BOOST_FIXTURE_TEST_CASE(only_its_job_master_moves_a_stage, fixture) {
         refusals.push_back(sys.render(err));
       },
       caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
-  BOOST_TEST(refusals.size() == 4u);  // a run is a message without an answer
+  BOOST_TEST(refusals.size() == 5u);  // a run is a message without an answer
   BOOST_TEST(split_parameters() == before, boost::test_tools::per_element());
   // Its job_master's run still trains the stages, linked as they were.
   const auto ended = run({0, false, 0, 0});

@@ -17,6 +17,7 @@
 #include <memory>
 #include <numeric>
 #include <optional>
+#include <random>
 #include <string>
 
 #include <fmt/format.h>
@@ -181,7 +182,8 @@ void assign_stage(self_ptr self, const job_master_setup& setup, std::uint32_t s,
                         run.placement.pipelines,
                         run.placement.column_plans,
                         // Before the first epoch (also when stages start again after a loss).
-                        st.status.state == "preparing" ? st.checkpoints.resumed : job_resume{}};
+                        st.status.state == "preparing" ? st.checkpoints.resumed : job_resume{},
+                        run.fetch_token};
   const auto current = [self, generation = run.generation] {
     return pipeline_in_generation(self, generation);
   };
@@ -271,6 +273,8 @@ void start_pipeline(self_ptr self, const job_master_setup& setup, job_placement 
   for (const auto& stage : placement.stages)
     st.nodes.push_back(setup.nodes[stage.node].status.node_id);
   auto& run = st.pipeline.emplace();
+  std::random_device entropy;
+  run.fetch_token = (std::uint64_t{entropy()} << 32) | entropy();
   run.stage_nodes = st.nodes;
   run.placement = std::move(placement);
   report_split(st);

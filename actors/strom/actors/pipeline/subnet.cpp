@@ -497,7 +497,8 @@ void gather_states(self_ptr self, const subnet_setup& setup,
       gathered->arrived(i, state_now(self, setup, self->state.epoch_step));
       continue;
     }
-    self->request(source, setup.snapshot_timeout, stage_state_fetch{generation})
+    self->request(source, setup.snapshot_timeout,
+                  stage_state_fetch{generation, setup.fetch_token})
       .then(
         [self, setup, gathered, source, i](const snapshot_sent& sent) {
           await_decoded(
@@ -748,6 +749,13 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
     },
     [self, setup](const stage_state_fetch& fetch) -> caf::result<snapshot_sent> {
       auto& st = self->state;
+      if (fetch.token != setup.fetch_token) {
+        log::warning("pipeline stage {} of job {}: a state fetch without the pipeline's token "
+                     "refused", setup.stage + 1, setup.job_id);
+        return make_error(strom_error::not_permitted,
+                          fmt::format("pipeline stage {} of job {} gives its state only to its "
+                                      "pipeline's stages", setup.stage + 1, setup.job_id));
+      }
       if (fetch.generation != st.generation)
         return make_error(strom_error::snapshot_failed,
                           fmt::format("pipeline stage {} of job {} runs generation {}, not {}",

@@ -92,6 +92,7 @@ struct subnet_setup {
   bool shuffle = true;
   node_speed speed{};  ///< the node's over the epochs (compute_slowdown.hpp, a testing aid)
   std::uint32_t generation = 0;      ///< the pipeline's when the subnet was spawned
+  std::uint64_t fetch_token = 0;     ///< the pipeline's secret (stage_assignment::fetch_token)
   /// The job_master that placed it: the only sender whose links, runs, rollbacks, restores
   /// and refills it takes (a stranger cannot move a stage's state).
   caf::actor_addr master{};

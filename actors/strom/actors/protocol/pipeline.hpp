@@ -49,13 +49,16 @@ struct stage_assignment {
   /// A job that goes on from a checkpoint (--resume): the whole network's state, whose share
   /// the stage starts from; only in the first placement (generation 0).
   job_resume resume{};
+  /// The pipeline's secret, which only its job_master hands out: a stage gives its state only
+  /// to a fetch that names it (stage_state_fetch), so no other peer can read the model.
+  std::uint64_t fetch_token = 0;
 };
 
 template <class F>
 typename F::result_type inspect(F& f, stage_assignment& x) {
   return f(caf::meta::type_name("stage_assignment"), x.job_id, x.job_text, x.source, x.stage,
            x.stages, x.first_layer, x.end_layer, x.micro_batches, x.generation, x.pipeline,
-           x.pipelines, x.column_plans, x.resume);
+           x.pipelines, x.column_plans, x.resume, x.fetch_token);
 }
 
 /// node_agent -> job_master: the node's subnet runs.
@@ -305,13 +308,15 @@ typename F::result_type inspect(F& f, stage_retire& x) {
 
 /// new subnet -> an old subnet of the same pipeline of generation `generation`, idle at an
 /// epoch's end: send its state as it is now as snapshot chunks, then answer snapshot_sent.
+/// `token` is the pipeline's fetch_token (stage_assignment): a fetch without it is refused.
 struct stage_state_fetch {
   std::uint32_t generation = 0;
+  std::uint64_t token = 0;
 };
 
 template <class F>
 typename F::result_type inspect(F& f, stage_state_fetch& x) {
-  return f(caf::meta::type_name("stage_state_fetch"), x.generation);
+  return f(caf::meta::type_name("stage_state_fetch"), x.generation, x.token);
 }
 
 /// job_master -> the first stage of a pipeline's first copy, every stage idle after an

@@ -345,6 +345,7 @@ result<actors::subnet_setup> prepare_stage(const actors::stage_assignment& work)
   setup.micro_batches = work.micro_batches;
   setup.schedule = schedule;
   setup.generation = work.generation;
+  setup.fetch_token = work.fetch_token;
   setup.pipeline = work.pipeline;
   setup.pipelines = work.pipelines;
   setup.snapshot_every = std::max<std::uint32_t>(spec.getDistributed().getSnapshotEvery(), 1);
