@@ -544,6 +544,17 @@ result<model_outcome> live_run::run() {
       continue;
     auto next = next_wakeup();
     if (!next || *next - job_start_ > virtual_time_limit) {
+      if (!*scheduler_ && resuming_) {
+        // The scheduler never came back: its job_master, and with it the job, is gone. The
+        // run ends as `strom submit` would, failed, its report lost with the scheduler.
+        log_.finished = actors::job_finished{
+          log_.job_id, false, false,
+          fmt::format("the scheduler was killed at {:.3f} s and never came back; the nodes "
+                      "stopped waiting for it at {:.3f} s",
+                      faults_[*resuming_].at, seconds_of(now_ - job_start_)),
+          {}};
+        break;
+      }
       shut_down();
       return error{fmt::format("{}: the live run came to a standstill after {:.3f} virtual "
                                "seconds: nothing left to run, no timer, nothing in flight",

@@ -23,11 +23,14 @@ caf::behavior node_daemon(caf::stateful_actor<node_daemon_state>* self, daemon_s
         || actors::strom_code_of(down.reason) != actors::strom_error::scheduler_lost)
       return;
     self->state.pause = first_reconnect_pause;
+    self->state.lost_at = self->clock().now();
     self->delayed_send(self, self->state.pause, caf::tick_atom_v);
   });
   return {
     [self, setup](caf::tick_atom) {
       if (!*setup.scheduler) {
+        if (self->clock().now() - self->state.lost_at >= setup.timeouts.reconnect_timeout)
+          return self->quit();
         self->state.pause = next_reconnect_pause(self->state.pause);
         self->delayed_send(self, self->state.pause, caf::tick_atom_v);
         return;

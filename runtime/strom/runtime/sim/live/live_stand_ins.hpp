@@ -29,6 +29,7 @@ using scheduler_slot = std::shared_ptr<caf::actor>;
 /// until a scheduler is there, and a new agent joins it under the node's name.
 struct node_daemon_state {
   caf::timespan pause{};
+  caf::actor_clock::time_point lost_at{};  ///< when its agent lost the scheduler
 };
 
 /// What a node daemon restarts its agent with.
@@ -40,7 +41,8 @@ struct daemon_setup {
   actors::timing timeouts;
 };
 
-/// The daemon of one node: watches `*setup.agent` and replaces it when it lost the scheduler.
+/// The daemon of one node: watches `*setup.agent` and replaces it when it lost the scheduler,
+/// once the scheduler is back; like `strom node`, it gives up after the reconnect timeout.
 caf::behavior node_daemon(caf::stateful_actor<node_daemon_state>* self, daemon_setup setup);
 
 /// What the run's client (on the scheduler's machine) heard.
