@@ -20,6 +20,7 @@
 #include "commands.hpp"
 #include "scheduler_link.hpp"
 #include "submit_command.hpp"
+#include "options/checkpoint_flags.hpp"
 #include "options/tls_flags.hpp"
 #include "strom/runtime/cluster/job_client.hpp"
 #include "strom/runtime/job/job_spec.hpp"
@@ -60,7 +61,7 @@ const std::vector<option_spec> launch_options = {
 
 /// Options of `strom submit` that make no sense here: launch owns the scheduler's address
 /// and follows the job to its end.
-const std::vector<std::string> submit_options_not_taken = {"to", "detach", "resume"};
+const std::vector<std::string> submit_options_not_taken = {"to", "detach"};
 
 /// The certificate name of the scheduler (and of launch's own connection) under --tls-dir,
 /// as the README's `strom certs init DIR --nodes scheduler,...` makes it.
@@ -69,17 +70,20 @@ constexpr const char* scheduler_certificate_name = "scheduler";
 const command_spec& launch_spec() {
   static const command_spec spec = [] {
     command_spec made{
-      "strom launch (--hosts FILE | under srun) JOB [launch and submit options]",
+      "strom launch (--hosts FILE | under srun) (JOB | --resume PATH) [launch and submit "
+      "options]",
       "Starts a scheduler here and one 'strom node --join' per line of FILE (localhost: here;\n"
       "other hosts over 'ssh -tt', so that ending ssh ends the remote node), submits JOB as\n"
-      "'strom submit' does (its options below pass through), follows it to its end and stops\n"
-      "every process it started. Ctrl-C (or SIGTERM) cancels the job first. Exits with the\n"
-      "job's status: 0 when it succeeded, 1 when it failed.\n"
+      "'strom submit' does (its options below pass through; with --resume the job goes on\n"
+      "from a checkpoint read here), follows it to its end and stops every process it\n"
+      "started. Ctrl-C (or SIGTERM) cancels the job first. Exits with the job's status: 0 when\n"
+      "it succeeded, 1 when it failed.\n"
       "Under Slurm (SLURM_PROCID, SLURM_NODELIST, SLURM_NTASKS set by srun) run it as\n"
       "'srun strom launch JOB': task 0 runs the scheduler, a node and the job; every other\n"
       "task runs a node that joins the first host of SLURM_NODELIST on --port.\n"
       "Testing aid: STROM_LAUNCH_SCHEDULER_HOST replaces that first host.",
       launch_options,
+      0,
       1,
     };
     for (const auto& option : submit_command_spec().options)
@@ -492,8 +496,12 @@ int run_launch(int argc, char** argv) {
   const auto& args = *parsed.args;
   const auto submit_args = submit_words(argc, argv);
   const auto program = this_program();
-  // Checked before any process starts: a typo in the job should not cost a cluster's start.
-  if (auto job = runtime::load_job_file(args.positionals()[0]); !job)
+  // Checked before any process starts: a typo in the job (or a checkpoint that cannot be read)
+  // should not cost a cluster's start.
+  if (auto ok = check_job_or_resume(args); !ok)
+    return usage(ok.err().message);
+  runtime::local_training_options ignored;
+  if (auto job = read_job_or_resume(args, ignored); !job)
     return failed(job.err().message);
   if (auto workers = args.get_uint("workers", 1, max_workers); !workers)
     return usage(workers.err().message);

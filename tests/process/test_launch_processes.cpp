@@ -368,6 +368,40 @@ BOOST_AUTO_TEST_CASE(a_bad_hosts_line_exits_1_naming_file_and_line) {
   BOOST_TEST(contains(result.err, hosts.string() + ":2: 'workers=many'"), result.err);
 }
 
+// #39: a launch goes on from a checkpoint as `strom submit --resume` does: the job and its
+// model come from the checkpoint (no job file), --epochs trains it longer, and the resumed run
+// saves beside the run it came from.
+BOOST_AUTO_TEST_CASE(a_launch_resumes_a_checkpoint_and_trains_it_longer) {
+  scratch dir;
+  const auto checkpoints = dir.path() / "checkpoints";
+  auto first = run_strom({"train", fashion_mlp_job, "--workers", "1", "--epochs", "1",
+                          "--checkpoint-dir", checkpoints.string()},
+                         dir.path(), "train", launch_limit);
+  BOOST_REQUIRE_MESSAGE(first.status == 0, first.err);
+  const auto hosts = dir.path() / "hosts";
+  write_text(hosts, "localhost workers=1\nlocalhost workers=1\n");
+  const auto metrics = dir.path() / "metrics.json";
+  child launch{{"launch", "--hosts", hosts.string(), "--resume", checkpoints.string(),
+                "--epochs", "2", "--metrics-out", metrics.string()},
+               dir.path(), "launch"};
+  std::set<pid_t> started;
+  const auto status = wait_noting_descendants(launch, launch_limit, started);
+  BOOST_REQUIRE_MESSAGE(status.has_value(), "launch did not end\n" << launch.transcript());
+  BOOST_REQUIRE_MESSAGE(*status == 0, launch.transcript());
+  check_nothing_left(started, scheduler_port_in(launch.err()), launch.transcript());
+  BOOST_TEST(contains(launch.err(), "resumes at epoch 2 on 2 nodes"), launch.transcript());
+  const auto json = read_text(metrics);
+  BOOST_TEST(json_number(json, "epochs") == 2.0, json);
+  BOOST_TEST(json_number(json, "nodes") == 2.0, json);
+  BOOST_TEST(fs::exists(checkpoints / "fashion_mlp" / "run-2" / "epoch-0002.ckpt"));
+  // A job file and --resume together are refused before any process starts.
+  auto both = run_strom({"launch", "--hosts", hosts.string(), fashion_mlp_job, "--resume",
+                         checkpoints.string()},
+                        dir.path(), "both", startup_limit);
+  BOOST_TEST(both.status == 2);
+  BOOST_TEST(contains(both.err, "give a JOB file or --resume PATH, not both"), both.err);
+}
+
 BOOST_AUTO_TEST_CASE(a_kvstore_launch_with_a_server_entry_reports_one_server) {
   scratch dir;
   const auto hosts = dir.path() / "hosts";
