@@ -63,6 +63,33 @@ std::string describe_peer(const sockaddr_storage& address) {
 
 bool would_block(int err) { return err == EAGAIN || err == EWOULDBLOCK || err == EINTR; }
 
+/// Bytes waiting to go one way: appended at the back, sent from the front. What was sent is
+/// dropped by moving an offset, the buffer compacted once that passes half of it: a message of
+/// megabytes sent in socket-buffer pieces would otherwise move its whole rest after each piece.
+class byte_queue {
+public:
+  const unsigned char* data() const noexcept { return bytes_.data() + head_; }
+  std::size_t size() const noexcept { return bytes_.size() - head_; }
+  bool empty() const noexcept { return size() == 0; }
+  void append(const unsigned char* from, std::size_t count) {
+    bytes_.insert(bytes_.end(), from, from + count);
+  }
+  void drop_front(std::size_t count) noexcept {
+    head_ += count;
+    if (head_ == bytes_.size()) {
+      bytes_.clear();
+      head_ = 0;
+    } else if (head_ >= bytes_.size() / 2) {
+      bytes_.erase(bytes_.begin(), bytes_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
+  }
+
+private:
+  std::vector<unsigned char> bytes_;
+  std::size_t head_ = 0;  ///< bytes_ before it were sent
+};
+
 } // namespace
 
 struct link_guard::loop {
@@ -71,9 +98,9 @@ struct link_guard::loop {
     int inner = -1;
     std::string peer;
     basp_stream_check check;
-    std::vector<unsigned char> to_inner;   ///< read from the peer; the first `releasable` checked
+    byte_queue to_inner;   ///< read from the peer; the first `releasable` checked
     std::size_t releasable = 0;
-    std::vector<unsigned char> to_outer;   ///< from the middleman, not yet sent to the peer
+    byte_queue to_outer;   ///< from the middleman, not yet sent to the peer
     clock::time_point admit_by;
     bool admitted = false;
     link_observer observer;
@@ -267,10 +294,10 @@ struct link_guard::loop {
 
   /// Appends at most read_chunk bytes from `fd` to `bytes`: recv's result. Reads into the
   /// loop's scratch buffer, so that a small message costs its own bytes, not a zeroed chunk.
-  ssize_t receive_into(int fd, std::vector<unsigned char>& bytes) {
+  ssize_t receive_into(int fd, byte_queue& bytes) {
     const auto got = ::recv(fd, scratch.data(), scratch.size(), 0);
     if (got > 0)
-      bytes.insert(bytes.end(), scratch.begin(), scratch.begin() + got);
+      bytes.append(scratch.data(), static_cast<std::size_t>(got));
     return got;
   }
 
@@ -283,7 +310,7 @@ struct link_guard::loop {
     for (;;) {
       std::size_t moved = 0;
       const auto outcome = entry.tls->read(scratch.data(), scratch.size() - total, moved);
-      entry.to_inner.insert(entry.to_inner.end(), scratch.begin(), scratch.begin() + moved);
+      entry.to_inner.append(scratch.data(), moved);
       total += moved;
       // One SSL_read yields one record (16 KiB at most): a few fill a chunk.
       if (outcome == tls_session::status::done && total < scratch.size())
@@ -318,7 +345,7 @@ struct link_guard::loop {
       return false;
     }
     auto checked = entry.check.feed(entry.to_inner.data() + before, static_cast<std::size_t>(got));
-    if (!checked && !entry.tls && before == 0 && entry.to_inner[0] == tls_handshake_record) {
+    if (!checked && !entry.tls && before == 0 && entry.to_inner.data()[0] == tls_handshake_record) {
       // A TLS peer at a plaintext end: tell it so in its own protocol (best effort).
       [[maybe_unused]] auto sent = ::send(entry.outer, plaintext_endpoint_alert,
                                           sizeof plaintext_endpoint_alert, MSG_NOSIGNAL);
@@ -349,8 +376,7 @@ struct link_guard::loop {
     return flush_outer(entry) && got > 0;
   }
 
-  static bool send_front(int fd, std::vector<unsigned char>& bytes, std::size_t count,
-                         std::size_t& sent) {
+  static bool send_front(int fd, byte_queue& bytes, std::size_t count, std::size_t& sent) {
     sent = 0;
     while (sent < count) {
       const auto wrote = ::send(fd, bytes.data() + sent, count - sent, MSG_NOSIGNAL);
@@ -361,7 +387,7 @@ struct link_guard::loop {
       }
       sent += static_cast<std::size_t>(wrote);
     }
-    bytes.erase(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(sent));
+    bytes.drop_front(sent);
     return true;
   }
 
@@ -386,8 +412,7 @@ struct link_guard::loop {
                                  moved);
       sent += moved;
     }
-    entry.to_outer.erase(entry.to_outer.begin(),
-                         entry.to_outer.begin() + static_cast<std::ptrdiff_t>(sent));
+    entry.to_outer.drop_front(sent);
     entry.tls_wants_write = outcome == tls_session::status::want_write;
     return outcome == tls_session::status::done || outcome == tls_session::status::want_read
            || outcome == tls_session::status::want_write;
