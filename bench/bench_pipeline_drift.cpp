@@ -3,11 +3,10 @@
 // the first epoch on the node that holds the big first layer computes at DRIFT of its speed
 // (--speed-drift, a testing aid). With the default margin the first two epochs show the drift,
 // and the job splits its layers again before the third; with margin 0 it keeps the split it
-// started with. The two are
-// alternated ROUNDS times in one run (same machine load). Prints one JSON object per run and
-// a summary: the median samples/s of the third epoch (the first on the new split) of each,
-// and their ratio; each run's test loss, which must be the same for both (nothing is trained
-// twice or lost by moving layers).
+// started with. The two are alternated ROUNDS times in one run (same machine load). Prints
+// one JSON object per run and a summary: the median samples/s of the third epoch (the first on
+// the new split) of each, and their ratio; each run's test loss, which must be the same for
+// both (nothing is trained twice or lost by moving layers).
 // Usage: bench_pipeline_drift [--rounds N] [--drift F] [JOB]
 
 #include <fmt/format.h>

@@ -183,7 +183,7 @@ std::optional<std::vector<double>> confirmed_corrections(self_ptr self) {
     run.drift_busy.clear();
     return std::nullopt;
   }
-  if (run.drift_busy.size() != run.epoch_busy.size()) {
+  if (run.drift_busy.empty()) {
     log::info("job_master: job {}: its stages' speeds drifted in epoch {}; the next epoch "
               "confirms it before the layers move", st.status.job_id, st.status.epoch);
     run.drift_busy = run.epoch_busy;
