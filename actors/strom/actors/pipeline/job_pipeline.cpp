@@ -164,7 +164,7 @@ bool pipeline_in_generation(self_ptr self, std::uint32_t generation) {
 }
 
 void assign_stage(self_ptr self, const job_master_setup& setup, std::uint32_t s,
-                  const job_node& node, std::function<void()> ready) {
+                  const job_node& node, bool from_start, std::function<void()> ready) {
   auto& st = self->state;
   const auto& run = *st.pipeline;
   const auto& stage = run.placement.stages[s];
@@ -181,8 +181,7 @@ void assign_stage(self_ptr self, const job_master_setup& setup, std::uint32_t s,
                         s / run.stages(),
                         run.placement.pipelines,
                         run.placement.column_plans,
-                        // Before the first epoch (also when stages start again after a loss).
-                        st.status.state == "preparing" ? st.checkpoints.resumed : job_resume{},
+                        from_start ? st.checkpoints.resumed : job_resume{},
                         run.fetch_token};
   const auto current = [self, generation = run.generation] {
     return pipeline_in_generation(self, generation);
@@ -245,7 +244,7 @@ void spawn_stages(self_ptr self, const job_master_setup& setup) {
   run.held.assign(slots, {});
   run.taken.assign(slots, {});
   for (std::uint32_t s = 0; s < slots; ++s)
-    assign_stage(self, setup, s, st.members.at(run.stage_nodes[s]),
+    assign_stage(self, setup, s, st.members.at(run.stage_nodes[s]), true,
                  [self, setup] { stage_spawned(self, setup); });
 }
 

@@ -103,10 +103,12 @@ bool pipeline_in_generation(self_ptr self, std::uint32_t generation);
 /// and linked, and the first epoch starts.
 void stage_spawned(self_ptr self, const job_master_setup& setup);
 
-/// Asks `node` to spawn stage `s`'s subnet (of the pipeline's generation); once it runs, it is
-/// the stage's and `ready` runs. A node that cannot fails the job.
+/// Asks `node` to spawn stage `s`'s subnet (of the pipeline's generation), `from_start` with
+/// the model this run of the job began with (a resume's checkpoint), else with the job's
+/// initial one that a snapshot then replaces; once it runs, it is the stage's and `ready` runs.
+/// A node that cannot fails the job.
 void assign_stage(self_ptr self, const job_master_setup& setup, std::uint32_t s,
-                  const job_node& node, std::function<void()> ready);
+                  const job_node& node, bool from_start, std::function<void()> ready);
 
 /// The report's split (stage_layers, stage_nodes, predictions) from the pipeline now running.
 void report_split(job_master_state& st);

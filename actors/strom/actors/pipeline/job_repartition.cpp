@@ -165,7 +165,7 @@ void respawn(self_ptr self, const job_master_setup& setup, job_placement placed,
   run.train_seconds = 0.0;
   report_split(st);
   for (std::uint32_t t = 0; t < slots; ++t)
-    assign_stage(self, setup, t, st.members.at(run.stage_nodes[t]), [self, setup] {
+    assign_stage(self, setup, t, st.members.at(run.stage_nodes[t]), false, [self, setup] {
       auto& run = *self->state.pipeline;
       if (++run.ready == run.subnets.size())
         refill_stages(self, setup);

@@ -10,7 +10,12 @@
 //   - rolls every other stage back to its own snapshot of the same point (stage_rollback);
 // once all answered, it links the stages again and has the first stage go on from that point
 // (or evaluate the epoch). The minibatches since the point are trained again: samples_redone.
-// Without a target, or without such a point, the job fails naming why.
+// When the epoch's end is not held everywhere yet, the restore goes back into the epoch; when
+// no point of the epoch is, and the epoch is the first this run of the job trains (from its
+// start or a resume's checkpoint: copies of the stages' first snapshots may still be on their
+// way), the lost stage starts again on the target from the model the run began with and the
+// others go back to the epoch's start (restore_target_of). Without a target, or without any of
+// these points, the job fails naming why.
 //
 // Before the first epoch (the subnets spawning or being linked) there is no point to go back
 // to, and none is needed: the lost stage starts again on the target, from the model the job
@@ -42,14 +47,14 @@ namespace strom::actors::job_steps {
 namespace {
 
 /// The latest point that lost slot `lost`'s holder keeps a copy of and every other slot keeps
-/// its own snapshot of: in epoch `epoch` while it trains, or at its end once its training has
-/// ended (the evaluation is then run again).
+/// its own snapshot of: in epoch `epoch`, or at its end when `at_end` (once its training has
+/// ended: the evaluation is then run again).
 std::optional<stage_point> restore_point(const pipeline_run& run, std::uint32_t lost,
-                                         std::uint32_t epoch) {
+                                         std::uint32_t epoch, bool at_end) {
   const auto& copies = run.held[lost];
   for (auto copy = copies.rbegin(); copy != copies.rend(); ++copy) {
-    const bool usable = run.trained ? copy->at == stage_point{epoch + 1, 0}
-                                    : copy->at.epoch == epoch;
+    const bool usable = at_end ? copy->at == stage_point{epoch + 1, 0}
+                               : copy->at.epoch == epoch;
     const auto at = [&](const stage_snapshot_note& note) { return note.at == copy->at; };
     const bool everywhere = std::all_of(run.taken.begin(), run.taken.end(), [&](const auto& t) {
       return std::any_of(t.begin(), t.end(), at);
@@ -65,8 +70,11 @@ std::optional<stage_point> restore_point(const pipeline_run& run, std::uint32_t 
 stage_snapshot_note note_at(const pipeline_run& run, const stage_point& at, std::uint32_t slot) {
   const auto last = slot - slot % run.stages() + run.stages() - 1;
   const auto& taken = run.taken[last];
-  auto note = *std::find_if(taken.begin(), taken.end(),
-                            [&](const stage_snapshot_note& n) { return n.at == at; });
+  const auto found = std::find_if(taken.begin(), taken.end(),
+                                  [&](const stage_snapshot_note& n) { return n.at == at; });
+  // The attempt's start (restore_stage's last resort) may be in no note: nothing trained yet.
+  auto note = found != taken.end() ? *found : stage_snapshot_note{};
+  note.at = at;
   note.stage = slot;
   return note;
 }
@@ -88,6 +96,39 @@ void withdraw_reports(job_master_state& st) {
     reported.reset();
   }
   run.copies_trained = 0;
+}
+
+/// Where lost slot `s` goes back to: the latest point of the epoch (or its end, once trained)
+/// that is held for every stage; else, once trained, the latest one within the epoch; else, in
+/// the first epoch the job's nodes run (the job's start, or a resume's), that epoch's start,
+/// where the lost stage starts again from the model the job started with (`from_start`).
+struct restore_target {
+  stage_point point;
+  bool from_start = false;
+};
+
+std::optional<restore_target> restore_target_of(const job_master_state& st, std::uint32_t s) {
+  const auto& run = *st.pipeline;
+  const auto epoch = st.status.epoch;
+  if (run.trained)
+    if (const auto end = restore_point(run, s, epoch, true))
+      return restore_target{*end};
+  if (const auto within = restore_point(run, s, epoch, false))
+    return restore_target{*within};
+  if (epoch == st.checkpoints.resumed.epochs_done)
+    return restore_target{{epoch, 0}, true};
+  return std::nullopt;
+}
+
+/// A restore that goes back into the epoch (from its end, or before copies reported it ended):
+/// the epoch trains again from there, and what was measured or reported of it no longer counts.
+void reopen_epoch(job_master_state& st) {
+  auto& run = *st.pipeline;
+  if (run.trained) {
+    run.trained = false;
+    run.train_seconds -= seconds_between(st.epoch_started, st.round_started);
+  }
+  withdraw_reports(st);
 }
 
 /// The slots next to slot `s` in its own copy of the pipeline: the stages before and after.
@@ -182,7 +223,7 @@ void restart_stage(self_ptr self, const job_master_setup& setup, const member_lo
   }
   ++run.link_round;
   move_stage(self, lost, s, target, "before the first epoch, starts it again", "");
-  assign_stage(self, setup, s, target, [self, setup] { stage_spawned(self, setup); });
+  assign_stage(self, setup, s, target, true, [self, setup] { stage_spawned(self, setup); });
 }
 
 } // namespace
@@ -216,13 +257,14 @@ void restore_stage(self_ptr self, const job_master_setup& setup, const member_lo
       return restart_stage(self, setup, lost, s, *target);
     return fail(fmt::format("the pipeline was starting, and {}", no_target));
   }
-  const auto point = restore_point(run, s, st.status.epoch);
-  if (!point)
+  const auto target = restore_target_of(st, s);
+  if (!target)
     return fail(fmt::format("no snapshot of epoch {} is held for every stage yet",
                             st.status.epoch + 1));
   const auto spare = target_of(st, setup, s);
   if (!spare)
     return fail(no_target);
+  const auto point = target->point;
   run.restoring = self->clock().now();
   run.epoch_restored = true;
   ++run.generation;
@@ -230,15 +272,20 @@ void restore_stage(self_ptr self, const job_master_setup& setup, const member_lo
   for (std::uint32_t t = 0; t < stages.size(); ++t)
     if (t != s && holder_of(t, run.stages()) == s)
       run.held[t].clear();
-  if (!run.trained)
-    withdraw_reports(st);
-  move_stage(self, lost, s, *spare, "restores it",
-             fmt::format(" from its snapshot at epoch {} step {}", point->epoch + 1,
-                         point->epoch_step));
+  if (point.epoch == st.status.epoch)
+    reopen_epoch(st);
+  if (target->from_start)
+    move_stage(self, lost, s, *spare, "starts it again",
+               fmt::format(" from the start of epoch {}, where this run began: none of the "
+                           "stage's snapshots was held yet", point.epoch + 1));
+  else
+    move_stage(self, lost, s, *spare, "restores it",
+               fmt::format(" from its snapshot at epoch {} step {}", point.epoch + 1,
+                           point.epoch_step));
   // Answers still awaited: the re-spawned stage and every other stage's rollback.
   auto left = std::make_shared<std::size_t>(stages.size());
   auto undone = std::make_shared<std::vector<std::uint64_t>>(run.placement.pipelines, 0);
-  const auto answered = [self, setup, left, undone, point = *point](std::uint32_t slot) {
+  const auto answered = [self, setup, left, undone, point](std::uint32_t slot) {
     return [self, setup, left, undone, point, slot](std::uint64_t steps) {
       auto& copy = (*undone)[slot / self->state.pipeline->stages()];
       copy = std::max(copy, steps);
@@ -260,11 +307,12 @@ void restore_stage(self_ptr self, const job_master_setup& setup, const member_lo
     if (other != s)
       self
         ->request(run.subnets[other], setup.timeouts.prepare_timeout,
-                  stage_rollback{run.generation, note_at(run, *point, other),
+                  stage_rollback{run.generation, note_at(run, point, other),
                                  holder_of(other, run.stages()) == s})
         .then(answered(other), refused("rolled back", other));
-  assign_stage(self, setup, s, *spare,
-               [self, setup, s, holder, answered, refused, to = note_at(run, *point, s)] {
+  assign_stage(self, setup, s, *spare, target->from_start,
+               [self, setup, s, holder, answered, refused, from_start = target->from_start,
+                to = note_at(run, point, s)] {
     const auto& run = *self->state.pipeline;
     // Its neighbours in its copy, and the same stage of the other copies.
     auto neighbours = neighbours_in_copy(run, s);
@@ -273,6 +321,8 @@ void restore_stage(self_ptr self, const job_master_setup& setup, const member_lo
       if (copy != s)
         neighbours.push_back(copy);
     wire_stage(self, s, neighbours);
+    if (from_start)  // it holds the model the run began with
+      return answered(s)(0);
     self
       ->request(run.subnets[s], setup.timeouts.prepare_timeout, stage_restore{holder, to})
       .then(answered(s), refused("restored", s));

@@ -731,6 +731,10 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
       if (auto refused = not_from_master(self, setup, "stage_rollback"))
         return refused;
       auto& st = self->state;
+      // A stage that never trained yet (it takes its first snapshot at its first input)
+      // still holds the model it was spawned with: that is the epoch's start.
+      if (!st.snapshots.keeps_own() && back.to.at.epoch_step == 0)
+        take_snapshot(self, setup, back.to.at);
       const auto* kept = st.snapshots.own(back.to.at);
       if (!kept)
         return make_error(strom_error::snapshot_failed,
