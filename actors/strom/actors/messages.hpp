@@ -177,4 +177,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(strom, first_custom_type_id)
   // a pipeline's checkpoint, the whole network's (issue #39)
   CAF_ADD_TYPE_ID(strom, (strom::actors::stage_checkpoint))
 
+  // a joiner's replicas are built: its restore runs beside its data loading (issue #40)
+  CAF_ADD_ATOM(strom, strom::actors, built_atom, "built")
+
 CAF_END_TYPE_ID_BLOCK(strom)

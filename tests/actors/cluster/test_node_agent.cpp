@@ -15,6 +15,8 @@
 #include "strom/actors/cluster/node_agent.hpp"
 #include "strom/actors/sharing/relay.hpp"
 #include "strom/compute/replica_from_spec.hpp"
+#include "strom/compute/snapshots/snapshot_chunks.hpp"
+#include "strom/compute/snapshots/snapshot_encoding.hpp"
 #include "strom/runtime/job/job_spec.hpp"
 #include "support/deterministic_system.hpp"
 
@@ -54,7 +56,8 @@ caf::actor spawn_agent(Env& env, const caf::actor& scheduler, node_job_factory p
   setup.timeouts.keepalive_interval = keepalive_interval;
   setup.timeouts.reconnect_timeout = reconnect_timeout;
   setup.prepare = prepare ? std::move(prepare)
-                          : [](const job_assignment&) -> strom::result<node_job> {
+                          : [](const job_assignment&, const replicas_built&)
+                              -> strom::result<node_job> {
     return strom::error{"tests never prepare a job"};
   };
   setup.connect_relay = std::move(connect);
@@ -121,7 +124,7 @@ std::size_t keepalives(caf::scoped_actor& scheduler, std::optional<keepalive_rep
 }
 
 /// A one-job node over a two-class, four-feature set of 8 samples: one trainer, one epoch.
-strom::result<node_job> tiny_job(const job_assignment&) {
+strom::result<node_job> tiny_job(const job_assignment&, const replicas_built& built = {}) {
   const auto spec = strom::runtime::parse_job_text(
     "(network = (input = (width = 4), layers = [(output = (units = 2))]), "
     "training = (batchSize = 1, updater = (learningRate = 0.1, sgd = void)))",
@@ -131,6 +134,8 @@ strom::result<node_job> tiny_job(const job_assignment&) {
   auto replica = strom::compute::make_replica(spec->reader(), 0);
   if (!replica)
     return replica.err();
+  if (built)
+    built(**replica);
   auto data = std::make_shared<strom::compute::dataset>();
   data->sample_shape = strom::compute::shape{1, 1, 4};
   data->classes = 2;
@@ -453,10 +458,11 @@ BOOST_AUTO_TEST_CASE(a_job_stopped_while_it_is_prepared_never_starts) {
   auto release = std::make_shared<std::promise<void>>();
   auto released = release->get_future().share();
   const auto agent = spawn_agent(env, caf::actor_cast<caf::actor>(scheduler),
-                                 [released](const job_assignment& a) {
+                                 [released](const job_assignment& a,
+                                            const replicas_built& built) {
                                    if (a.job_id == 1)
                                      released.wait();  // still loading when the stop arrives
-                                   return tiny_job(a);
+                                   return tiny_job(a, built);
                                  });
   answer_join(scheduler, {true, 4, {}}, real_wait);
   caf::scoped_actor hub{env.sys};
@@ -478,6 +484,64 @@ BOOST_AUTO_TEST_CASE(a_job_stopped_while_it_is_prepared_never_starts) {
   const auto next = await_ready(env, scheduler);
   BOOST_REQUIRE(next);
   BOOST_TEST(next->job_id == 2u);
+  env.self->send_exit(agent, caf::exit_reason::user_shutdown);
+}
+
+// #40: a joiner asked for a snapshot while it still loads its data asks the source at once
+// (its replicas are built, so it knows the snapshot's bound), and its trainer takes the snapshot
+// once it runs; the restore is answered after node_ready.
+BOOST_AUTO_TEST_CASE(a_restore_asked_while_the_data_loads_is_fetched_beside_it) {
+  threaded_system env;
+  caf::scoped_actor scheduler{env.sys};
+  caf::scoped_actor source{env.sys};  // plays the node whose snapshot is taken
+  auto release = std::make_shared<std::promise<void>>();
+  auto released = release->get_future().share();
+  auto trained = std::make_shared<std::shared_ptr<strom::compute::replica>>();
+  const auto agent = spawn_agent(env, caf::actor_cast<caf::actor>(scheduler),
+                                 [released, trained](const job_assignment& a,
+                                                     const replicas_built& built) {
+                                   auto job = tiny_job(a, built);
+                                   released.wait();  // the data still loads
+                                   if (job)
+                                     *trained = job->node.replicas.front();
+                                   return job;
+                                 });
+  answer_join(scheduler, {true, 4, {}}, real_wait);
+  caf::scoped_actor hub{env.sys};
+  scheduler->send(agent, one_worker_job(1, caf::actor_cast<caf::actor>(hub)));
+  auto restore = scheduler->request(agent, real_wait, restore_atom_v, std::uint64_t{1},
+                                    caf::actor_cast<caf::actor>(source));
+
+  // The source's model: the tiny network with every parameter 0.25.
+  auto model = tiny_job({});
+  BOOST_REQUIRE(model);
+  auto& sent_model = *model->node.replicas.front();
+  for (auto& p : sent_model.net().parameters())
+    p = 0.25f;
+  const auto encoded =
+    strom::compute::encode_snapshot(strom::compute::take_snapshot(sent_model, nullptr, {}));
+  auto chunks = strom::compute::chunk_snapshot({encoded.begin(), encoded.size()}, 7, 64);
+  BOOST_REQUIRE(chunks && chunks->size() > 1);
+  bool asked = false;
+  source->receive(
+    [&](snapshot_atom, std::uint64_t job_id, const caf::actor& receiver) {
+      asked = job_id == 1;
+      for (auto& chunk : *chunks)
+        source->send(receiver, snapshot_chunk{chunk});
+      return snapshot_sent{7, static_cast<std::uint32_t>(chunks->size()),
+                           encoded.size() * sizeof(capnp::word)};
+    },
+    caf::after(real_wait) >> [] {});
+  BOOST_TEST(asked);  // before the data was loaded
+  release->set_value();
+  BOOST_REQUIRE(await_ready(env, scheduler));
+  bool restored = false;
+  restore.receive([&](const snapshot_sent& sent) { restored = sent.snapshot_id == 7; },
+                  [&](caf::error& err) { BOOST_FAIL(error_text(env.sys, err)); });
+  BOOST_TEST(restored);
+  BOOST_REQUIRE(*trained);
+  for (const auto p : (*trained)->net().parameters())
+    BOOST_TEST(p == 0.25f);
   env.self->send_exit(agent, caf::exit_reason::user_shutdown);
 }
 

@@ -278,22 +278,55 @@ caf::result<snapshot_sent> send_snapshot(self_ptr self, const node_agent_setup& 
   return promise.delegate(st.run->actors.trainers.front(), snapshot_atom_v, receiver);
 }
 
-/// The receiving side of a restore (a node joining a running job, its trainers idle): asks
-/// `source` for its snapshot, assembles the chunks, and has every trainer take it.
-void restore(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id,
-             const caf::actor& source) {
+/// Most bytes a snapshot `receiver`'s model takes, with as many origins as a snapshot may name.
+std::size_t snapshot_bound_of(const compute::replica& receiver) {
+  return compute::snapshot_bytes_bound(receiver, max_snapshot_origins);
+}
+
+/// Every trainer of the running job takes `snapshot`; `promise` is answered `sent` once all
+/// did, or with the first error.
+void apply_snapshot(self_ptr self, const node_agent_setup& setup, const compute::frame& snapshot,
+                    const snapshot_sent& sent, caf::response_promise promise) {
+  auto& trainers = self->state.run->actors.trainers;
+  auto pending = std::make_shared<std::size_t>(trainers.size());
+  for (const auto& trainer : trainers)
+    self->request(trainer, setup.timeouts.snapshot_timeout, restore_atom_v,
+                  assembled_snapshot{snapshot})
+      .then(
+        [promise, pending, sent](bool) mutable {
+          if (*pending > 0 && --*pending == 0)
+            promise.deliver(sent);
+        },
+        [promise, pending](caf::error& err) mutable {
+          if (*pending == 0)
+            return;
+          *pending = 0;  // the first error answers; later answers find nothing pending
+          promise.deliver(std::move(err));
+        });
+}
+
+/// Whether job `job_id` is being prepared here.
+bool preparing(const node_agent_state& st, std::uint64_t job_id) {
+  return st.pending_ready && st.pending_job_id == job_id;
+}
+
+/// Answers the restore asked for while the job was prepared, if any, with `why` (when its
+/// promise is not with a snapshot on its way), and forgets it.
+void drop_early_restore(self_ptr self, caf::error why) {
   auto& st = self->state;
-  auto promise = self->make_response_promise();
-  if (!st.run || st.run->job_id != job_id || st.incoming) {
-    promise.deliver(make_error(strom_error::snapshot_failed,
-                               fmt::format("node {} cannot take a snapshot of job {} now",
-                                           st.node_id, job_id)));
-    return;
-  }
-  st.incoming.emplace(snapshot_receipt{
-    compute::snapshot_assembler{
-      compute::snapshot_bytes_bound(*st.run->job->node.replicas.front(), max_snapshot_origins)},
-    promise, source.address()});
+  if (st.early && !st.incoming)
+    st.early->promise.deliver(std::move(why));
+  st.early.reset();
+}
+
+/// Asks `source` for its snapshot of job `job_id` (at most `bound` bytes) and assembles the
+/// chunks; the running job's trainers take it, or, while the job is still prepared, it waits
+/// for them (st.early). `promise` is answered once they took it, or with why not.
+void fetch_snapshot(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id,
+                    const caf::actor& source, std::size_t bound, caf::response_promise promise) {
+  auto& st = self->state;
+  st.incoming.emplace(snapshot_receipt{compute::snapshot_assembler{bound}, promise,
+                                       source.address()});
   self->monitor(source);  // a source lost meanwhile never answers (the down handler)
   // The chunks come before this answer: the source trainer sent them before it answered its
   // agent, and messages between two nodes keep their order.
@@ -307,33 +340,77 @@ void restore(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id,
           return;  // given up at the source's loss
         auto snapshot = compute::take_assembled(std::move(receipt->incoming));
         auto promise = receipt->promise;
-        if (!snapshot || !st.run || st.run->job_id != job_id) {
-          promise.deliver(make_error(
-            strom_error::snapshot_failed,
-            fmt::format("node {}: snapshot refused: {}", st.node_id,
-                        snapshot ? "the job was stopped" : snapshot.err().message)));
+        if (snapshot && st.run && st.run->job_id == job_id)
+          return apply_snapshot(self, setup, *snapshot, sent, promise);
+        if (snapshot && st.early && preparing(st, job_id)) {
+          st.early->promise = promise;
+          st.early->snapshot = std::move(*snapshot);
+          st.early->sent = sent;
           return;
         }
-        auto pending = std::make_shared<std::size_t>(st.run->actors.trainers.size());
-        for (const auto& trainer : st.run->actors.trainers)
-          self->request(trainer, setup.timeouts.snapshot_timeout, restore_atom_v,
-                        assembled_snapshot{*snapshot})
-            .then(
-              [promise, pending, sent](bool) mutable {
-                if (*pending > 0 && --*pending == 0)
-                  promise.deliver(sent);
-              },
-              [promise, pending](caf::error& err) mutable {
-                if (*pending == 0)
-                  return;
-                *pending = 0;  // the first error answers; later answers find nothing pending
-                promise.deliver(std::move(err));
-              });
+        st.early.reset();
+        promise.deliver(make_error(
+          strom_error::snapshot_failed,
+          fmt::format("node {}: snapshot refused: {}", st.node_id,
+                      snapshot ? "the job was stopped" : snapshot.err().message)));
       },
       [self, source](caf::error& err) {
-        if (auto receipt = settle(self, self->state.incoming, source))
+        if (auto receipt = settle(self, self->state.incoming, source)) {
+          self->state.early.reset();
           receipt->promise.deliver(std::move(err));
+        }
       });
+}
+
+/// The receiving side of a restore (a node joining a running job, its trainers idle): asks
+/// `source` for its snapshot and has every trainer take it. A job still prepared takes it
+/// beside its data loading: fetched once the replicas are built (their bound), taken once the
+/// trainers run.
+void restore(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id,
+             const caf::actor& source) {
+  auto& st = self->state;
+  auto promise = self->make_response_promise();
+  const bool running = st.run && st.run->job_id == job_id;
+  if ((!running && !preparing(st, job_id)) || st.incoming || st.early) {
+    promise.deliver(make_error(strom_error::snapshot_failed,
+                               fmt::format("node {} cannot take a snapshot of job {} now",
+                                           st.node_id, job_id)));
+    return;
+  }
+  if (running)
+    return fetch_snapshot(self, setup, job_id, source,
+                          snapshot_bound_of(*st.run->job->node.replicas.front()), promise);
+  st.early.emplace(early_restore{source, promise, std::nullopt, {}});
+  if (st.prepared_bound > 0)
+    fetch_snapshot(self, setup, job_id, source, st.prepared_bound, promise);
+}
+
+/// The replicas of job `job_id` being prepared are built: a restore asked for meanwhile
+/// fetches its snapshot now, while the data loads.
+void replicas_ready(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id,
+                    std::uint64_t bound) {
+  auto& st = self->state;
+  if (!preparing(st, job_id))
+    return;
+  st.prepared_bound = static_cast<std::size_t>(bound);
+  if (st.early && !st.early->snapshot && !st.incoming)
+    fetch_snapshot(self, setup, job_id, st.early->source, st.prepared_bound, st.early->promise);
+}
+
+/// The job prepared here runs: a restore asked for meanwhile has its trainers take the
+/// snapshot, once it arrived (at once when it did).
+void restore_when_running(self_ptr self, const node_agent_setup& setup) {
+  auto& st = self->state;
+  if (!st.early)
+    return;
+  auto early = std::move(*st.early);
+  st.early.reset();
+  if (early.snapshot)
+    apply_snapshot(self, setup, *early.snapshot, early.sent, early.promise);
+  else if (!st.incoming)  // never fetched: its replicas' bound never came
+    fetch_snapshot(self, setup, st.run->job_id, early.source,
+                   snapshot_bound_of(*st.run->job->node.replicas.front()), early.promise);
+  // else its chunks are on their way: the trainers take it when it is whole
 }
 
 void checked(self_ptr self, std::uint64_t job_id) {
@@ -395,11 +472,16 @@ void prepare(self_ptr self, const node_agent_setup& setup, job_assignment assign
   }
   st.pending_ready = promise;
   st.pending_job_id = assignment.job_id;
+  st.prepared_bound = 0;
   auto slot = std::make_shared<std::optional<result<node_job>>>();
   st.prepared = slot;
   run_aside(self, [slot, assignment, factory = setup.prepare, connect = setup.connect_relay,
                    node = st.node_id](caf::blocking_actor* helper, const caf::actor& agent) {
-    slot->emplace(guarded<node_job>([&] { return factory(assignment); }));
+    const auto built = [&](const compute::replica& replica) {
+      helper->send(agent, built_atom_v, assignment.job_id,
+                   static_cast<std::uint64_t>(snapshot_bound_of(replica)));
+    };
+    slot->emplace(guarded<node_job>([&] { return factory(assignment, built); }));
     if (**slot && connect)
       (**slot)->server_links = connect_servers(node, assignment.server_endpoints, connect);
     helper->send(agent, prepared_atom_v, assignment);
@@ -420,6 +502,7 @@ void prepared(self_ptr self, const node_agent_setup& setup, const job_assignment
     log::warning("node {}: job {} cannot run here: {}", st.node_id, assignment.job_id,
                  outcome.err().message);
     promise.deliver(make_error(strom_error::bad_job, outcome.err().message));
+    drop_early_restore(self, make_error(strom_error::bad_job, outcome.err().message));
     return;
   }
   auto job = std::make_shared<node_job>(std::move(*outcome));
@@ -465,6 +548,7 @@ void prepared(self_ptr self, const node_agent_setup& setup, const job_assignment
     }
   }
   promise.deliver(std::move(ready));
+  restore_when_running(self, setup);
 }
 
 void stop(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id) {
@@ -481,6 +565,8 @@ void stop(self_ptr self, const node_agent_setup& setup, std::uint64_t job_id) {
       make_error(strom_error::job_cancelled, fmt::format("job {} was stopped", job_id)));
     st.pending_ready.reset();
     st.prepared.reset();
+    drop_early_restore(self, make_error(strom_error::job_cancelled,
+                                        fmt::format("job {} was stopped", job_id)));
     promise.deliver(node_sharing_report{job_id, st.node_id, {}, {}});
     return;
   }
@@ -545,8 +631,10 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
     if (give_up_if_from(st.incoming, down,
                         make_error(strom_error::snapshot_failed,
                                    fmt::format("node {}: the snapshot's source went away",
-                                               st.node_id))))
+                                               st.node_id)))) {
+      st.early.reset();
       return;
+    }
     if (is_served_shard(st, down.source)) {
       const auto failure = node_failure{st.served->job_id, st.node_id,
                                         "an actor it serves the job with stopped: "
@@ -597,6 +685,9 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
     [self](const stage_retire& retire) { retire_stages(self, retire); },
     [self, setup](prepared_atom, const job_assignment& assignment) {
       prepared(self, setup, assignment);
+    },
+    [self, setup](built_atom, std::uint64_t job_id, std::uint64_t bound) {
+      replicas_ready(self, setup, job_id, bound);
     },
     [self, setup](const topology_update& update) { take_update(self, setup, update); },
     [self, setup](wired_atom, std::uint64_t job_id) { wired(self, setup, job_id); },

@@ -52,8 +52,13 @@ struct node_job {
   std::vector<std::shared_ptr<void>> server_links;
 };
 
-/// Builds a node_job from an assignment, or says why it cannot.
-using node_job_factory = std::function<result<node_job>(const job_assignment&)>;
+/// Told the first replica once the replicas are built, before the data loads.
+using replicas_built = std::function<void(const compute::replica&)>;
+
+/// Builds a node_job from an assignment (telling `built` once its replicas are), or says why
+/// it cannot.
+using node_job_factory =
+  std::function<result<node_job>(const job_assignment&, const replicas_built& built)>;
 
 /// Builds the parameter_shards of a server node's key ranges (parsing the job, initialising
 /// the model's parameters), or says why it cannot.
@@ -151,6 +156,15 @@ struct node_job_run {
   std::vector<std::shared_ptr<std::vector<std::shared_ptr<void>>>> later_server_links;
 };
 
+/// A restore asked for while the job is still prepared (a joiner takes its snapshot beside
+/// loading its data): fetched once the replicas are built, taken by the trainers once they run.
+struct early_restore {
+  caf::actor source;
+  caf::response_promise promise;  ///< in `incoming` instead while the chunks arrive
+  std::optional<compute::frame> snapshot;  ///< whole, awaiting the trainers
+  snapshot_sent sent;
+};
+
 /// A topology_update that came while another was wired, with the promise that answers it.
 struct queued_update {
   topology_update update;
@@ -173,6 +187,10 @@ struct node_agent_state {
   std::shared_ptr<std::optional<result<epoch_check>>> checked;  ///< likewise for end_epoch
   std::optional<caf::response_promise> pending_check;  ///< the evaluation being run
   std::optional<snapshot_receipt> incoming;  ///< a peer's snapshot arriving
+  /// While an assignment is prepared: the bound of a snapshot its replicas take, once they are
+  /// built (0 before), and a restore asked for meanwhile.
+  std::size_t prepared_bound = 0;
+  std::optional<early_restore> early;
   std::shared_ptr<std::optional<result<relay_link>>> wiring;  ///< likewise for a mesh link
   std::optional<caf::response_promise> pending_wire;  ///< the topology_update being wired
   topology_update wiring_update;  ///< that update (its resend, its version)
@@ -191,7 +209,9 @@ struct node_agent_state {
 /// (evaluate_atom, job_id, epoch) -> epoch_check; (snapshot_atom, job_id, receiver) ->
 /// snapshot_sent (its first trainer's snapshot, as chunks to `receiver`); (restore_atom,
 /// job_id, source) -> snapshot_sent (a joining node: `source`'s snapshot into every trainer,
-/// chunks arriving as snapshot_chunk); step_report, epoch_report, drain_report from
+/// chunks arriving as snapshot_chunk; asked while the job is still prepared, the snapshot is
+/// fetched once the replicas are built, beside the data loading, and answered once the
+/// trainers run and took it); step_report, epoch_report, drain_report from
 /// its trainers; (stall_atom, job_id) -> node_activity (each trainer's worker_activity, for the
 /// stall watch); (stop_atom, job_id) -> node_sharing_report (also for a job still being
 /// prepared, which is then dropped); topology_update -> wired_atom once the node's relay

@@ -185,6 +185,31 @@ std::size_t ready_joiners(const job_master_state& st) {
                                                 [](const auto& j) { return j.second.ready; }));
 }
 
+/// Whether joiners take their snapshot while they still prepare (beside loading their data):
+/// not in a mesh, where a joiner is wired to its parent first, which needs its relay.
+bool restores_beside_loading(const job_master_state& st) {
+  return st.plan.kind != topology_kind::mesh;
+}
+
+/// Joiners that can take a snapshot now: prepared ones, and any beside its loading.
+std::vector<std::uint64_t> restorable_joiners(const job_master_state& st) {
+  std::vector<std::uint64_t> out;
+  for (const auto& [id, joiner] : st.joining)
+    if (joiner.ready || restores_beside_loading(st))
+      out.push_back(id);
+  return out;
+}
+
+/// Has every node end the running round early (a joiner is to be restored), once.
+void cut_round(self_ptr self) {
+  auto& st = self->state;
+  if (!st.round_running || st.cut || st.restoring > 0)
+    return;
+  st.cut = true;
+  for (auto id : st.nodes)
+    self->send(st.members.at(id).agent, cut_atom_v, st.status.job_id, st.round);
+}
+
 /// A joiner restored: it trains from the next round on.
 void bring_in(self_ptr self, const job_master_setup& setup, std::uint64_t node) {
   auto& st = self->state;
@@ -248,9 +273,13 @@ void take_snapshots(self_ptr self, const job_master_setup& setup, bool makeup,
   st.restoring = static_cast<std::uint32_t>(receivers.size());
   log::debug("job_master: job {}: {} joiners take node {}'s snapshot", st.status.job_id,
              receivers.size(), source_node);
-  for (auto node : receivers)
-    request_while_alive(self, st.awaiting, node, st.members.at(node).agent,
-                        setup.timeouts.restore_timeout, restore_atom_v, st.status.job_id, source)
+  for (auto node : receivers) {
+    // One still preparing answers once it prepared and took the snapshot.
+    const auto timeout = st.joining.at(node).ready
+                           ? setup.timeouts.restore_timeout
+                           : setup.timeouts.prepare_timeout + setup.timeouts.restore_timeout;
+    request_while_alive(self, st.awaiting, node, st.members.at(node).agent, timeout,
+                        restore_atom_v, st.status.job_id, source)
       .then([done](const snapshot_sent&) { done(); },
             [self, done, failed, again, node, source_node](caf::error& err) {
               const bool source_lost = !in_job(self->state, source_node);
@@ -263,6 +292,7 @@ void take_snapshots(self_ptr self, const job_master_setup& setup, bool makeup,
                 failed->insert(node);
               done();
             });
+  }
 }
 
 /// Mesh: each joiner hangs under the node nearest the root with room and is wired to it
@@ -285,15 +315,12 @@ void wire_joiners(self_ptr self, const job_master_setup& setup,
                 });
 }
 
-/// Every ready joiner takes a live node's snapshot (its first trainer's), in a mesh once it is
-/// wired; then the round starts with them. Nothing trains meanwhile, so no frame is newer
-/// than the snapshot.
+/// Every restorable joiner takes a live node's snapshot (its first trainer's), in a mesh once
+/// it is prepared and wired; then the round starts with them. Nothing trains meanwhile, so no
+/// frame is newer than the snapshot.
 void restore_joiners(self_ptr self, const job_master_setup& setup, bool makeup) {
   auto& st = self->state;
-  std::vector<std::uint64_t> receivers;
-  for (const auto& [id, joiner] : st.joining)
-    if (joiner.ready)
-      receivers.push_back(id);
+  const auto receivers = restorable_joiners(st);
   st.restoring = static_cast<std::uint32_t>(receivers.size());
   if (st.plan.kind != topology_kind::mesh)
     return take_snapshots(self, setup, makeup, std::move(receivers));
@@ -322,7 +349,7 @@ void next_round(self_ptr self, const job_master_setup& setup, bool makeup) {
   auto& st = self->state;
   if (st.nodes.size() + ready_joiners(st) < min_nodes(setup))
     return pause(self, setup, makeup);
-  if (ready_joiners(st) > 0)
+  if (!restorable_joiners(st).empty())
     return restore_joiners(self, setup, makeup);
   start_round(self, makeup);
 }
@@ -336,10 +363,8 @@ void joiner_ready(self_ptr self, const job_master_setup& setup, const node_ready
   joiner.ready = true;
   log::debug("job_master: job {} joiner node {} prepared {:.2f} s after it joined",
              st.status.job_id, ready.node_id, seconds_between(joiner.joined, self->clock().now()));
-  if (st.round_running && !st.cut && st.restoring == 0) {
-    st.cut = true;
-    for (auto id : st.nodes)
-      self->send(st.members.at(id).agent, cut_atom_v, st.status.job_id, st.round);
+  if (st.round_running) {
+    cut_round(self);
   } else if (st.paused && st.restoring == 0) {
     const bool makeup = *st.paused;
     st.paused.reset();
@@ -375,6 +400,9 @@ bool take_joiner(self_ptr self, const job_master_setup& setup, const member_join
       });
   log::info("job_master: job {} takes {}, which joined (membership epoch {})", job_id,
             describe(joined.node), joined.membership_epoch);
+  // Its snapshot is taken beside its data loading: the round ends now, not once it prepared.
+  if (restores_beside_loading(st))
+    cut_round(self);
   return true;
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <future>
 #include <new>
 
 #include "strom/compute/encoders/threshold_encoder_from_spec.hpp"
@@ -16,7 +17,8 @@
 namespace strom::runtime {
 
 result<actors::node_job> prepare_node_job(const actors::job_assignment& assignment,
-                                          std::optional<schema::Device> device) {
+                                          std::optional<schema::Device> device,
+                                          const actors::replicas_built& built) {
   if (assignment.workers == 0 || assignment.first_worker + assignment.workers > assignment.total_workers)
     return error{fmt::format("{}: workers {}..{} do not fit {} workers in all",
                              assignment.source, assignment.first_worker,
@@ -39,6 +41,8 @@ result<actors::node_job> prepare_node_job(const actors::job_assignment& assignme
   if (!encoding)
     return error{fmt::format("{}: {}", job->source(), encoding.err().message)};
   const auto staleness = spec.getDistributed().getStaleness();
+  // Reading the data takes longer than building the replicas: both at once.
+  auto loading = std::async(std::launch::async, [job] { return load_job_data(*job); });
 
   actors::node_job prepared;
   auto& node = prepared.node;
@@ -55,10 +59,15 @@ result<actors::node_job> prepare_node_job(const actors::job_assignment& assignme
                              job->source(), node.replicas.size() + 1, assignment.workers)};
   }
   prepared.device = node.replicas.front()->device_name();
+  if (built)
+    built(*node.replicas.front());
   const auto& net = node.replicas.front()->net();
-  auto data = load_training_data(*job, net.input_shape().size(), net.classes());
+  auto data = loading.get();
   if (!data)
     return data.err();
+  if (auto fits = check_training_data(*job, *data, net.input_shape().size(), net.classes());
+      !fits)
+    return fits.err();
   if (data->train.size() < assignment.total_workers)
     return error{fmt::format("{}: data.train: {} samples cannot feed {} workers", job->source(),
                              data->train.size(), assignment.total_workers)};

@@ -13,8 +13,10 @@ namespace strom::runtime {
 
 /// The node_job for `assignment`, its workers stepping on `device` where set (the node's
 /// --device) and on the job's training.device otherwise; errors name the job and what is
-/// wrong with it here.
+/// wrong with it here. The data loads beside the replicas being built; `built` is told the
+/// first replica once they are (a joiner's restore fetches its snapshot meanwhile).
 result<actors::node_job> prepare_node_job(const actors::job_assignment& assignment,
-                                          std::optional<schema::Device> device = {});
+                                          std::optional<schema::Device> device,
+                                          const actors::replicas_built& built);
 
 } // namespace strom::runtime

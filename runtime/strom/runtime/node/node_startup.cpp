@@ -46,8 +46,9 @@ caf::actor spawn_node(caf::actor_system& system, const caf::actor& scheduler,
   setup.timeouts = timeouts;
   setup.metrics = watch.metrics;
   setup.timeline = watch.timeline;
-  setup.prepare = [device = identity.device](const actors::job_assignment& assignment) {
-    return prepare_node_job(assignment, device);
+  setup.prepare = [device = identity.device](const actors::job_assignment& assignment,
+                                              const actors::replicas_built& built) {
+    return prepare_node_job(assignment, device, built);
   };
   if (identity.role == actors::node_role_worker)
     setup.stage = prepare_stage;

@@ -62,13 +62,17 @@ result<void> prepare_run(job_spec& job, const local_training_options& options) {
   return success();
 }
 
-result<compute::training_data> load_training_data(const job_spec& job, std::size_t input_floats,
-                                                  std::size_t classes) {
+result<compute::training_data> load_job_data(const job_spec& job) {
   log::info("{}: loading data", job.source());
   auto data = compute::load_data(job.reader().getData(), ".");
   if (!data)
     return error{fmt::format("{}: {}", job.source(), data.err().message)};
-  const auto& train = data->train;
+  return data;
+}
+
+result<void> check_training_data(const job_spec& job, const compute::training_data& data,
+                                 std::size_t input_floats, std::size_t classes) {
+  const auto& train = data.train;
   if (train.size() == 0)
     return error{fmt::format("{}: data.train: the training set is empty", job.source())};
   if (train.sample_shape.size() != input_floats)
@@ -77,6 +81,16 @@ result<compute::training_data> load_training_data(const job_spec& job, std::size
   if (train.classes > classes)
     return error{fmt::format("{}: the data has labels up to {}, but the output layer has {} units",
                              job.source(), train.classes - 1, classes)};
+  return success();
+}
+
+result<compute::training_data> load_training_data(const job_spec& job, std::size_t input_floats,
+                                                  std::size_t classes) {
+  auto data = load_job_data(job);
+  if (!data)
+    return data;
+  if (auto fits = check_training_data(job, *data, input_floats, classes); !fits)
+    return fits.err();
   return data;
 }
 

@@ -26,8 +26,15 @@ double seconds_since(training_clock::time_point start);
 /// count; errors are prefixed with the job's source.
 result<void> prepare_run(job_spec& job, const local_training_options& options);
 
-/// Loads the job's data and checks that it fits a network of `input_floats` floats a sample
-/// and `classes` outputs (sample size, label range).
+/// Loads the job's data (the training and the test set), unchecked.
+result<compute::training_data> load_job_data(const job_spec& job);
+
+/// Checks that `data` fits a network of `input_floats` floats a sample and `classes` outputs
+/// (sample size, label range).
+result<void> check_training_data(const job_spec& job, const compute::training_data& data,
+                                 std::size_t input_floats, std::size_t classes);
+
+/// Loads the job's data and checks it (check_training_data).
 result<compute::training_data> load_training_data(const job_spec& job, std::size_t input_floats,
                                                   std::size_t classes);
 
