@@ -53,7 +53,7 @@ int run_attach(int argc, char** argv) {
     return exit_failure;
   }
   const auto where = runtime::to_string(*to);
-  auto link = connect_scheduler(*args, *to, "strom attach", fmt::format("job {}", job_id));
+  auto link = connect_scheduler(*args, *to, "strom attach", fmt::format("job {}", job_id), true);
   if (!link)
     return failure_status();
   auto reconnect = reconnector_for(*args, *link, *to);

@@ -156,7 +156,7 @@ int run_submit(int argc, char** argv) {
     submission->rejoin_timeout_ms = static_cast<std::uint64_t>(rejoin->value().count());
 
   const auto where = runtime::to_string(*to);
-  auto link = connect_scheduler(*args, *to, "strom submit", job->source());
+  auto link = connect_scheduler(*args, *to, "strom submit", job->source(), true);
   if (!link)
     return failure_status();
   if (runtime::stop_requested()) {

@@ -60,8 +60,20 @@ result<std::chrono::milliseconds> connect_timeout_of(const arguments& args) {
 
 option_spec reconnect_timeout_option() {
   return {"reconnect-timeout", "DURATION",
-          "when the scheduler is lost (it restarts), try to reach it again this long and follow "
-          "on (default 60s)"};
+          "when the scheduler is lost or not listening yet (it restarts), try to reach it "
+          "again this long (default 60s)"};
+}
+
+/// `args`' --reconnect-timeout, or its default.
+result<std::chrono::milliseconds> reconnect_limit_of(const arguments& args) {
+  auto reconnect = args.get_duration(reconnect_timeout_option().name, min_reconnect_timeout,
+                                     max_reconnect_timeout);
+  if (!reconnect)
+    return reconnect.err();
+  if (reconnect.value())
+    return std::chrono::duration_cast<std::chrono::milliseconds>(*reconnect.value());
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+    actors::timing{}.reconnect_timeout);
 }
 
 result<runtime::scheduler_reconnector> reconnector_for(const arguments& args, scheduler_link& link,
@@ -69,12 +81,10 @@ result<runtime::scheduler_reconnector> reconnector_for(const arguments& args, sc
   auto connecting = connect_options_of(args);
   if (!connecting)
     return connecting.err();
-  auto reconnect = args.get_duration(reconnect_timeout_option().name, min_reconnect_timeout,
-                                     max_reconnect_timeout);
+  auto reconnect = reconnect_limit_of(args);
   if (!reconnect)
     return reconnect.err();
-  const caf::timespan limit = reconnect.value() ? caf::timespan{*reconnect.value()}
-                                                : actors::timing{}.reconnect_timeout;
+  const caf::timespan limit = *reconnect;
   return runtime::scheduler_reconnector{
     [&link, to, connecting = *connecting, limit]() -> result<caf::actor> {
       auto connection = runtime::reconnect_to_scheduler(link.system, to, connecting, limit);
@@ -86,8 +96,8 @@ result<runtime::scheduler_reconnector> reconnector_for(const arguments& args, sc
 
 std::unique_ptr<scheduler_link> connect_scheduler(const arguments& args,
                                                   const runtime::endpoint& to,
-                                                  const char* command,
-                                                  const std::string& context) {
+                                                  const char* command, const std::string& context,
+                                                  bool waits_for_restart) {
   const auto fail = [&](const std::string& why) {
     if (context.empty())
       fmt::print(stderr, "{}: {}\n", command, why);
@@ -98,6 +108,12 @@ std::unique_ptr<scheduler_link> connect_scheduler(const arguments& args,
   auto connecting = connect_options_of(args);
   if (!connecting)
     return fail(connecting.err().message);
+  if (waits_for_restart) {
+    auto limit = reconnect_limit_of(args);
+    if (!limit)
+      return fail(limit.err().message);
+    connecting->wait_while_refused = *limit;
+  }
   auto link = std::make_unique<scheduler_link>();
   auto connection = runtime::connect_to_scheduler(link->system, to, *connecting);
   if (!connection)

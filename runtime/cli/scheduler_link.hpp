@@ -40,11 +40,13 @@ option_spec reconnect_timeout_option();
 result<runtime::scheduler_reconnector> reconnector_for(const arguments& args, scheduler_link& link,
                                                        const runtime::endpoint& to);
 
-/// Connects to the scheduler at `to` within `args`' --connect-timeout. On failure prints
+/// Connects to the scheduler at `to` within `args`' --connect-timeout; `waits_for_restart`
+/// (submit, attach) tries a scheduler that refuses the connection (restarting) again for
+/// `args`' --reconnect-timeout, as sbatch waits for its controller. On failure prints
 /// "COMMAND: CONTEXT: why" (without CONTEXT when it is empty) to stderr and returns null.
 std::unique_ptr<scheduler_link> connect_scheduler(const arguments& args,
                                                   const runtime::endpoint& to,
-                                                  const char* command,
-                                                  const std::string& context);
+                                                  const char* command, const std::string& context,
+                                                  bool waits_for_restart = false);
 
 } // namespace strom::cli

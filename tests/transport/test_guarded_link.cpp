@@ -290,6 +290,35 @@ BOOST_AUTO_TEST_CASE(a_closed_port_is_named) {
              link.err().message);
 }
 
+// A client that may wait (submit and attach, while a scheduler restarts) reaches a port that
+// opens only after its first attempts were refused; without the wait it is refused at once.
+BOOST_AUTO_TEST_CASE(a_client_waiting_while_refused_reaches_a_port_opened_later) {
+  std::uint16_t port = 0;
+  {
+    silent_listener gone;
+    port = gone.port;
+  }
+  client peer;
+  BOOST_TEST(!peer.connect(port).ok());
+  served later_server;  // its own port too; its doubler listens on `port` later
+  std::unique_ptr<guarded_port> later;
+  std::thread opener{[&] {
+    std::this_thread::sleep_for(600ms);
+    auto opened =
+      guarded_port::open(later_server.system, later_server.doubling, {"127.0.0.1", port});
+    if (opened.ok())
+      later = std::move(*opened);
+  }};
+  connect_options options;
+  options.wait_while_refused = 10s;
+  const auto start = steady::now();
+  auto link = peer.connect(port, options);
+  opener.join();
+  BOOST_REQUIRE_MESSAGE(link.ok(), (link.ok() ? std::string{} : link.err().message));
+  BOOST_TEST((steady::now() - start >= 500ms));
+  BOOST_TEST(peer.doubles(link->remote));
+}
+
 BOOST_AUTO_TEST_CASE(an_interrupted_connect_gives_up_at_once) {
   silent_listener silent;
   client peer;

@@ -37,6 +37,8 @@ constexpr auto poll_slice = std::chrono::milliseconds(50);
 constexpr auto verdict_grace = poll_slice;
 /// Pause before a new attempt at a handshake CAF's heartbeat tick cut short.
 constexpr auto retry_pause = std::chrono::milliseconds(50);
+/// Between attempts at a peer that refuses the connection (connect_options::wait_while_refused).
+constexpr auto refused_pause = std::chrono::milliseconds(200);
 
 /// Added when a plaintext client's peer closed the link during the handshake: a TLS endpoint
 /// waits for a ClientHello that never comes and closes at its handshake deadline.
@@ -73,9 +75,10 @@ int finish_connect(int fd, clock::time_point deadline, const connect_options& op
   return ETIMEDOUT;
 }
 
-/// A TCP connection to `where` within the deadline, or a message in words.
-result<int> connect_tcp(const endpoint& where, clock::time_point deadline,
-                        const connect_options& options) {
+/// A TCP connection to `where` within the deadline, or the errno of the last attempt and a
+/// message in words.
+result<int> connect_tcp_once(const endpoint& where, clock::time_point deadline,
+                             const connect_options& options, int& last) {
   const auto name = to_string(where);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -84,7 +87,7 @@ result<int> connect_tcp(const endpoint& where, clock::time_point deadline,
   const auto port = std::to_string(where.port);
   if (int code = getaddrinfo(where.host.c_str(), port.c_str(), &hints, &found); code != 0)
     return error{fmt::format("cannot resolve '{}': {}", where.host, gai_strerror(code))};
-  int last = ECONNREFUSED;
+  last = ECONNREFUSED;
   for (auto* candidate = found; candidate; candidate = candidate->ai_next) {
     const int fd = ::socket(candidate->ai_family,
                             candidate->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -114,6 +117,28 @@ result<int> connect_tcp(const endpoint& where, clock::time_point deadline,
   return error{fmt::format("cannot connect to {}: {}", name, std::strerror(last))};
 }
 
+/// connect_tcp_once, tried again while the peer refuses for options.wait_while_refused; the
+/// deadline moves with each new attempt.
+result<int> connect_tcp(const endpoint& where, clock::time_point& deadline,
+                        const connect_options& options) {
+  const auto waiting_ends = clock::now() + options.wait_while_refused;
+  bool told = false;
+  for (;;) {
+    int last = 0;
+    auto connected = connect_tcp_once(where, deadline, options, last);
+    if (connected || last != ECONNREFUSED || clock::now() + refused_pause >= waiting_ends
+        || interrupted(options))
+      return connected;
+    if (!told) {
+      log::info("{}; trying again for up to {} s", connected.err().message,
+                seconds(options.wait_while_refused));
+      told = true;
+    }
+    std::this_thread::sleep_for(refused_pause);
+    deadline = clock::now() + options.timeout;
+  }
+}
+
 } // namespace
 
 /// One attempt of connect_guarded until `deadline`. `cut_by_tick` is set when CAF's middleman
@@ -121,7 +146,7 @@ result<int> connect_tcp(const endpoint& where, clock::time_point deadline,
 /// peer is merely slow, and a new attempt may succeed.
 result<guarded_connection> connect_once(caf::actor_system& system, const endpoint& where,
                                         const char* role, const connect_options& options,
-                                        clock::time_point deadline, bool& cut_by_tick) {
+                                        clock::time_point& deadline, bool& cut_by_tick) {
   const auto name = to_string(where);
   auto outer = connect_tcp(where, deadline, options);
   if (!outer)
@@ -202,7 +227,7 @@ result<guarded_connection> connect_once(caf::actor_system& system, const endpoin
 
 result<guarded_connection> connect_guarded(caf::actor_system& system, const endpoint& where,
                                            const char* role, const connect_options& options) {
-  const auto deadline = clock::now() + options.timeout;
+  auto deadline = clock::now() + options.timeout;
   // CAF's first heartbeat tick, anywhere up to a second after the connect, ends a handshake
   // still under way: a busy peer (one loading data, on a loaded machine) can miss it. Such a
   // link is tried again while the timeout lasts.

@@ -28,6 +28,9 @@ struct connect_options {
   std::function<bool()> interrupted;
   /// What the other side may send; its handshake deadline is the connect timeout.
   guard_limits limits;
+  /// A peer that refuses the connection (nothing listens yet: a scheduler restarting) is tried
+  /// again for this long, the connect timeout counting from the attempt that is accepted.
+  std::chrono::milliseconds wait_while_refused{0};
 };
 
 /// A remote actor reached through a link_guard, which carries the connection while it lives.
