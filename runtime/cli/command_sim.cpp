@@ -42,8 +42,9 @@ const command_spec calibrate_spec{
   "strom sim calibrate JOB [-o FILE]",
   "Measures this machine's costs for a job with the real compute library (a step on its\n"
   "model and data, the density its threshold settles at, frame sizes and encode and decode\n"
-  "times at several densities, sealing and opening TLS records) in a few seconds, and writes a calibration file (Cap'n Proto\n"
-  "text, schema/scenario.capnp Calibration) that scenarios name in costs.calibration.",
+  "times at several densities, sealing and opening TLS records) in a few seconds, and writes\n"
+  "a calibration file (Cap'n Proto text, schema/scenario.capnp Calibration) that scenarios\n"
+  "name in costs.calibration.",
   {
     {"out", "FILE", "write the calibration here (also -o); default: print it"},
   },

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "options/arguments.hpp"
 #include "strom/actors/protocol/cluster.hpp"
 #include "strom/log.hpp"
 
@@ -77,7 +78,7 @@ std::string top_help() {
   std::string text = "usage: strom [--log-level LEVEL] COMMAND [ARGS]\n\n"
                      "strom, a distributed deep-learning training runtime.\n\ncommands:\n";
   for (const auto& c : commands)
-    text += fmt::format("  {:<17}{}\n", c.synopsis, c.summary);
+    text += strom::cli::help_entry("  " + std::string{c.synopsis}, 19, std::string{c.summary});
   text += "  help [COMMAND]   this text, or a command's options (as 'strom COMMAND --help')\n"
           "\nglobal options (before or after the command):\n"
           "  --log-level LEVEL  trace, debug, info (default), warning, error or off\n"

@@ -3,9 +3,37 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "strom/compute/memory_estimate.hpp"
 #include "strom/runtime/report/report_files.hpp"
 
 namespace strom::cli {
+
+namespace {
+
+/// What the run's nodes sent one another, in its mode's terms; empty when nothing was sent
+/// (one worker alone).
+std::string traffic_line(const runtime::training_report& r) {
+  using compute::bytes_text;
+  const auto share = [](std::uint64_t part, std::uint64_t whole) {
+    return whole > 0 ? fmt::format(" ({:.2f}% of dense fp32)",
+                                   100.0 * static_cast<double>(part) / static_cast<double>(whole))
+                     : std::string{};
+  };
+  if (r.mode == "kvstore")
+    return fmt::format("pushed {}{}, pulled {}", bytes_text(r.push_bytes),
+                       share(r.push_bytes, r.push_dense_bytes), bytes_text(r.pull_bytes));
+  if (r.mode == "averaging")
+    return r.averaging_bytes > 0 ? fmt::format("averaging sent {}", bytes_text(r.averaging_bytes))
+                                 : std::string{};
+  if (r.mode == "pipeline")
+    return fmt::format("activations and their gradients sent {}",
+                       bytes_text(r.pipeline.activation_bytes));
+  return r.bytes_sent > 0 ? fmt::format("updates sent {}{}", bytes_text(r.bytes_sent),
+                                        share(r.bytes_sent, r.dense_bytes_equivalent))
+                          : std::string{};
+}
+
+} // namespace
 
 int finish_training(std::string_view command, const result<runtime::training_report>& report,
                     const training_outputs& outputs) {
@@ -41,6 +69,12 @@ int finish_training(std::string_view command, const result<runtime::training_rep
              r.train_samples_per_second, r.workers, r.workers == 1 ? "" : "s",
              r.nodes > 1 ? fmt::format(" in {} nodes", r.nodes) : std::string{}, quality,
              r.final_loss, r.checkpoint.empty() ? std::string{"none"} : r.checkpoint);
+  if (const auto traffic = traffic_line(r); !traffic.empty())
+    fmt::print("  {}\n", traffic);
+  if (outputs.metrics_out)
+    fmt::print("  metrics: {}\n", *outputs.metrics_out);
+  if (outputs.html_out)
+    fmt::print("  report: {}\n", *outputs.html_out);
   return exit_ok;
 }
 

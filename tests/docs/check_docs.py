@@ -9,7 +9,8 @@
 - docs/cli.md has a section for every command `strom --help` lists (a heading with
   `strom COMMAND`), and mentions every --flag that `strom --help` and `strom COMMAND --help`
   print (and `--help-all` where a help text offers it, and `strom COMMAND SUB --help` for
-  the subcommands a help text names, such as `strom sim calibrate`);
+  the subcommands a help text names, such as `strom sim calibrate`), none of whose lines is
+  longer than 100 characters;
 - every relative link in README.md and docs/*.md points at a file of the repository (and at a
   heading of it, for `file.md#anchor`);
 - README.md stays a README: at most 300 lines, no development history.
@@ -26,6 +27,7 @@ import tempfile
 
 README_MAX_LINES = 300  # issue 43's bound: a README a newcomer reads in full
 HELP_TIMEOUT_S = 60     # a --help that takes longer is itself a bug
+HELP_COLUMNS = 100      # issue 43: help that reads in a terminal
 
 # -- schema ----------------------------------------------------------------------------------
 
@@ -294,6 +296,10 @@ def check_cli_reference(source_dir, strom):
         for flag in sorted(flags_of(text)):
             if flag not in documented_flags:
                 problems.append(f"docs/cli.md: {flag} (from '{source}') is not mentioned")
+        for line in text.splitlines():
+            if len(line) > HELP_COLUMNS:
+                problems.append(f"'{source}': a line of {len(line)} characters (at most "
+                                f"{HELP_COLUMNS}): {line}")
     return problems
 
 

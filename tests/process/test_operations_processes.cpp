@@ -46,11 +46,12 @@ BOOST_AUTO_TEST_CASE(the_schedulers_metrics_list_the_jobs_samples_trained) {
   const auto report = read_text(metrics_path);
   const auto exposition = http_get(port, "/metrics");
   BOOST_REQUIRE_MESSAGE(exposition, cluster.scheduler().transcript());
-  const auto samples = metric_value(*exposition, "strom_samples_trained_total{job=\"1\"");
+  const auto samples =
+    metric_value(*exposition, "strom_samples_trained_total", {"strom_job=\"1\""});
   BOOST_REQUIRE_MESSAGE(samples, *exposition);
   BOOST_TEST(*samples > 0.0);
   BOOST_TEST(*samples == json_number(report, "train_samples"));
-  const auto sent = metric_value(*exposition, "strom_bytes_sent_total{job=\"1\"");
+  const auto sent = metric_value(*exposition, "strom_bytes_sent_total", {"strom_job=\"1\""});
   BOOST_REQUIRE(sent);
   BOOST_TEST(*sent == json_number(report, "bytes_sent"));
   BOOST_TEST(contains(*exposition, "strom_heartbeat_rtt_seconds{node=\"w1\"}"), *exposition);

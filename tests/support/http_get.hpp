@@ -6,10 +6,12 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "support/loopback_socket.hpp"
 
@@ -40,14 +42,22 @@ inline std::optional<std::string> http_get(std::uint16_t port, const std::string
   return response.substr(body + 4);
 }
 
-/// The value of the first sample in Prometheus text `exposition` whose name and labels start
-/// with `series` (e.g. `strom_samples_trained_total{job="1"`), or nullopt.
-inline std::optional<double> metric_value(const std::string& exposition,
-                                          const std::string& series) {
+/// The value of the first sample of metric `name` in Prometheus text `exposition` whose
+/// labels include every one of `labels` (e.g. {"strom_job=\"1\""}), or nullopt.
+inline std::optional<double> metric_value(const std::string& exposition, const std::string& name,
+                                          const std::vector<std::string>& labels = {}) {
   std::istringstream lines{exposition};
-  for (std::string line; std::getline(lines, line);)
-    if (line.rfind(series, 0) == 0)
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(name, 0) != 0 || (line.size() > name.size() && line[name.size()] != '{'
+                                     && line[name.size()] != ' '))
+      continue;
+    const auto set = line.substr(name.size(), line.rfind(' ') - name.size());
+    const bool all = std::all_of(labels.begin(), labels.end(), [&](const std::string& label) {
+      return set.find(label) != std::string::npos;
+    });
+    if (all)
       return std::stod(line.substr(line.rfind(' ') + 1));
+  }
   return std::nullopt;
 }
 

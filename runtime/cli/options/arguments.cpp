@@ -119,14 +119,38 @@ bool is_help_flag(const char* word) {
   return std::strcmp(word, "--help") == 0 || std::strcmp(word, "-h") == 0;
 }
 
+std::string help_entry(const std::string& term, std::size_t column, const std::string& text) {
+  const std::string indent(column, ' ');
+  std::string out = term.size() < column ? term + std::string(column - term.size(), ' ')
+                                         : term + "\n" + indent;
+  const auto width = help_columns > column + 20 ? help_columns - column : 20;
+  std::size_t line = 0;  // characters on the current line after the indent
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const auto end = std::min(text.find(' ', at), text.size());
+    const auto word = std::string_view{text}.substr(at, end - at);
+    if (line > 0 && line + 1 + word.size() > width) {
+      out += "\n" + indent;
+      line = 0;
+    } else if (line > 0) {
+      out += ' ';
+      ++line;
+    }
+    out += word;
+    line += word.size();
+    at = end + 1;
+  }
+  return out + "\n";
+}
+
 std::string help_text(const command_spec& spec) {
-  std::string text = fmt::format("usage: {}\n\n{}\n", spec.usage, spec.summary);
+  std::string text = help_entry("usage:", 7, spec.usage) + fmt::format("\n{}\n", spec.summary);
   if (!spec.options.empty())
     text += "\noptions:\n";
   for (const auto& o : spec.options) {
-    auto flag = o.value_name.empty() ? fmt::format("--{}", o.name)
-                                     : fmt::format("--{} {}", o.name, o.value_name);
-    text += fmt::format("  {:<26} {}\n", flag, o.help);
+    auto flag = o.value_name.empty() ? fmt::format("  --{}", o.name)
+                                     : fmt::format("  --{} {}", o.name, o.value_name);
+    text += help_entry(flag, 29, o.help);
   }
   return text;
 }

@@ -62,6 +62,14 @@ result<arguments> parse_arguments(const command_spec& spec, int argc, char** arg
 /// The help text for a command.
 std::string help_text(const command_spec& spec);
 
+/// Help's width: no line of help text is longer.
+inline constexpr std::size_t help_columns = 100;
+
+/// `term` in a column `column` wide (wider terms push the text to the next line) and `text`
+/// beside it, wrapped at help_columns under itself; one line of help, or several, each ending
+/// in a newline.
+std::string help_entry(const std::string& term, std::size_t column, const std::string& text);
+
 /// Whether `word` asks for help: --help or -h.
 bool is_help_flag(const char* word);
 

@@ -26,7 +26,8 @@ prometheus_metrics::prometheus_metrics()
       steps_(counter(*registry_, "strom_steps_trained_total", "Worker steps a job took")),
       loss_(gauge(*registry_, "strom_loss", "Mean training loss of the job's epoch so far")),
       accuracy_(gauge(*registry_, "strom_test_accuracy",
-                      "Test accuracy after the job's latest epoch (-1: no test set)")),
+                      "Test accuracy after the job's latest epoch (absent before the first "
+                      "evaluation and without a test set)")),
       epochs_(gauge(*registry_, "strom_epochs_completed", "Epochs the job finished")),
       nodes_alive_(gauge(*registry_, "strom_nodes_alive", "Nodes training the job")),
       nodes_lost_(counter(*registry_, "strom_nodes_lost_total", "Nodes the job lost")),
@@ -96,14 +97,24 @@ void prometheus_metrics::set(gauges& family, const prometheus::Labels& labels, d
   family.Add(labels).Set(value);
 }
 
+namespace {
+
+/// The label naming a job: not `job`, which Prometheus sets on every target it scrapes (and
+/// renames a target's own to `exported_job`).
+constexpr const char* job_label = "strom_job";
+
+} // namespace
+
 void prometheus_metrics::job(const actors::job_metrics& figures) {
-  const prometheus::Labels job{{"job", std::to_string(figures.job_id)}, {"name", figures.job}};
+  const prometheus::Labels job{{job_label, std::to_string(figures.job_id)},
+                               {"name", figures.job}};
   const auto& report = figures.report;
   std::lock_guard lock{mutex_};
   raise(samples_, job, static_cast<double>(figures.samples));
   raise(steps_, job, static_cast<double>(figures.steps));
   set(loss_, job, figures.loss);
-  set(accuracy_, job, report.test_accuracy);
+  if (report.test_accuracy >= 0)  // no placeholder before the first evaluation
+    set(accuracy_, job, report.test_accuracy);
   set(epochs_, job, figures.epochs_done);
   set(nodes_alive_, job, figures.nodes_alive);
   raise(nodes_lost_, job, report.nodes_lost);
@@ -118,7 +129,8 @@ void prometheus_metrics::job(const actors::job_metrics& figures) {
   set(density_, job, report.mean_density);
   set(stalled_, job, figures.stalled_seconds);
   for (const auto& lag : figures.lag) {
-    const prometheus::Labels node{{"job", std::to_string(figures.job_id)}, {"node", lag.node}};
+    const prometheus::Labels node{{job_label, std::to_string(figures.job_id)},
+                                  {"node", lag.node}};
     set(node_steps_, node, lag.steps);
     set(node_lag_, node, lag.behind);
   }
@@ -131,7 +143,7 @@ void prometheus_metrics::heartbeat(const std::string& node, double seconds) {
 
 void prometheus_metrics::node(const actors::node_metrics& figures) {
   const prometheus::Labels labels{{"node", figures.node},
-                                  {"job", std::to_string(figures.job_id)}};
+                                  {job_label, std::to_string(figures.job_id)}};
   std::lock_guard lock{mutex_};
   raise(node_samples_, labels, static_cast<double>(figures.samples));
   raise(node_steps_trained_, labels, static_cast<double>(figures.steps));
