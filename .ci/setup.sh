@@ -18,7 +18,7 @@ esac
 packages=(
   g++ cmake ninja-build pkg-config
   libcaf-dev capnproto libcapnp-dev libssl-dev liblz4-dev libfmt-dev zlib1g-dev
-  libopenblas-dev libboost-test-dev prometheus-cpp-dev nlohmann-json3-dev
+  libopenblas-dev libboost-test-dev prometheus-cpp-dev libcivetweb-dev nlohmann-json3-dev
   libprotobuf-dev libonnx-dev
   chromium
   dataset-fashion-mnist

@@ -697,6 +697,46 @@ bool sent_snapshot(caf::scoped_actor& agent, const std::vector<capnp::word>& wor
 
 } // namespace
 
+// #40: a client that submits while a restarted scheduler's nodes join again is held, not
+// refused ("no node has joined"): its job starts once enough nodes are back; one that needs
+// more nodes than come back in time is refused as before, after the wait.
+BOOST_AUTO_TEST_CASE(a_restarted_scheduler_holds_a_submission_until_its_nodes_joined_again) {
+  strom::test::scratch dir;
+  auto store = strom::runtime::state_dir_store::open((dir.path() / "state").string());
+  BOOST_REQUIRE(store);
+  auto setup = quiet_setup();
+  setup.store = *store;
+  cluster_fixture env{setup};
+  caf::scoped_actor a{env.sys};
+  env.join(a, "a");
+  env.self->send_exit(env.master, caf::exit_reason::kill);
+  env.sched.run();
+  auto record = (*store)->load();
+  BOOST_REQUIRE(record && record->has_value());
+  setup.restored = **record;
+  env.master = env.sys.spawn(scheduler, setup);
+  env.sched.run();
+
+  env.self->send(env.master, submit_atom_v, job_submission{"(name = \"j\")", "one.job", "", 1});
+  env.self->send(env.master, submit_atom_v, job_submission{"(name = \"j\")", "two.job", "", 2});
+  env.sched.run();
+  BOOST_TEST(!env.client_gets<submit_reply>());  // both held
+  caf::scoped_actor a_again{env.sys};
+  env.join(a_again, "a");
+  const auto placed = env.client_gets<submit_reply>();
+  BOOST_REQUIRE(placed);
+  BOOST_TEST(placed->accepted);
+  BOOST_TEST(env.assignment_for(a_again, std::nullopt).job_id == placed->job_id);
+  BOOST_TEST(!env.client_gets<submit_reply>());  // two.job still waits for a second node
+  env.sched.advance_time(10s);
+  env.sched.run();
+  const auto refused = env.client_gets<submit_reply>();
+  BOOST_REQUIRE(refused);
+  BOOST_TEST(!refused->accepted);
+  BOOST_TEST(refused->reason.find("two.job needs 2 worker nodes, 1 joined") != std::string::npos,
+             refused->reason);
+}
+
 BOOST_AUTO_TEST_CASE(a_restarted_scheduler_resumes_its_job_from_the_checkpoint_once_its_nodes_are_back) {
   strom::test::scratch dir;
   auto store = strom::runtime::state_dir_store::open((dir.path() / "state").string());

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "process/cluster_processes.hpp"
+#include "support/http_get.hpp"
 #include "support/scratch_dir.hpp"
 #include "support/small_fashion_job.hpp"
 #include "support/strom_program.hpp"
@@ -58,15 +59,16 @@ struct rendered {
   std::string log;  ///< chromium's stderr, console messages included
 };
 
-rendered render(const strom::test::scratch& dir, const std::filesystem::path& page) {
+/// `url` (a file:// page, or an http:// one) as chromium renders it.
+rendered render(const strom::test::scratch& dir, const std::string& url) {
   const auto dom = dir.path() / "dom.html";
   const auto log = dir.path() / "chromium.log";
   const auto command = fmt::format(
     "timeout {} {} --headless --no-sandbox --disable-gpu --disable-background-networking "
     "--disable-component-update --disable-sync --no-first-run --disable-extensions "
     "--user-data-dir={} --enable-logging=stderr --v=0 --virtual-time-budget=2000 "
-    "--dump-dom file://{} > {} 2> {}",
-    chromium_timeout_seconds, chromium_path, (dir.path() / "profile").string(), page.string(),
+    "--dump-dom {} > {} 2> {}",
+    chromium_timeout_seconds, chromium_path, (dir.path() / "profile").string(), url,
     dom.string(), log.string());
   rendered out;
   const int raw = std::system(command.c_str());
@@ -79,7 +81,7 @@ rendered render(const strom::test::scratch& dir, const std::filesystem::path& pa
 /// Renders `page` in chromium and checks that its script drew at least min_charts charts on
 /// canvases, without any console message; returns the rendered DOM.
 std::string check_rendered(const strom::test::scratch& dir, const std::filesystem::path& page) {
-  const auto shown = render(dir, page);
+  const auto shown = render(dir, "file://" + page.string());
   BOOST_REQUIRE_MESSAGE(shown.status == 0, shown.log);
   std::smatch drawn;
   BOOST_REQUIRE_MESSAGE(
@@ -157,4 +159,37 @@ BOOST_AUTO_TEST_CASE(the_report_of_a_submitted_job_draws_the_nodes_charts_too) {
   const auto dom = check_rendered(dir, page);
   for (const auto& id : node_chart_ids)
     BOOST_TEST(dom.find("id=\"chart-" + id + "\"") != std::string::npos, id);
+}
+
+// #43: the scheduler's --metrics-listen serves a live dashboard at /: during a 2-node job,
+// headless chromium shows both nodes by name and the job's loss chart, with no page error and
+// no console message (its policy allows fetches of its own status only).
+BOOST_AUTO_TEST_CASE(the_schedulers_dashboard_shows_the_nodes_and_the_jobs_loss_in_chromium) {
+  if (!chromium_installed())
+    return;
+  const auto port = strom::test::closed_port();
+  strom::test::local_cluster cluster{2,
+                                     {"--metrics-listen", "127.0.0.1:" + std::to_string(port)}};
+  const auto job = report_job(cluster.dir());
+  auto submit = cluster.start({"submit", job.string(), "--epochs", "3"}, "submit");
+  // The job has trained a while: its loss has points.
+  std::string status;
+  strom::test::eventually([&] {
+    status = strom::test::http_get(port, "/status.json").value_or("");
+    return status.find("\"loss\":[[") != std::string::npos;
+  }, submit_limit);
+  BOOST_REQUIRE_MESSAGE(status.find("\"loss\":[[") != std::string::npos, status);
+  const auto shown = render(cluster.dir(), fmt::format("http://127.0.0.1:{}/", port));
+  BOOST_REQUIRE_MESSAGE(shown.status == 0, shown.log);
+  BOOST_TEST(shown.dom.find("data-nodes-shown=\"2\"") != std::string::npos,
+             shown.dom.substr(0, 3000));
+  BOOST_TEST(shown.dom.find("<td>w1</td>") != std::string::npos);
+  BOOST_TEST(shown.dom.find("<td>w2</td>") != std::string::npos);
+  const std::regex loss_chart{"id=\"loss-1\"[\\s\\S]*?<canvas[^>]*width=\"[1-9]"};
+  BOOST_TEST(std::regex_search(shown.dom, loss_chart), shown.dom.substr(0, 3000));
+  const auto error = shown.dom.find("data-page-error=\"");
+  BOOST_TEST(error == std::string::npos, shown.dom.substr(std::min(error, shown.dom.size()), 300));
+  BOOST_TEST(shown.log.find("CONSOLE") == std::string::npos, shown.log);
+  const auto ended = submit->wait(submit_limit);
+  BOOST_TEST((ended && *ended == 0), submit->err());
 }

@@ -108,7 +108,8 @@ std::optional<std::string> pick_nodes(const scheduler_state& st, const job_submi
   return std::nullopt;
 }
 
-submit_reply submit(self_ptr self, const scheduler_setup& setup, const job_submission& job_in) {
+submit_reply submit_now(self_ptr self, const scheduler_setup& setup, const job_submission& job_in,
+                        const job_client_actor& client) {
   auto& st = self->state;
   if (st.members.empty())
     return {false, 0, "no node has joined the scheduler"};
@@ -126,8 +127,32 @@ submit_reply submit(self_ptr self, const scheduler_setup& setup, const job_submi
       return {false, 0, std::move(*refusal)};
   job.job_id = st.next_job_id++;
   job.submission = job_in;
-  job.clients.push_back(caf::actor_cast<job_client_actor>(self->current_sender()));
+  job.clients.push_back(client);
   return {true, start_job(self, setup, std::move(job)), {}};
+}
+
+bool enough_joined(const scheduler_state& st, const job_submission& job) {
+  const auto joined = [&](const char* role) {
+    return static_cast<std::uint32_t>(std::count_if(
+      st.members.begin(), st.members.end(),
+      [&](const cluster_member& m) { return m.status.role == role; }));
+  };
+  return joined(node_role_worker) >= std::max<std::uint32_t>(job.nodes, 1)
+         && (!job.kvstore || joined(node_role_server) >= std::max<std::uint32_t>(job.servers, 1));
+}
+
+/// A client's submission: placed at once, or held while a restarted scheduler's nodes join
+/// again and too few did yet (a client that submits during a restart is not refused for it).
+caf::result<submit_reply> submit(self_ptr self, const scheduler_setup& setup,
+                                 const job_submission& job) {
+  auto& st = self->state;
+  const auto client = caf::actor_cast<job_client_actor>(self->current_sender());
+  if (!st.rejoining || enough_joined(st, job))
+    return submit_now(self, setup, job, client);
+  log::info("scheduler: holds {} until its nodes joined again", job.source);
+  auto reply = self->make_response_promise<submit_reply>();
+  st.held.push_back({job, client, reply});
+  return reply;
 }
 
 /// A job ended with `outcome` (shown in status as `shown`): kept for status and late
@@ -443,6 +468,12 @@ caf::behavior scheduler(caf::stateful_actor<scheduler_state>* self, scheduler_se
     [self, setup](rejoin_atom, std::uint64_t job_id, std::uint32_t) {
       if (self->current_sender() == self->address())
         try_resume(self, setup, job_id, true);
+    },
+    [self, setup](rejoin_atom) {
+      if (self->current_sender() != self->address())
+        return;
+      self->state.rejoining = false;
+      release_held(self, setup);
     },
     [self, setup](const job_checkpointed& done) { checkpointed(self, setup, done); },
     [self](forget_atom, std::uint64_t job_id, std::uint64_t node_id) {

@@ -82,6 +82,14 @@ struct resuming_job {
   std::vector<job_client_actor> clients;  ///< attached meanwhile
 };
 
+/// A submission a restarted scheduler holds while its nodes join again (submit_reply once
+/// placed, or refused as at once when they did not in time).
+struct held_submission {
+  job_submission job;
+  job_client_actor client;
+  caf::typed_response_promise<submit_reply> reply;
+};
+
 /// A scheduler's state.
 struct scheduler_state {
   std::vector<cluster_member> members;
@@ -92,6 +100,10 @@ struct scheduler_state {
   std::map<std::uint64_t, job_record> jobs;     ///< running, by job id
   std::map<std::uint64_t, resuming_job> resuming;  ///< after a restart, by job id
   std::uint32_t restarts = 0;  ///< times this scheduler's record was taken up again
+  /// Just restarted, its nodes joining again: submissions that need more nodes than joined
+  /// are held (held_submission) until enough did or the wait ended.
+  bool rejoining = false;
+  std::vector<held_submission> held;
   std::vector<job_status> finished_jobs;
   std::map<std::uint64_t, job_finished> outcomes;  ///< by job id, for late attaches
   std::set<caf::actor_addr> children;  ///< linked heartbeat monitors and job masters running
@@ -106,7 +118,8 @@ struct scheduler_state {
 /// keepalive_reply; node_progress, node_epoch_report, node_failure from nodes (a dropped
 /// node's get (dropped_atom, reason) back); (node_hung_atom, node_id, reason) from heartbeat
 /// monitors; job_status, job_checkpointed and job_finished from its job masters;
-/// (rejoin_atom, job_id, 0) when a resuming job waited long enough for its nodes.
+/// (rejoin_atom, job_id, 0) when a resuming job waited long enough for its nodes; rejoin_atom
+/// alone when a restarted scheduler stops holding submissions for its nodes.
 caf::behavior scheduler(caf::stateful_actor<scheduler_state>* self, scheduler_setup setup);
 
 } // namespace strom::actors

@@ -58,6 +58,11 @@ job_status status_of_outcome(const job_finished& outcome) {
   return shown;
 }
 
+/// How long a restarted scheduler holds submissions while its nodes join again: they come
+/// back within a second or two (their reconnect pause grows to 2 s), and a client waits 10 s
+/// for an answer (client_limits::answer).
+constexpr auto held_submission_limit = std::chrono::seconds(5);
+
 /// How a job waiting for its nodes after a restart shows in status.
 job_status status_of_resuming(const saved_job& saved) {
   job_status shown;
@@ -94,6 +99,10 @@ void take_up(self_ptr self, const scheduler_setup& setup) {
   }
   log::info("scheduler: restart {} took up its state: membership epoch {}, {} jobs to resume",
             st.restarts, st.membership_epoch, st.resuming.size());
+  if (!record.incarnations.empty()) {  // nodes joined before: they join again
+    st.rejoining = true;
+    self->delayed_send(self, held_submission_limit, rejoin_atom_v);
+  }
   persist(self, setup);
 }
 
@@ -159,15 +168,29 @@ bool awaited(const scheduler_state& st, const std::string& name) {
   });
 }
 
-/// A node joined: it resumes the jobs that waited for it, or is offered to a running job.
+/// A node joined: it resumes the jobs that waited for it, or places a held submission, or is
+/// offered to a running job.
 void place_joined(self_ptr self, const scheduler_setup& setup, const member_joined& joined) {
   std::vector<std::uint64_t> waiting;
   for (const auto& [id, job] : self->state.resuming)
     waiting.push_back(id);
   for (auto id : waiting)
     try_resume(self, setup, id, false);
+  release_held(self, setup);
   if (!awaited(self->state, joined.node.name))
     offer_to_a_job(self, setup, joined);
+}
+
+void release_held(self_ptr self, const scheduler_setup& setup) {
+  auto& st = self->state;
+  auto held = std::move(st.held);
+  st.held.clear();
+  for (auto& submission : held) {
+    if (st.rejoining && !enough_joined(st, submission.job))
+      st.held.push_back(std::move(submission));
+    else
+      submission.reply.deliver(submit_now(self, setup, submission.job, submission.client));
+  }
 }
 
 /// A job_master saved its job's checkpoint: the record keeps how far the job got and on

@@ -30,6 +30,13 @@ void remember_outcome(self_ptr self, const scheduler_setup& setup, job_status sh
 
 void offer_to_a_job(self_ptr self, const scheduler_setup& setup, const member_joined& joined);
 
+/// Places `job` for `client` now, or says why it cannot.
+submit_reply submit_now(self_ptr self, const scheduler_setup& setup, const job_submission& job,
+                        const job_client_actor& client);
+
+/// Whether enough nodes joined for `job` (its --nodes and --servers, at least one each).
+bool enough_joined(const scheduler_state& st, const job_submission& job);
+
 // -- scheduler_restart.cpp --------------------------------------------------------------------
 
 void persist(self_ptr self, const scheduler_setup& setup);
@@ -45,6 +52,10 @@ void try_resume(self_ptr self, const scheduler_setup& setup, std::uint64_t job_i
                 bool deadline);
 
 void place_joined(self_ptr self, const scheduler_setup& setup, const member_joined& joined);
+
+/// Answers the held submissions that enough nodes joined for, or, once the scheduler no
+/// longer waits for its nodes, all of them.
+void release_held(self_ptr self, const scheduler_setup& setup);
 
 void checkpointed(self_ptr self, const scheduler_setup& setup, const job_checkpointed& done);
 

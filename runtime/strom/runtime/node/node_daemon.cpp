@@ -20,7 +20,9 @@
 #include "strom/actors/cluster/node_agent.hpp"
 #include "strom/actors/cluster/scheduler.hpp"
 #include "strom/log.hpp"
+#include "strom/runtime/cluster/job_client.hpp"
 #include "strom/runtime/node/node_startup.hpp"
+#include "strom/runtime/observability/live_cluster.hpp"
 #include "strom/runtime/node/reconnect_pause.hpp"
 #include "strom/runtime/job/state_dir.hpp"
 #include "strom/runtime/interruptible_wait.hpp"
@@ -140,6 +142,39 @@ result<guarded_connection> connect_to_scheduler(caf::actor_system& system, const
   return connection;
 }
 
+namespace {
+
+/// How long the dashboard waits for the scheduler's status: a page a second polls it.
+constexpr auto dashboard_status_timeout = std::chrono::seconds(1);
+
+/// The dashboard's view of `scheduler` while this lives: it ends before the actor system the
+/// view asks through, so no page request reaches a system that is gone.
+class dashboard_view {
+public:
+  dashboard_view(live_cluster* live, caf::actor_system& system, const caf::actor& scheduler)
+    : live_(live) {
+    if (!live_)
+      return;
+    live_->set_view([&system, scheduler]() -> std::optional<actors::cluster_status> {
+      client_limits limits;
+      limits.answer = dashboard_status_timeout;
+      auto status = query_status(system, scheduler, limits);
+      return status ? std::optional{std::move(*status)} : std::nullopt;
+    });
+  }
+  ~dashboard_view() {
+    if (live_)
+      live_->set_view({});
+  }
+  dashboard_view(const dashboard_view&) = delete;
+  dashboard_view& operator=(const dashboard_view&) = delete;
+
+private:
+  live_cluster* live_;
+};
+
+} // namespace
+
 result<void> run_scheduler_node(const scheduler_node_options& options) {
   auto advertised = choose_advertise_address({options.advertise, options.netmask,
                                               options.listen.host});
@@ -173,7 +208,9 @@ result<void> run_scheduler_node(const scheduler_node_options& options) {
   } else {
     warn_unauthenticated_once();
   }
-  auto watching = observation::start(options.observe);
+  auto observe = options.observe;
+  observe.dashboard = true;
+  auto watching = observation::start(observe);
   if (!watching)
     return watching.err();
   setup.metrics = (*watching)->hooks().metrics;
@@ -181,6 +218,7 @@ result<void> run_scheduler_node(const scheduler_node_options& options) {
   system_config config{true};
   caf::actor_system system{config};
   auto scheduler = system.spawn(actors::scheduler, setup);
+  const dashboard_view viewing{(*watching)->dashboard(), system, scheduler};
   caf::scoped_actor self{system};
   self->monitor(scheduler);
   auto port = guarded_port::open(system, scheduler, options.listen, guard);

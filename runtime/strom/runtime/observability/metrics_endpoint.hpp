@@ -1,27 +1,36 @@
 #pragma once
 // Serves a Prometheus registry at http://HOST:PORT/metrics in the text format
-// (--metrics-listen), with prometheus-cpp's embedded server (civetweb) on threads of its own.
+// (--metrics-listen) and, on a scheduler, its live dashboard at / (dashboard_page.hpp, whose
+// script follows /status.json), with civetweb (the server prometheus-cpp's pull part uses too)
+// on threads of its own.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "strom/compute/result.hpp"
 #include "strom/runtime/transport/endpoint.hpp"
 
+class CivetServer;
+
 namespace prometheus {
-class Exposer;
 class Registry;
 } // namespace prometheus
 
 namespace strom::runtime {
 
+/// The dashboard's data as JSON, made at each request (live_cluster::json).
+using status_source = std::function<std::string()>;
+
 /// An open /metrics port; closed when destroyed.
 class metrics_endpoint {
 public:
-  /// Listens on `where` (port 0: a free port) and serves `registry`; the error names the
-  /// address and why (a port in use).
+  /// Listens on `where` (port 0: a free port) and serves `registry`, and with `status` the
+  /// dashboard; the error names the address and why (a port in use).
   static result<std::unique_ptr<metrics_endpoint>>
-  open(const endpoint& where, std::shared_ptr<prometheus::Registry> registry);
+  open(const endpoint& where, std::shared_ptr<prometheus::Registry> registry,
+       status_source status = {});
 
   ~metrics_endpoint();
   metrics_endpoint(const metrics_endpoint&) = delete;
@@ -31,10 +40,12 @@ public:
   std::uint16_t port() const noexcept { return port_; }
 
 private:
-  metrics_endpoint() = default;
+  struct handlers;
 
-  std::unique_ptr<prometheus::Exposer> exposer_;
-  std::shared_ptr<prometheus::Registry> registry_;
+  metrics_endpoint();
+
+  std::unique_ptr<handlers> handlers_;  // outlive the server, which calls them
+  std::unique_ptr<CivetServer> server_;
   std::uint16_t port_ = 0;
 };
 

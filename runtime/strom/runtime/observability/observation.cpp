@@ -4,6 +4,7 @@
 
 #include "strom/log.hpp"
 #include "strom/runtime/observability/chrome_trace.hpp"
+#include "strom/runtime/observability/live_cluster.hpp"
 #include "strom/runtime/observability/metrics_endpoint.hpp"
 #include "strom/runtime/observability/metrics_tee.hpp"
 #include "strom/runtime/observability/prometheus_metrics.hpp"
@@ -14,13 +15,23 @@ result<std::unique_ptr<observation>> observation::start(const observation_option
   std::unique_ptr<observation> started{new observation};
   if (options.metrics_listen) {
     started->metrics_ = std::make_shared<prometheus_metrics>();
-    auto opened = metrics_endpoint::open(*options.metrics_listen, started->metrics_->registry());
+    status_source status;
+    started->hooks_.metrics = started->metrics_;
+    if (options.dashboard) {
+      started->dashboard_ = std::make_shared<live_cluster>();
+      status = [live = started->dashboard_] { return live->json(); };
+      started->hooks_.metrics =
+        std::make_shared<metrics_tee>(started->hooks_.metrics, started->dashboard_);
+    }
+    auto opened = metrics_endpoint::open(*options.metrics_listen, started->metrics_->registry(),
+                                         status);
     if (!opened)
       return opened.err();
     started->endpoint_ = std::move(*opened);
-    started->hooks_.metrics = started->metrics_;
-    log::info("metrics: serving http://{}/metrics",
-              to_string(endpoint{options.metrics_listen->host, started->endpoint_->port()}));
+    const endpoint serving{options.metrics_listen->host, started->endpoint_->port()};
+    log::info("metrics: serving http://{}/metrics", to_string(serving));
+    if (started->dashboard_)
+      log::info("dashboard: http://{}/", to_string(serving));
   }
   if (options.recorder)
     started->hooks_.metrics =

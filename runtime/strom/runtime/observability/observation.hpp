@@ -15,6 +15,7 @@
 
 namespace strom::runtime {
 
+class live_cluster;
 class metrics_endpoint;
 class prometheus_metrics;
 
@@ -30,6 +31,8 @@ struct observation_options {
   std::string timeline_path;               ///< --timeline FILE; empty: none
   /// Also receives the actors' figures (a run's history for --html-out); may be null.
   std::shared_ptr<actors::metrics_sink> recorder;
+  /// Serve the live dashboard at / beside /metrics (a scheduler; needs metrics_listen).
+  bool dashboard = false;
 };
 
 /// The running observation: its port stays open while it lives.
@@ -48,6 +51,10 @@ public:
   /// The /metrics port (0 without --metrics-listen).
   std::uint16_t metrics_port() const noexcept;
 
+  /// What the dashboard shows; null without one. Its scheduler view is set once the
+  /// scheduler runs (live_cluster::set_view).
+  live_cluster* dashboard() const noexcept { return dashboard_.get(); }
+
   /// Writes the timeline (if one was asked for) once the actors that record it have ended;
   /// the error names the file.
   result<void> finish() const;
@@ -57,6 +64,7 @@ private:
 
   observers hooks_;
   std::shared_ptr<prometheus_metrics> metrics_;
+  std::shared_ptr<live_cluster> dashboard_;
   std::unique_ptr<metrics_endpoint> endpoint_;
   std::string timeline_path_;
 };

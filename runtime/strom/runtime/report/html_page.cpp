@@ -98,7 +98,8 @@ p.source { color: #666; font-size: 12px; margin: 4px 0 0 0; }
 p.error { color: #b00; font-weight: bold; }
 )css";
 
-/// HTML text with its special characters escaped.
+} // namespace
+
 std::string html_text(const std::string& text) {
   std::string out;
   for (char c : text) {
@@ -113,9 +114,9 @@ std::string html_text(const std::string& text) {
   return out;
 }
 
-/// The charts and markers as the JSON the page's script reads. '<' is written as \u003c (the
-/// same character inside a JSON string; JSON has no '<' elsewhere), so no text of the data can
-/// end the script element that holds it.
+namespace {
+
+/// The charts and markers as the JSON the page's script reads.
 std::string data_json(const report_data& data) {
   using json = nlohmann::ordered_json;
   auto charts = json::array();
@@ -139,14 +140,17 @@ std::string data_json(const report_data& data) {
   for (const auto& m : data.markers)
     markers.push_back({{"at_seconds", m.at_seconds}, {"label", m.label}});
   const json page = {{"charts", std::move(charts)}, {"markers", std::move(markers)}};
-  const auto text = page.dump();
-  std::string escaped;
-  for (char c : text)
-    escaped += c == '<' ? std::string{"\\u003c"} : std::string(1, c);
-  return escaped;
+  return script_safe_json(page.dump());
 }
 
 } // namespace
+
+std::string script_safe_json(const std::string& json) {
+  std::string escaped;
+  for (char c : json)
+    escaped += c == '<' ? std::string{"\\u003c"} : std::string(1, c);
+  return escaped;
+}
 
 std::string render_html_report(const report_data& data) {
   std::string summary;

@@ -15,6 +15,14 @@ namespace strom::runtime {
 /// The page.
 std::string render_html_report(const report_data& data);
 
+/// HTML text with its special characters escaped.
+std::string html_text(const std::string& text);
+
+/// JSON text as a <script> element may hold it: '<' written as \u003c (the same character
+/// inside a JSON string; JSON has no '<' elsewhere), so no text of the data can end the
+/// element.
+std::string script_safe_json(const std::string& json);
+
 /// Writes render_html_report(data) to `path` (replacing it whole); the error names the file.
 result<void> write_html_report(const std::string& path, const report_data& data);
 
