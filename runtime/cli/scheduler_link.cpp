@@ -1,5 +1,7 @@
 #include "scheduler_link.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "strom/runtime/node/node_daemon.hpp"
@@ -19,6 +21,10 @@ constexpr std::uint64_t max_connect_timeout_ms = 3'600'000;
 /// again; beyond a day a client would wait for a scheduler nobody restarts.
 constexpr auto min_reconnect_timeout = std::chrono::milliseconds(100);
 constexpr auto max_reconnect_timeout = std::chrono::hours(24);
+
+/// How long submit and attach try a scheduler that refuses their first connection: a restart
+/// listens again within a few seconds, and a mistyped address should not keep anyone waiting.
+constexpr auto restart_wait = std::chrono::milliseconds(5000);
 
 /// How a client connects: within `args`' --connect-timeout, giving up on a stop signal.
 result<runtime::connect_options> connect_options_of(const arguments& args) {
@@ -60,8 +66,8 @@ result<std::chrono::milliseconds> connect_timeout_of(const arguments& args) {
 
 option_spec reconnect_timeout_option() {
   return {"reconnect-timeout", "DURATION",
-          "when the scheduler is lost or not listening yet (it restarts), try to reach it "
-          "again this long (default 60s)"};
+          "when the scheduler is lost (it restarts), try to reach it again this long and follow "
+          "on (default 60s); one not listening yet is tried for 5 s at most"};
 }
 
 /// `args`' --reconnect-timeout, or its default.
@@ -112,7 +118,7 @@ std::unique_ptr<scheduler_link> connect_scheduler(const arguments& args,
     auto limit = reconnect_limit_of(args);
     if (!limit)
       return fail(limit.err().message);
-    connecting->wait_while_refused = *limit;
+    connecting->wait_while_refused = std::min(*limit, restart_wait);
   }
   auto link = std::make_unique<scheduler_link>();
   auto connection = runtime::connect_to_scheduler(link->system, to, *connecting);

@@ -41,8 +41,9 @@ result<runtime::scheduler_reconnector> reconnector_for(const arguments& args, sc
                                                        const runtime::endpoint& to);
 
 /// Connects to the scheduler at `to` within `args`' --connect-timeout; `waits_for_restart`
-/// (submit, attach) tries a scheduler that refuses the connection (restarting) again for
-/// `args`' --reconnect-timeout, as sbatch waits for its controller. On failure prints
+/// (submit, attach) tries a scheduler that refuses the connection (restarting) again for 5 s
+/// (less when `args`' --reconnect-timeout is shorter), as sbatch waits for its controller.
+/// On failure prints
 /// "COMMAND: CONTEXT: why" (without CONTEXT when it is empty) to stderr and returns null.
 std::unique_ptr<scheduler_link> connect_scheduler(const arguments& args,
                                                   const runtime::endpoint& to,
