@@ -697,25 +697,43 @@ bool sent_snapshot(caf::scoped_actor& agent, const std::vector<capnp::word>& wor
 
 } // namespace
 
+namespace {
+
+/// quiet_setup with a store in `dir`: a scheduler that can be started again from its record.
+scheduler_setup stored_setup(const strom::test::scratch& dir) {
+  auto store = strom::runtime::state_dir_store::open((dir.path() / "state").string());
+  BOOST_REQUIRE(store);
+  auto setup = quiet_setup();
+  setup.store = *store;
+  return setup;
+}
+
+/// Kills `env`'s scheduler (kill -9: nothing more is written) and starts one from its record;
+/// `setup` keeps the record taken up.
+void restart_from_record(cluster_fixture& env, scheduler_setup& setup) {
+  env.self->send_exit(env.master, caf::exit_reason::kill);
+  env.sched.run();
+  const auto store = std::dynamic_pointer_cast<strom::runtime::state_dir_store>(setup.store);
+  BOOST_REQUIRE(store);
+  auto record = store->load();
+  BOOST_REQUIRE(record && record->has_value());
+  setup.restored = **record;
+  env.master = env.sys.spawn(scheduler, setup);
+  env.sched.run();
+}
+
+} // namespace
+
 // #40: a client that submits while a restarted scheduler's nodes join again is held, not
 // refused ("no node has joined"): its job starts once enough nodes are back; one that needs
 // more nodes than come back in time is refused as before, after the wait.
 BOOST_AUTO_TEST_CASE(a_restarted_scheduler_holds_a_submission_until_its_nodes_joined_again) {
   strom::test::scratch dir;
-  auto store = strom::runtime::state_dir_store::open((dir.path() / "state").string());
-  BOOST_REQUIRE(store);
-  auto setup = quiet_setup();
-  setup.store = *store;
+  auto setup = stored_setup(dir);
   cluster_fixture env{setup};
   caf::scoped_actor a{env.sys};
   env.join(a, "a");
-  env.self->send_exit(env.master, caf::exit_reason::kill);
-  env.sched.run();
-  auto record = (*store)->load();
-  BOOST_REQUIRE(record && record->has_value());
-  setup.restored = **record;
-  env.master = env.sys.spawn(scheduler, setup);
-  env.sched.run();
+  restart_from_record(env, setup);
 
   env.self->send(env.master, submit_atom_v, job_submission{"(name = \"j\")", "one.job", "", 1});
   env.self->send(env.master, submit_atom_v, job_submission{"(name = \"j\")", "two.job", "", 2});
@@ -739,10 +757,7 @@ BOOST_AUTO_TEST_CASE(a_restarted_scheduler_holds_a_submission_until_its_nodes_jo
 
 BOOST_AUTO_TEST_CASE(a_restarted_scheduler_resumes_its_job_from_the_checkpoint_once_its_nodes_are_back) {
   strom::test::scratch dir;
-  auto store = strom::runtime::state_dir_store::open((dir.path() / "state").string());
-  BOOST_REQUIRE(store);
-  auto setup = quiet_setup();
-  setup.store = *store;
+  auto setup = stored_setup(dir);
   cluster_fixture env{setup};
   const auto words = snapshot_words();
   caf::scoped_actor a{env.sys};
@@ -762,14 +777,7 @@ BOOST_AUTO_TEST_CASE(a_restarted_scheduler_resumes_its_job_from_the_checkpoint_o
   BOOST_TEST(sent_snapshot(a, words));  // the checkpoint after epoch 1: the first node's
   env.sched.run();
   BOOST_TEST((started_epoch(a) == 1u));  // training goes on once it is saved
-  env.self->send_exit(env.master, caf::exit_reason::kill);  // kill -9: nothing is written
-  env.sched.run();
-
-  auto record = (*store)->load();
-  BOOST_REQUIRE(record && record->has_value());
-  setup.restored = **record;
-  env.master = env.sys.spawn(scheduler, setup);
-  env.sched.run();
+  restart_from_record(env, setup);
   env.self->send(env.master, status_atom_v);
   env.sched.run();
   const auto waiting = env.client_gets<cluster_status>();
