@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iterator>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -183,9 +184,7 @@ void place_joined(self_ptr self, const scheduler_setup& setup, const member_join
 
 void release_held(self_ptr self, const scheduler_setup& setup) {
   auto& st = self->state;
-  auto held = std::move(st.held);
-  st.held.clear();
-  for (auto& submission : held) {
+  for (auto& submission : std::exchange(st.held, {})) {
     if (st.rejoining && !enough_joined(st, submission.job))
       st.held.push_back(std::move(submission));
     else

@@ -322,7 +322,7 @@ void restore_joiners(self_ptr self, const job_master_setup& setup, bool makeup) 
   auto& st = self->state;
   const auto receivers = restorable_joiners(st);
   st.restoring = static_cast<std::uint32_t>(receivers.size());
-  if (st.plan.kind != topology_kind::mesh)
+  if (restores_beside_loading(st))  // no wiring first
     return take_snapshots(self, setup, makeup, std::move(receivers));
   wire_joiners(self, setup, receivers, [self, setup, makeup, receivers] {
     if (!self->state.outcome)
