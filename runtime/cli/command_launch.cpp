@@ -43,7 +43,8 @@ using runtime::launch::launch_host;
 const std::vector<option_spec> launch_options = {
   {"hosts", "FILE",
    "one host a line: localhost or 127.0.0.1 (a local node), or [user@]host[:port] (a node "
-   "over ssh), optionally followed by workers=N; # starts a comment"},
+   "over ssh), optionally followed by workers=N, role=server (a kvstore job's server) and "
+   "name=NAME (the node's name; needed with --tls-dir); # starts a comment"},
   {"workers", "N", "trainers of a node whose line sets no workers= (default: one per core)"},
   {"port", "PORT",
    "the scheduler's port (default: a free one; under Slurm 29500, which every task must share)"},

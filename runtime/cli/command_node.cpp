@@ -36,14 +36,16 @@ const command_spec node_spec = with_timeline_option(with_stall_option(with_obser
      "the most memory strom may place on this node (e.g. 7MiB, 2G); shown by strom status"},
     {"speed-factor", "F",
      "testing aid: compute F times as fast (0 < F <= 1) by waiting (1/F - 1) times each "
-     "computation's duration after it"},
+     "computation's duration after it", true},
     {"speed-drift", "F@EPOCH",
      "testing aid: from epoch EPOCH on compute at speed factor F instead (a machine that "
-     "another workload starts sharing; pipeline jobs re-partition after it)"},
+     "another workload starts sharing; pipeline jobs re-partition after it)", true},
     {"advertise", "ADDRESS", "the address other nodes reach this one at"},
     {"netmask", "CIDR", "advertise the local address inside this network (e.g. 10.0.0.0/8)"},
-    {"heartbeat-interval", "MS", "scheduler: ping every node this often (default 1000)"},
-    {"heartbeat-timeout", "MS", "scheduler: a node silent this long is lost (default 10000)"},
+    {"heartbeat-interval", "DURATION",
+     "scheduler: ping every node this often (default 1s; a bare number is milliseconds)"},
+    {"heartbeat-timeout", "DURATION",
+     "scheduler: a node silent this long is lost (default 10s; a bare number is milliseconds)"},
     {"state-dir", "DIR",
      "scheduler: keep membership, jobs and checkpoints in DIR; started again with the same DIR "
      "it resumes the running jobs from their last checkpoints (default: keep nothing)"},
@@ -58,10 +60,10 @@ const command_spec node_spec = with_timeline_option(with_stall_option(with_obser
   0,
 })));
 
-/// Bounds of the heartbeat options, in milliseconds: below 10 ms pings cost more than they
-/// tell; above an hour a hung node would hold a job for longer than anyone waits.
-constexpr std::uint64_t min_heartbeat_ms = 10;
-constexpr std::uint64_t max_heartbeat_ms = 3'600'000;
+/// Bounds of the heartbeat options: below 10 ms pings cost more than they tell; above an hour
+/// a hung node would hold a job for longer than anyone waits.
+constexpr auto min_heartbeat = std::chrono::milliseconds(10);
+constexpr auto max_heartbeat = std::chrono::hours(1);
 
 /// Bounds of --reconnect-timeout: a node asks the scheduler every second
 /// (actors::timing::keepalive_interval), so less than two seconds would give up after one
@@ -86,8 +88,10 @@ int run_scheduler(const arguments& args) {
   auto listen = args.get_endpoint("listen");
   if (!listen)
     return usage(listen.err().message);
-  auto interval = args.get_uint("heartbeat-interval", min_heartbeat_ms, max_heartbeat_ms);
-  auto timeout = args.get_uint("heartbeat-timeout", min_heartbeat_ms, max_heartbeat_ms);
+  // Bare numbers stay milliseconds, as these options took them before they took units.
+  const auto ms = std::chrono::milliseconds(1);
+  auto interval = args.get_duration("heartbeat-interval", min_heartbeat, max_heartbeat, ms);
+  auto timeout = args.get_duration("heartbeat-timeout", min_heartbeat, max_heartbeat, ms);
   for (const auto* parsed : {&interval, &timeout})
     if (!parsed->ok())
       return usage(parsed->err().message);
@@ -110,10 +114,10 @@ int run_scheduler(const arguments& args) {
   options.checkpoint_every = checkpoint_every.value().value_or(0);
   options.advertise = args.get("advertise").value_or("");
   options.netmask = args.get("netmask").value_or("");
-  if (auto ms = interval.value())
-    options.timeouts.heartbeat_interval = std::chrono::milliseconds(*ms);
-  if (auto ms = timeout.value())
-    options.timeouts.heartbeat_timeout = std::chrono::milliseconds(*ms);
+  if (auto every = interval.value())
+    options.timeouts.heartbeat_interval = *every;
+  if (auto silent = timeout.value())
+    options.timeouts.heartbeat_timeout = *silent;
   if (options.timeouts.heartbeat_timeout <= options.timeouts.heartbeat_interval)
     return usage(fmt::format("--heartbeat-timeout ({} ms) must exceed --heartbeat-interval ({} ms)",
                              std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -5,6 +5,7 @@
 #include "options/arguments.hpp"
 #include "options/checkpoint_flags.hpp"
 #include "options/distribution_flags.hpp"
+#include "options/training_flags.hpp"
 #include "commands.hpp"
 #include "scheduler_link.hpp"
 #include "submit_command.hpp"
@@ -35,6 +36,8 @@ const command_spec submit_spec = with_checkpoint_options(with_distribution_optio
     reconnect_timeout_option(),
     {"epochs", "N", "override training.epochs"},
     {"seed", "S", "override training.seed"},
+    batch_size_option(),
+    learning_rate_option(),
     {"nodes", "K", "train on K of the joined nodes (default: all)"},
     {"min-nodes", "N", "below N live nodes the job pauses for nodes to join (default 1)"},
     {"max-nodes", "N", "the job grows to nodes that join while it runs up to N (default: --nodes "
@@ -131,6 +134,10 @@ int run_submit(int argc, char** argv) {
   if (auto e = epochs.value())
     overrides.epochs = static_cast<std::uint32_t>(*e);
   overrides.seed = seed.value();
+  if (auto ok = read_training_flags(*args, overrides); !ok) {
+    fmt::print(stderr, "strom submit: {}\n", ok.err().message);
+    return exit_usage;
+  }
   if (auto ok = read_distribution_flags(*args, overrides); !ok) {
     fmt::print(stderr, "strom submit: {}\n", ok.err().message);
     return exit_usage;
@@ -183,6 +190,7 @@ int run_submit(int argc, char** argv) {
   // A client sees the job's epochs, and its nodes' figures and membership changes as the
   // scheduler passes them on with each progress report.
   runtime::run_recorder recorder{&display, runtime::cluster_source::scheduler_reports};
+  recorder.set_settings(run_settings("strom submit", argc, argv, *job, overrides));
   auto report = runtime::run_job(link->system, link->scheduler, *submission, &recorder, {},
                                  *reconnect);
   if (!report && !runtime::stop_requested())

@@ -7,6 +7,7 @@
 #include "options/arguments.hpp"
 #include "options/checkpoint_flags.hpp"
 #include "options/distribution_flags.hpp"
+#include "options/training_flags.hpp"
 #include "options/observation_flags.hpp"
 #include "commands.hpp"
 #include "training_summary.hpp"
@@ -37,15 +38,20 @@ const command_spec train_spec = with_timeline_option(with_stall_option(with_obse
     {"nodes", "K", "an in-process cluster of K nodes, each its own actor system, over loopback (default 1)"},
     {"servers", "S", "S server nodes besides, holding the parameters of a kvstore job (--mode kvstore)"},
     {"seed", "S", "override training.seed"},
+    batch_size_option(),
+    learning_rate_option(),
     {"metrics-out", "FILE", "write the run's metrics as one JSON object to FILE"},
     {"html-out", "FILE", html_out_help},
+    {"metrics-linger", "DURATION",
+     "keep serving --metrics-listen this long after the run ended, for a last scrape (Ctrl-C "
+     "ends it sooner)"},
     {"memory-limit", "BYTES", "the most memory strom may place on each node (e.g. 7MiB, 2G)"},
     {"node-speeds", "F1,F2,...",
      "testing aid: node i computes Fi times as fast (0 < Fi <= 1) by waiting (1/Fi - 1) "
-     "times each computation's duration after it; one factor per node"},
+     "times each computation's duration after it; one factor per node", true},
     {"speed-drift", "NODE=F@EPOCH,...",
      "testing aid: node NODE (from 1) computes at speed factor F from epoch EPOCH on (pipeline "
-     "jobs re-partition after it)"},
+     "jobs re-partition after it)", true},
   },
   0,
   1,
@@ -53,6 +59,9 @@ const command_spec train_spec = with_timeline_option(with_stall_option(with_obse
 
 /// Nodes of an in-process cluster; each starts an actor system with its own threads.
 constexpr std::uint64_t max_nodes = 64;
+
+/// Most of --metrics-linger: Prometheus scrapes every minute or so; a day is surely a typo.
+constexpr auto max_metrics_linger = std::chrono::hours(24);
 
 /// Passes progress on and counts the epochs that ended, keeping the last one's checkpoint:
 /// every run saves its checkpoint before it reports the epoch.
@@ -165,6 +174,10 @@ int run_train(int argc, char** argv) {
   if (auto e = epochs.value())
     options.epochs = static_cast<std::uint32_t>(*e);
   options.seed = seed.value();
+  if (auto ok = read_training_flags(*args, options); !ok) {
+    fmt::print(stderr, "strom train: {}\n", ok.err().message);
+    return exit_usage;
+  }
   if (auto ok = read_distribution_flags(*args, options); !ok) {
     fmt::print(stderr, "strom train: {}\n", ok.err().message);
     return exit_usage;
@@ -187,6 +200,7 @@ int run_train(int argc, char** argv) {
   }
   // Records the epochs and, through the metrics hook, each node's figures over time.
   auto recorder = std::make_shared<runtime::run_recorder>(&epochs_done);
+  recorder->set_settings(run_settings("strom train", argc, argv, spec, options));
   options.observer = recorder.get();
   auto observe = read_observation_flags(*args);
   if (!observe) {
@@ -194,6 +208,13 @@ int run_train(int argc, char** argv) {
     return exit_usage;
   }
   observe->recorder = recorder;
+  auto linger = args->get_duration("metrics-linger", std::chrono::milliseconds(0),
+                                   max_metrics_linger);
+  if (!linger || (linger.value() && !observe->metrics_listen)) {
+    fmt::print(stderr, "strom train: {}\n",
+               linger ? "--metrics-linger needs --metrics-listen" : linger.err().message);
+    return exit_usage;
+  }
   auto watching = runtime::observation::start(*observe);
   if (!watching) {
     fmt::print(stderr, "strom train: {}\n", watching.err().message);
@@ -225,12 +246,22 @@ int run_train(int argc, char** argv) {
     fmt::print(stderr, "strom train: {}\n", written.err().message);
     return exit_failure;
   }
+  display.end_line();
   if (!report && runtime::stop_requested())
     return report_interrupted(epochs_done.checkpoint(), epochs_done.epochs());
   // The page needs no trace: the recorder saw each node's figures (`strom report` with
   // --timeline draws the same page).
   const auto history = recorder->history();
-  return finish_training("strom train", report, {args->get("metrics-out"), html_out, &history});
+  const int status =
+    finish_training("strom train", report, {args->get("metrics-out"), html_out, &history});
+  if (auto keep = linger.value(); keep && keep->count() > 0) {
+    log::info("serving metrics at http://{}:{}/metrics for {} ms more (--metrics-linger)",
+              observe->metrics_listen->host, (*watching)->metrics_port(), keep->count());
+    const auto until = std::chrono::steady_clock::now() + *keep;
+    while (std::chrono::steady_clock::now() < until && !runtime::stop_requested())
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return status;
 }
 
 } // namespace strom::cli

@@ -7,12 +7,14 @@
 #include <cstring>
 #include <exception>
 #include <new>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "commands.hpp"
 #include "options/arguments.hpp"
+#include "options/nearest_name.hpp"
 #include "strom/actors/protocol/cluster.hpp"
 #include "strom/log.hpp"
 
@@ -94,33 +96,12 @@ const command_entry* find_command(std::string_view name) {
   return nullptr;
 }
 
-/// Levenshtein distance, for "did you mean".
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j)
-    row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const auto above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 /// The command closest to a misspelt `name`, when one is within two edits.
-const command_entry* closest_command(std::string_view name) {
-  const command_entry* best = nullptr;
-  std::size_t best_distance = 3;
+std::optional<std::string> closest_command(std::string_view name) {
+  std::vector<std::string> names;
   for (const auto& c : commands)
-    if (const auto d = edit_distance(name, c.name()); d < best_distance) {
-      best = &c;
-      best_distance = d;
-    }
-  return best;
+    names.emplace_back(c.name());
+  return strom::cli::nearest_name(name, names);
 }
 
 /// Takes `--log-level LEVEL` out of the arguments wherever it stands; false (after saying
@@ -168,9 +149,9 @@ int dispatch(int argc, char** argv) {
   const std::string_view name = help ? std::string_view{args[2]} : command;
   const auto* found = find_command(name);
   if (!found) {
-    const auto* near = closest_command(name);
+    const auto near = closest_command(name);
     fmt::print(stderr, "strom: unknown command '{}'{}; 'strom --help' lists the commands\n",
-               name, near ? fmt::format(" (did you mean '{}'?)", near->name()) : "");
+               name, near ? fmt::format(" (did you mean '{}'?)", *near) : "");
     return cli::exit_usage;
   }
   std::vector<char*> rest(args.begin() + (help ? 3 : 2), args.end());

@@ -12,10 +12,10 @@ namespace strom::cli {
 
 namespace {
 
-/// Bounds of --connect-timeout in milliseconds: below 100 ms a loaded scheduler could not
-/// answer even on loopback; an hour is longer than anyone waits for a handshake.
-constexpr std::uint64_t min_connect_timeout_ms = 100;
-constexpr std::uint64_t max_connect_timeout_ms = 3'600'000;
+/// Bounds of --connect-timeout: below 100 ms a loaded scheduler could not answer even on
+/// loopback; an hour is longer than anyone waits for a handshake.
+constexpr auto min_connect_timeout = std::chrono::milliseconds(100);
+constexpr auto max_connect_timeout = std::chrono::hours(1);
 
 /// Bounds of --reconnect-timeout: a restarted scheduler needs a second or more to listen
 /// again; beyond a day a client would wait for a scheduler nobody restarts.
@@ -51,17 +51,17 @@ caf::actor hold(scheduler_link& link, runtime::guarded_connection connection) {
 } // namespace
 
 option_spec connect_timeout_option() {
-  return {"connect-timeout", "MS",
+  return {"connect-timeout", "DURATION",
           "give up when the scheduler has not answered the connection and handshake in time "
-          "(default 10000)"};
+          "(default 10s; a bare number is milliseconds)"};
 }
 
 result<std::chrono::milliseconds> connect_timeout_of(const arguments& args) {
-  auto ms = args.get_uint(connect_timeout_option().name, min_connect_timeout_ms,
-                          max_connect_timeout_ms);
-  if (!ms)
-    return ms.err();
-  return ms.value() ? std::chrono::milliseconds(*ms.value()) : runtime::default_connect_timeout;
+  auto timeout = args.get_duration(connect_timeout_option().name, min_connect_timeout,
+                                   max_connect_timeout, std::chrono::milliseconds(1));
+  if (!timeout)
+    return timeout.err();
+  return timeout.value().value_or(runtime::default_connect_timeout);
 }
 
 option_spec reconnect_timeout_option() {

@@ -33,7 +33,39 @@ std::string traffic_line(const runtime::training_report& r) {
                           : std::string{};
 }
 
+/// The name of the job's updater, as the job file spells it.
+const char* updater_name(schema::Updater::Reader updater) {
+  switch (updater.which()) {
+    case schema::Updater::SGD: return "sgd";
+    case schema::Updater::MOMENTUM: return "momentum";
+    case schema::Updater::NESTEROV: return "nesterov";
+    case schema::Updater::ADAM: return "adam";
+    case schema::Updater::RMS_PROP: return "rmsProp";
+    case schema::Updater::ADA_GRAD: return "adaGrad";
+  }
+  return "unknown";
+}
+
 } // namespace
+
+std::vector<runtime::run_setting> run_settings(std::string_view command, int argc, char** argv,
+                                               const runtime::job_spec& job,
+                                               const runtime::local_training_options& overrides) {
+  std::string line{command};
+  for (int i = 0; i < argc; ++i) {
+    const std::string_view word{argv[i]};
+    line += word.find(' ') == std::string_view::npos ? fmt::format(" {}", word)
+                                                     : fmt::format(" '{}'", word);
+  }
+  const auto training = job.reader().getTraining();
+  const auto updater = training.getUpdater();
+  return {{"command", line},
+          {"updater", updater_name(updater)},
+          {"learning rate",
+           fmt::format("{:g}", overrides.learning_rate.value_or(updater.getLearningRate()))},
+          {"batch size", std::to_string(overrides.batch_size.value_or(training.getBatchSize()))},
+          {"seed", std::to_string(overrides.seed.value_or(training.getSeed()))}};
+}
 
 int finish_training(std::string_view command, const result<runtime::training_report>& report,
                     const training_outputs& outputs) {

@@ -5,8 +5,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "strom/compute/result.hpp"
+#include "strom/runtime/job/job_spec.hpp"
+#include "strom/runtime/job/local_training.hpp"
 #include "strom/runtime/job/metrics_report.hpp"
 
 namespace strom::cli {
@@ -21,6 +24,12 @@ struct training_outputs {
 /// The --html-out option of the commands that train.
 inline const char* const html_out_help =
   "write the run's report as one self-contained HTML page (charts, no network) to FILE";
+
+/// The settings a run's report lists: its command line (`command` and its `argc` arguments) and
+/// the job's hyperparameters as `overrides` leave them.
+std::vector<runtime::run_setting> run_settings(std::string_view command, int argc, char** argv,
+                                               const runtime::job_spec& job,
+                                               const runtime::local_training_options& overrides);
 
 /// Writes `report` to the outputs asked for and prints its summary on stdout; on failure
 /// prints "COMMAND: message" on stderr. Returns the command's exit status.

@@ -255,6 +255,25 @@ BOOST_AUTO_TEST_CASE(reconnect_timeout_takes_a_duration_within_bounds) {
              on_scheduler.output);
 }
 
+// One duration syntax everywhere (#43): the heartbeat and connect timeouts take units too
+// (their bare numbers stay milliseconds: the process tests pass them so).
+BOOST_AUTO_TEST_CASE(heartbeat_and_connect_timeouts_take_units_and_bare_milliseconds) {
+  auto units = run("node --scheduler --listen 127.0.0.1:0 --heartbeat-interval 2s "
+                   "--heartbeat-timeout 1500ms");
+  BOOST_TEST(units.status == 2);
+  BOOST_TEST(contains(units.output, "--heartbeat-timeout (1500 ms) must exceed "
+                                    "--heartbeat-interval (2000 ms)"), units.output);
+  auto minutes = run("node --scheduler --listen 127.0.0.1:0 --heartbeat-interval 2m "
+                     "--heartbeat-timeout 1m");
+  BOOST_TEST(minutes.status == 2);
+  BOOST_TEST(contains(minutes.output, "--heartbeat-timeout (60000 ms) must exceed "
+                                      "--heartbeat-interval (120000 ms)"), minutes.output);
+  auto connect = run("node --join 127.0.0.1:1 --connect-timeout 50ms");
+  BOOST_TEST(connect.status == 2);
+  BOOST_TEST(contains(connect.output, "--connect-timeout: 50ms is outside [100 ms, 3600000 ms]"),
+             connect.output);
+}
+
 BOOST_AUTO_TEST_CASE(operations_flags_are_checked_and_a_busy_metrics_port_exits_1) {
   const std::string job = std::string{STROM_SOURCE_DIR} + "/examples/fashion_mlp.job";
   std::uint16_t port = 0;

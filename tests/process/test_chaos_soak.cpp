@@ -173,6 +173,13 @@ void soak(local_cluster& cluster, chaos& attack, const std::string& mode,
             << ",\"samples_short\":" << samples_short << "}" << std::endl;
   for (const auto& failure : failures)
     BOOST_ERROR(mode << ": a job failed: " << failure);
+  if (!failures.empty()) {  // every process's log, for whoever looks into it
+    const auto kept = std::filesystem::temp_directory_path()
+                      / ("strom-chaos-" + mode + "-" + std::to_string(::getpid()));
+    std::filesystem::copy(cluster.dir().path(), kept, std::filesystem::copy_options::recursive);
+    BOOST_TEST_MESSAGE(mode << ": the processes' logs are kept in " << kept.string());
+    std::cout << mode << ": the processes' logs are kept in " << kept.string() << std::endl;
+  }
   BOOST_TEST(completed == jobs);
   BOOST_TEST(duplicates == 0.0);
   BOOST_TEST(samples_short == 0.0);

@@ -267,6 +267,24 @@ BOOST_AUTO_TEST_CASE(sigterm_stops_a_worker_and_the_scheduler_with_status_0) {
   BOOST_TEST(*scheduler == 0, cluster.scheduler().transcript());
 }
 
+// #43: a scheduler stopped on purpose is no alarm to its nodes: a node waits its
+// --reconnect-timeout for a restart, saying so at info, then ends with status 0.
+BOOST_AUTO_TEST_CASE(a_scheduler_stopped_by_sigterm_ends_its_nodes_without_an_alarm) {
+  local_cluster cluster{0};
+  auto& worker = cluster.start_worker("w1", "w1", {"--reconnect-timeout", "2s"});
+  BOOST_REQUIRE_MESSAGE(worker.wait_for_output("joined", startup_limit), worker.transcript());
+  cluster.scheduler().signal(SIGTERM);
+  BOOST_REQUIRE(cluster.scheduler().wait(refusal_limit).has_value());
+  auto status = worker.wait(refusal_limit);
+  BOOST_REQUIRE_MESSAGE(status.has_value(), worker.transcript());
+  BOOST_TEST(*status == 0, worker.transcript());
+  const auto err = worker.err();
+  BOOST_TEST(contains(err, "the scheduler shut down; waiting up to 2 s"), err);
+  BOOST_TEST(contains(err, "the scheduler did not restart; stopping"), err);
+  BOOST_TEST(!contains(err, "lost the scheduler"), err);
+  BOOST_TEST(!contains(err, "ERROR"), err);
+}
+
 namespace {
 
 /// Scheduler options that lose a stopped worker within half a second.
@@ -411,7 +429,7 @@ BOOST_AUTO_TEST_CASE(train_stopped_by_ctrl_c_after_epoch_2_and_resumed_ends_with
                             resumed_metrics},
                            dir.path(), "resumed", short_job_limit);
   BOOST_REQUIRE_MESSAGE(resumed.status == 0, resumed.err);
-  BOOST_TEST(contains(resumed.err, "resumes at epoch 3 on 1 nodes, 1 workers"), resumed.err);
+  BOOST_TEST(contains(resumed.err, "resumes at epoch 3 on 1 node, 1 worker"), resumed.err);
   const auto expected = read_text(whole_metrics);
   const auto got = read_text(resumed_metrics);
   BOOST_TEST(json_number(got, "epochs") == 3.0);
@@ -435,7 +453,7 @@ BOOST_AUTO_TEST_CASE(ctrl_c_on_train_before_its_first_epoch_says_no_checkpoint_w
               dir.path(), "train"};
   // Its job_master logs the start just before the first round.
   BOOST_REQUIRE_MESSAGE(
-    eventually([&] { return contains(train.err(), ") starts on 1 nodes"); }, short_job_limit),
+    eventually([&] { return contains(train.err(), ") starts on 1 node,"); }, short_job_limit),
     train.transcript());
   train.signal(SIGINT);
   auto status = train.wait(interrupt_limit);

@@ -138,7 +138,7 @@ BOOST_AUTO_TEST_CASE(a_kvstore_job_resumes_on_its_servers_after_the_schedulers_r
   BOOST_REQUIRE_MESSAGE(
     cluster.scheduler().wait_for_log("checkpointed after epoch 1", kvstore_job_limit),
     cluster.scheduler().transcript());
-  BOOST_REQUIRE_MESSAGE(submit->wait_for_log("epoch 2/2 batch", kvstore_job_limit),
+  BOOST_REQUIRE_MESSAGE(submit->wait_for_log("epoch 2/2 step", kvstore_job_limit),
                         submit->transcript());
   cluster.scheduler().signal(SIGKILL);
   BOOST_REQUIRE(cluster.scheduler().wait(refusal_limit).has_value());

@@ -3,6 +3,7 @@
 
 #include "cluster_processes.hpp"
 #include "support/http_get.hpp"
+#include "support/small_fashion_job.hpp"
 
 // What an operator watches on a cluster of real processes: the scheduler's /metrics and the
 // stall watch in `strom status`.
@@ -55,6 +56,32 @@ BOOST_AUTO_TEST_CASE(the_schedulers_metrics_list_the_jobs_samples_trained) {
   BOOST_REQUIRE(sent);
   BOOST_TEST(*sent == json_number(report, "bytes_sent"));
   BOOST_TEST(contains(*exposition, "strom_heartbeat_rtt_seconds{node=\"w1\"}"), *exposition);
+}
+
+// #43: `strom train --metrics-listen` keeps its endpoint for --metrics-linger after the run,
+// for the last scrape: the job succeeded and trains on no node; Ctrl-C ends the wait.
+BOOST_AUTO_TEST_CASE(train_serves_its_last_metrics_for_the_linger_after_the_run) {
+  scratch dir;
+  const auto job = dir.path() / "small.job";
+  std::ofstream{job} << strom::testing::small_fashion_job_text();
+  const auto port = closed_port();
+  child train{{"train", job.string(), "--workers", "1", "--epochs", "1", "--metrics-listen",
+               "127.0.0.1:" + std::to_string(port), "--metrics-linger", "2m"},
+              dir.path(), "train"};
+  BOOST_REQUIRE_MESSAGE(train.wait_for_log("(--metrics-linger)", short_job_limit),
+                        train.transcript());
+  const auto exposition = http_get(port, "/metrics");
+  BOOST_REQUIRE_MESSAGE(exposition, train.transcript());
+  const auto job_label = "strom_job=\"1\"";
+  BOOST_TEST((metric_value(*exposition, "strom_job_state", {job_label, "state=\"succeeded\""})
+              == 1.0), *exposition);
+  BOOST_TEST((metric_value(*exposition, "strom_nodes_alive", {job_label}) == 0.0), *exposition);
+  BOOST_TEST((metric_value(*exposition, "strom_samples_trained_total", {job_label}) == 60000.0),
+             *exposition);
+  train.signal(SIGINT);
+  const auto status = train.wait(client_limit);
+  BOOST_REQUIRE_MESSAGE(status, train.transcript());
+  BOOST_TEST(*status == 0);
 }
 
 BOOST_AUTO_TEST_CASE(status_names_a_stopped_worker_as_the_one_the_others_wait_for) {

@@ -19,6 +19,7 @@ std::string to_string(strom_error code) {
     case strom_error::state_failed: return "state_failed";
     case strom_error::peer_lost: return "peer_lost";
     case strom_error::not_permitted: return "not_permitted";
+    case strom_error::scheduler_stopped: return "scheduler_stopped";
   }
   return "strom_error " + std::to_string(static_cast<unsigned>(code));
 }

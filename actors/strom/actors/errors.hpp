@@ -29,6 +29,7 @@ enum class strom_error : std::uint8_t {
   state_failed,     ///< the scheduler could not keep its state or a checkpoint
   peer_lost,        ///< a request's target was lost before it answered (request_while_alive)
   not_permitted,    ///< a message from an actor that may not send it (a stranger to the job)
+  scheduler_stopped,  ///< a node's scheduler shut down on purpose (it may be restarted)
 };
 
 /// The category every strom error carries.

@@ -1,6 +1,7 @@
 #include "arguments.hpp"
 
 #include "commands.hpp"
+#include "nearest_name.hpp"
 
 #include <fmt/format.h>
 
@@ -33,7 +34,8 @@ result<std::optional<std::uint64_t>> arguments::get_uint(const std::string& name
 }
 
 result<std::optional<std::chrono::milliseconds>> arguments::get_duration(
-  const std::string& name, std::chrono::milliseconds min, std::chrono::milliseconds max) const {
+  const std::string& name, std::chrono::milliseconds min, std::chrono::milliseconds max,
+  std::chrono::milliseconds bare) const {
   using std::chrono::milliseconds;
   auto text = get(name);
   if (!text)
@@ -41,8 +43,11 @@ result<std::optional<std::chrono::milliseconds>> arguments::get_duration(
   std::uint64_t count = 0;
   auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), count);
   const std::string_view unit{end, static_cast<std::size_t>(text->data() + text->size() - end)};
-  const std::uint64_t unit_ms = unit == "ms" ? 1 : unit.empty() || unit == "s" ? 1000
-                                : unit == "m" ? 60'000 : 0;
+  const std::uint64_t unit_ms = unit.empty()  ? static_cast<std::uint64_t>(bare.count())
+                                : unit == "ms" ? 1
+                                : unit == "s"  ? 1000
+                                : unit == "m"  ? 60'000
+                                               : 0;
   if (ec != std::errc{} || end == text->data() || unit_ms == 0)
     return error{fmt::format("--{}: '{}' is not a duration (e.g. 500ms, 90s, 2m)", name, *text)};
   const auto value = milliseconds(count * unit_ms);
@@ -75,8 +80,10 @@ result<arguments> parse_arguments(const command_spec& spec, int argc, char** arg
   arguments parsed;
   for (int i = 0; i < argc; ++i) {
     std::string word = argv[i];
-    if (is_help_flag(argv[i])) {
+    if (is_help_flag(argv[i]) || word == "--help-all") {
       parsed.values_["help"] = "";
+      if (word == "--help-all")
+        parsed.values_["help-all"] = "";
       return parsed;
     }
     if (word.rfind("--", 0) != 0 || word.size() == 2) {
@@ -91,9 +98,15 @@ result<arguments> parse_arguments(const command_spec& spec, int argc, char** arg
     }
     auto it = std::find_if(spec.options.begin(), spec.options.end(),
                            [&](const option_spec& o) { return o.name == name; });
-    if (it == spec.options.end())
-      return error{fmt::format("unknown option --{} (see '{} --help')", name,
+    if (it == spec.options.end()) {
+      std::vector<std::string> known;
+      for (const auto& o : spec.options)
+        known.push_back(o.name);
+      const auto near = nearest_name(name, known);
+      return error{fmt::format("unknown option --{}{} (see '{} --help')", name,
+                               near ? fmt::format("; did you mean --{}?", *near) : "",
                                spec.usage.substr(0, spec.usage.find(' ', 6)))};
+    }
     if (it->value_name.empty()) {
       if (inline_value)
         return error{fmt::format("--{} takes no value", name)};
@@ -143,15 +156,22 @@ std::string help_entry(const std::string& term, std::size_t column, const std::s
   return out + "\n";
 }
 
-std::string help_text(const command_spec& spec) {
+std::string help_text(const command_spec& spec, bool with_testing_aids) {
   std::string text = help_entry("usage:", 7, spec.usage) + fmt::format("\n{}\n", spec.summary);
   if (!spec.options.empty())
     text += "\noptions:\n";
+  bool hidden = false;
   for (const auto& o : spec.options) {
+    if (o.testing_aid && !with_testing_aids) {
+      hidden = true;
+      continue;
+    }
     auto flag = o.value_name.empty() ? fmt::format("  --{}", o.name)
                                      : fmt::format("  --{} {}", o.name, o.value_name);
     text += help_entry(flag, 29, o.help);
   }
+  if (hidden)
+    text += "\n--help-all also lists the testing aids (options that slow nodes down on purpose).\n";
   return text;
 }
 
@@ -162,7 +182,7 @@ parsed_command parse_command(const command_spec& spec, const char* name, int arg
     return {std::nullopt, exit_usage};
   }
   if (args->has("help")) {
-    fmt::print("{}", help_text(spec));
+    fmt::print("{}", help_text(spec, args->has("help-all")));
     return {std::nullopt, exit_ok};
   }
   return {std::move(*args), exit_ok};

@@ -19,6 +19,7 @@ struct option_spec {
   std::string name;         ///< without dashes: "epochs"
   std::string value_name;   ///< "N"; empty for a flag
   std::string help;
+  bool testing_aid = false;  ///< listed by --help-all only: it slows nodes down on purpose
 };
 
 /// A command's declaration.
@@ -39,10 +40,11 @@ public:
   result<std::optional<std::uint64_t>> get_uint(const std::string& name, std::uint64_t min,
                                                 std::uint64_t max) const;
   /// The option as a duration in [min, max]: a whole number with a unit, ms, s or m (e.g.
-  /// 500ms, 90s, 2m); a bare number is seconds. Errors name the option and value.
-  result<std::optional<std::chrono::milliseconds>> get_duration(const std::string& name,
-                                                                std::chrono::milliseconds min,
-                                                                std::chrono::milliseconds max) const;
+  /// 500ms, 90s, 2m); a bare number counts `bare` (seconds, or milliseconds for the options
+  /// that took bare milliseconds before they took units). Errors name the option and value.
+  result<std::optional<std::chrono::milliseconds>> get_duration(
+    const std::string& name, std::chrono::milliseconds min, std::chrono::milliseconds max,
+    std::chrono::milliseconds bare = std::chrono::seconds(1)) const;
   /// The option as HOST:PORT; errors when it is missing or malformed, naming the option.
   result<runtime::endpoint> get_endpoint(const std::string& name) const;
   const std::vector<std::string>& positionals() const noexcept { return positionals_; }
@@ -56,11 +58,12 @@ private:
 /// A job id given as a positional argument; the error names the text.
 result<std::uint64_t> parse_job_id(const std::string& text);
 
-/// Parses argv[first..]; "--help" yields an arguments object with has("help").
+/// Parses argv[first..]; "--help" yields an arguments object with has("help"), "--help-all"
+/// one with has("help") and has("help-all").
 result<arguments> parse_arguments(const command_spec& spec, int argc, char** argv);
 
-/// The help text for a command.
-std::string help_text(const command_spec& spec);
+/// The help text for a command; the testing aids only `with_testing_aids` (--help-all).
+std::string help_text(const command_spec& spec, bool with_testing_aids = false);
 
 /// Help's width: no line of help text is longer.
 inline constexpr std::size_t help_columns = 100;

@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE runtime_metrics_endpoint
 #include <boost/test/unit_test.hpp>
 
+#include <optional>
 #include <string>
 
 #include "strom/runtime/cluster/cluster_training.hpp"
@@ -33,14 +34,46 @@ double job_value(const std::string& exposition, const std::string& name) {
 
 } // namespace
 
+/// /metrics as scraped when the first epoch ended, while the job runs on.
+struct scrape_after_first_epoch : runtime::training_observer {
+  std::uint16_t port = 0;
+  std::optional<std::string> exposition;
+  void on_epoch(const actors::epoch_summary& s) override {
+    if (s.epoch == 1)
+      exposition = test::http_get(port, "/metrics");
+  }
+};
+
+/// Job 1's strom_job_state series of `state`: 1 for the state it is in, 0 for the others.
+double in_state(const std::string& exposition, const std::string& state) {
+  const auto value = test::metric_value(exposition, "strom_job_state",
+                                        {"strom_job=\"1\"", "state=\"" + state + "\""});
+  BOOST_REQUIRE_MESSAGE(value, "no strom_job_state of " << state << " in\n" << exposition);
+  return *value;
+}
+
 BOOST_AUTO_TEST_CASE(metrics_of_a_two_node_run_match_its_report) {
   auto watching = serve_metrics();
   auto job = testing::small_fashion_job();
   runtime::local_training_options options;
-  options.epochs = 1;
+  options.epochs = 2;
   options.watch = watching->hooks();
+  scrape_after_first_epoch mid_run;
+  mid_run.port = watching->metrics_port();
+  options.observer = &mid_run;
   auto report = runtime::train_on_cluster(job, options, {2, 1});
   BOOST_REQUIRE_MESSAGE(report, (report ? "" : report.err().message));
+
+  // #43: while the job runs, its counters move (rate() works) and its state is training.
+  BOOST_REQUIRE(mid_run.exposition);
+  const auto& during = *mid_run.exposition;
+  BOOST_TEST(job_value(during, "strom_bytes_sent_total") > 0.0);
+  BOOST_TEST(job_value(during, "strom_bytes_sent_total")
+             < static_cast<double>(report->bytes_sent));
+  BOOST_TEST(job_value(during, "strom_samples_trained_total") > 0.0);
+  BOOST_TEST(job_value(during, "strom_nodes_alive") == 2.0);
+  BOOST_TEST(in_state(during, "training") == 1.0);
+  BOOST_TEST(in_state(during, "succeeded") == 0.0);
 
   const auto exposition = test::http_get(watching->metrics_port(), "/metrics");
   BOOST_REQUIRE(exposition);
@@ -52,7 +85,10 @@ BOOST_AUTO_TEST_CASE(metrics_of_a_two_node_run_match_its_report) {
   BOOST_TEST(job_value(*exposition, "strom_frames_applied_total")
              == static_cast<double>(report->updates_applied));
   BOOST_TEST(job_value(*exposition, "strom_test_accuracy") == report->test_accuracy);
-  BOOST_TEST(job_value(*exposition, "strom_nodes_alive") == 2.0);
+  // An ended job trains on no node.
+  BOOST_TEST(job_value(*exposition, "strom_nodes_alive") == 0.0);
+  BOOST_TEST(in_state(*exposition, "succeeded") == 1.0);
+  BOOST_TEST(in_state(*exposition, "training") == 0.0);
   // Prometheus sets `job` on every target it scrapes; no figure is a placeholder.
   const auto count = [&](const std::string& part) {
     std::size_t n = 0;

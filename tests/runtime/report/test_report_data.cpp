@@ -54,10 +54,25 @@ BOOST_AUTO_TEST_CASE(epoch_history_gives_loss_and_accuracy_per_epoch) {
   const auto* accuracy = find_chart(data, "accuracy");
   BOOST_REQUIRE(accuracy);
   BOOST_TEST(accuracy->series[0].points[1].second == 85.0);
+  // #43: an epoch's speed is drawn against its epoch, as the other epoch charts are.
   const auto* speed = find_chart(data, "epoch_speed");
   BOOST_REQUIRE(speed);
-  BOOST_TEST(speed->time_axis);
-  BOOST_TEST(speed->series[0].points[0].first == 2.5);
+  BOOST_TEST(!speed->time_axis);
+  BOOST_TEST(speed->series[0].points[1].first == 2.0);
+  BOOST_TEST(speed->series[0].points[1].second == 520.0);
+}
+
+// #43: the report lists what the run was told: the mode and topology the metrics name, and
+// the command line and hyperparameters its command recorded.
+BOOST_AUTO_TEST_CASE(the_runs_settings_are_listed_and_a_bad_one_is_named) {
+  const auto data = read_ok(R"({"mode":"shared","topology":"plain","kvstore":"",
+    "settings":{"command":"strom train mlp.job --epochs 2","batch size":"64"}})");
+  const std::vector<std::pair<std::string, std::string>> expected{
+    {"mode", "shared"}, {"topology", "plain"}, {"command", "strom train mlp.job --epochs 2"},
+    {"batch size", "64"}};
+  BOOST_TEST((data.settings == expected));
+  BOOST_TEST(read_error(R"({"settings":{"seed":7}})")
+             == "m.json.settings.seed: expected a string, found 7");
 }
 
 BOOST_AUTO_TEST_CASE(epochs_without_a_test_set_leave_the_accuracy_chart_out) {
@@ -89,6 +104,25 @@ BOOST_AUTO_TEST_CASE(node_history_gives_rates_bytes_threshold_and_density_per_no
   const auto* density = find_chart(data, "density");
   BOOST_REQUIRE(density);
   BOOST_TEST(density->series[0].points[0].second == 0.05);  // 0.5 over 10 updates
+  // #43: each node's totals as bars, in the nodes' order.
+  BOOST_REQUIRE(data.bars.size() == 2u);
+  BOOST_TEST(data.bars[0].id == "node_samples");
+  const std::vector<std::pair<std::string, double>> samples{{"a", 300.0}, {"b", 50.0}};
+  BOOST_TEST((data.bars[0].bars == samples));
+  const std::vector<std::pair<std::string, double>> mib{{"a", 2.0}, {"b", 1.0}};
+  BOOST_TEST((data.bars[1].bars == mib));
+}
+
+// #43: a node's last record after the job ended (no new samples) is no drop to 0 samples/s.
+BOOST_AUTO_TEST_CASE(a_nodes_record_after_its_last_step_draws_no_drop_to_zero) {
+  const auto data = read_ok(R"({"node_history":[
+    {"at_seconds":1,"node":"a","samples":100,"bytes_sent":0,"bytes_received":0,"updates":0,"density_sum":0,"threshold":0},
+    {"at_seconds":2,"node":"a","samples":300,"bytes_sent":0,"bytes_received":0,"updates":0,"density_sum":0,"threshold":0},
+    {"at_seconds":3,"node":"a","samples":300,"bytes_sent":0,"bytes_received":0,"updates":0,"density_sum":0,"threshold":0}]})");
+  const auto* speed = find_chart(data, "node_speed");
+  BOOST_REQUIRE(speed);
+  BOOST_REQUIRE(speed->series[0].points.size() == 1u);
+  BOOST_TEST(speed->series[0].points[0].second == 200.0);
 }
 
 BOOST_AUTO_TEST_CASE(membership_events_become_markers_on_the_time_axis) {
@@ -164,12 +198,15 @@ BOOST_AUTO_TEST_CASE(the_metrics_json_with_history_reads_back_into_the_same_seri
   figures.node = "w1";
   figures.samples = 64;
   recorder.node(figures);
+  recorder.set_settings({{"command", "strom train j.job"}});
   strom::actors::training_report report;
   report.job = "j";
   const auto history = recorder.history();
   const auto text = to_json(report, &history);
-  BOOST_TEST(text.find("\"server_failovers\":0,\"epoch_history\":[") != std::string::npos);
+  BOOST_TEST(text.find("\"server_failovers\":0,\"settings\":{\"command\":") != std::string::npos);
   const auto data = read_ok(text);
+  BOOST_REQUIRE(!data.settings.empty());
+  BOOST_TEST(data.settings.back().second == "strom train j.job");
   const auto* accuracy = find_chart(data, "accuracy");
   BOOST_REQUIRE(accuracy);
   BOOST_TEST(accuracy->series[0].points[0].second == 81.0);

@@ -624,8 +624,13 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
     auto& st = self->state;
     if (down.source == setup.scheduler.address()) {
       stop_job(self);
-      self->quit(make_error(strom_error::scheduler_lost,
-                            "lost the scheduler: " + error_text(self->system(), down.reason)));
+      // A scheduler stopped on purpose (its daemon's SIGTERM, the end of a launch) says so
+      // with its exit reason; a crash or a broken link reaches this node as another reason.
+      if (down.reason == caf::exit_reason::user_shutdown)
+        self->quit(make_error(strom_error::scheduler_stopped, "the scheduler shut down"));
+      else
+        self->quit(make_error(strom_error::scheduler_lost,
+                              "lost the scheduler: " + error_text(self->system(), down.reason)));
       return;
     }
     if (give_up_if_from(st.incoming, down,
@@ -667,8 +672,9 @@ caf::behavior node_agent(caf::stateful_actor<node_agent_state>* self, node_agent
         self->state.last_answer = self->clock().now();
         self->monitor(setup.scheduler);
         self->delayed_send(self, setup.timeouts.keepalive_interval, caf::tick_atom_v);
-        log::info("node {}: joined as '{}' with {} workers", reply.node_id, setup.identity.name,
-                  setup.identity.workers);
+        log::debug("node {}: joined as '{}' with {} worker{}", reply.node_id,
+                  setup.identity.name, setup.identity.workers,
+                  setup.identity.workers == 1 ? "" : "s");
       },
       [self, setup](caf::error& err) {
         const auto why = "no answer from the scheduler to the join: "

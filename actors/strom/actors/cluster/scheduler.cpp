@@ -280,8 +280,11 @@ join_reply join(self_ptr self, const scheduler_setup& setup, const join_request&
                     setup.timeouts.heartbeat_timeout, member.status.name, setup.metrics});
   st.children.insert(member.heartbeat.address());
   ++st.membership_epoch;
-  log::info("scheduler: {} joined with {} workers (incarnation {}, membership epoch {}{})",
-            describe(member.status), request.workers, member.status.incarnation,
+  // The nodes of an in-process cluster (`strom train`) are internals to whoever runs it.
+  log::emit(member.status.address == "in-process" ? log::level::debug : log::level::info,
+            "scheduler: {} joined with {} worker{} (incarnation {}, membership epoch {}{})",
+            describe(member.status), request.workers, request.workers == 1 ? "" : "s",
+            member.status.incarnation,
             st.membership_epoch,
             request.compute_rate > 0
               ? fmt::format(", measured {:.1f} GFLOP/s", request.compute_rate / 1e9)

@@ -188,6 +188,7 @@ void publish_progress(self_ptr self) {
   p.epochs = st.status.epochs;
   p.batches = st.batches_per_round;
   p.nodes_alive = static_cast<std::uint32_t>(st.nodes.size());
+  p.workers = std::max(st.report.workers, 1u);
   double loss_sum = 0.0;
   std::uint64_t samples = 0;
   for (const auto& [id, node] : st.progress) {
@@ -432,12 +433,14 @@ void begin_training(self_ptr self, const job_master_setup& setup) {
   st.status.state = "training";
   report_status(self, setup);
   if (st.status.epoch == 0)
-    log::info("job_master: job {} ({}) starts on {} nodes, {} workers", st.status.job_id,
-              st.status.name, st.nodes.size(), st.report.workers);
+    log::info("job_master: job {} ({}) starts on {} node{}, {} worker{}", st.status.job_id,
+              st.status.name, st.nodes.size(), st.nodes.size() == 1 ? "" : "s",
+              st.report.workers, st.report.workers == 1 ? "" : "s");
   else
-    log::info("job_master: job {} ({}) resumes at epoch {} on {} nodes, {} workers",
+    log::info("job_master: job {} ({}) resumes at epoch {} on {} node{}, {} worker{}",
               st.status.job_id, st.status.name, st.status.epoch + 1, st.nodes.size(),
-              st.report.workers);
+              st.nodes.size() == 1 ? "" : "s", st.report.workers,
+              st.report.workers == 1 ? "" : "s");
   start_epoch(self, setup);
 }
 

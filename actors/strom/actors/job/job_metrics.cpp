@@ -32,8 +32,11 @@ void publish_metrics(self_ptr self, const job_master_setup& setup) {
   job_metrics figures;
   figures.job_id = st.status.job_id;
   figures.job = st.status.name;
+  figures.state = st.status.state;
   figures.epochs_done = st.status.epoch;
-  figures.nodes_alive = static_cast<std::uint32_t>(st.nodes.size());
+  // An ended job trains on no node, though its nodes stay listed until they stopped it.
+  const bool ended = st.status.state != "preparing" && st.status.state != "training";
+  figures.nodes_alive = ended ? 0 : static_cast<std::uint32_t>(st.nodes.size());
   figures.report = st.report;
   // The epoch under way: its finished rounds, and the nodes still in the current one.
   epoch_totals epoch = st.epoch_done;
@@ -59,8 +62,20 @@ void publish_metrics(self_ptr self, const job_master_setup& setup) {
     lag.behind = fastest - lag.steps;
   if (st.stall.stalled_on)
     figures.stalled_seconds = seconds_between(st.stall.stalled_since, self->clock().now());
+  // While the job runs, the bytes come from the nodes' progress reports (the counters of a
+  // node lost since drop out, so a sum may fall: the sink only ever raises a counter); the
+  // report's own totals once the job ended.
+  std::uint64_t sent = 0;
+  std::uint64_t received = 0;
+  for (const auto& [id, progress] : st.progress) {
+    sent += progress.sent.bytes_sent;
+    received += progress.bytes_received;
+  }
+  std::uint64_t relayed = 0;
   for (const auto& [id, node] : st.sharing)
-    figures.bytes_received += node.relayed.bytes_received;
+    relayed += node.relayed.bytes_received;
+  figures.report.bytes_sent = std::max(figures.report.bytes_sent, sent);
+  figures.bytes_received = std::max(relayed, received);
   setup.metrics->job(figures);
 }
 

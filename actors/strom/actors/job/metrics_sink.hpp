@@ -26,16 +26,18 @@ struct node_lag {
 struct job_metrics {
   std::uint64_t job_id = 0;
   std::string job;               ///< the job's name
+  std::string state;             ///< preparing, training, succeeded, cancelled or failed
   std::uint64_t samples = 0;     ///< trained so far, every epoch and node
   std::uint64_t steps = 0;       ///< worker steps so far
   double loss = 0.0;             ///< mean training loss of the epoch so far
   std::uint32_t epochs_done = 0;
   std::uint32_t nodes_alive = 0;
   std::vector<node_lag> lag;     ///< by node, this round
-  /// The report so far: accuracy, membership counts, frames applied after each epoch; the
-  /// sharing counts (bytes, duplicates, threshold, density) once the job ended.
+  /// The report so far: accuracy, membership counts, frames applied after each epoch, the
+  /// bytes the nodes framed as their progress reports count them; the other sharing counts
+  /// (duplicates, threshold, density) once the job ended.
   training_report report;
-  std::uint64_t bytes_received = 0;  ///< frame bytes the relays took from peers (at the end)
+  std::uint64_t bytes_received = 0;  ///< frame bytes the relays took from peers so far
   double stalled_seconds = 0.0;  ///< how long the job's steps have waited (stall_watch.hpp)
 };
 

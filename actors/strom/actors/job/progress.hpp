@@ -23,6 +23,9 @@ struct step_progress {
   double samples_per_second = 0.0;  ///< this epoch's training throughput so far
   double eta_seconds = 0.0;         ///< for the whole run
   std::uint32_t nodes_alive = 1;    ///< nodes training the job
+  /// Workers taking a batch each step: batch / workers is the step the metrics count
+  /// (`iterations`).
+  std::uint32_t workers = 1;
 };
 
 /// One node's figures in a job so far, as its progress reports give them to the scheduler.
@@ -68,7 +71,7 @@ void record_run(training_report& report, double wall_seconds);
 template <class F>
 typename F::result_type inspect(F& f, step_progress& x) {
   return f(caf::meta::type_name("step_progress"), x.epoch, x.epochs, x.batch, x.batches,
-           x.mean_loss, x.samples_per_second, x.eta_seconds, x.nodes_alive);
+           x.mean_loss, x.samples_per_second, x.eta_seconds, x.nodes_alive, x.workers);
 }
 
 template <class F>

@@ -23,6 +23,8 @@ namespace strom::runtime {
 struct local_training_options {
   std::optional<std::uint32_t> epochs;  ///< overrides training.epochs
   std::optional<std::uint64_t> seed;    ///< overrides training.seed
+  std::optional<std::uint32_t> batch_size;  ///< overrides training.batchSize
+  std::optional<float> learning_rate;       ///< overrides training.updater.learningRate
   std::optional<schema::Device> device;  ///< overrides training.device
   std::optional<actors::topology_kind> topology;  ///< overrides distributed.topology
   std::optional<std::uint32_t> fanout;            ///< overrides distributed.fanout

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <string>
 
 #include "strom/log.hpp"
@@ -29,38 +30,60 @@ std::string format_duration(double seconds) {
 progress_display::progress_display(std::FILE* out)
   : out_(out), terminal_(isatty(fileno(out)) != 0), last_print_(clock::now()) {}
 
+progress_display::~progress_display() { end_line(); }
+
+void progress_display::end_line() {
+  if (!bar_drawn_)
+    return;
+  fmt::print(out_, "\n");
+  std::fflush(out_);
+  bar_drawn_ = false;
+}
+
 void progress_display::on_step(const step_progress& p) {
   const auto now = clock::now();
+  if (p.epoch != epoch_) {
+    epoch_ = p.epoch;
+    epoch_start_ = now;
+  }
   const bool last = p.batch == p.batches;
   if (now - last_print_ < (terminal_ ? bar_interval : log_interval) && !(terminal_ && last))
     return;
   last_print_ = now;
-  const auto nodes = p.nodes_alive > 1 ? fmt::format(", {} nodes alive", p.nodes_alive) : std::string{};
+  // The epoch's rest at the pace of its batches so far; the run's from the cluster's count.
+  const double in_epoch = std::chrono::duration<double>(now - epoch_start_).count();
+  const auto left = static_cast<double>(p.batches - std::min(p.batch, p.batches));
+  const double epoch_eta = p.batch == 0 ? 0.0 : in_epoch * left / static_cast<double>(p.batch);
+  const auto eta = fmt::format("ETA {} (run {})", format_duration(epoch_eta),
+                               format_duration(p.eta_seconds));
+  const auto nodes =
+    p.nodes_alive > 1 ? fmt::format(", {} nodes alive", p.nodes_alive) : std::string{};
+  // Steps as the metrics count them (`iterations`): every worker takes a batch a step.
+  const auto workers = std::max<std::uint64_t>(p.workers, 1);
+  const auto steps = fmt::format("step {}/{}", p.batch / workers,
+                                 (p.batches + workers - 1) / workers);
   if (terminal_) {
     const int filled = p.batches == 0 ? 0 : static_cast<int>(bar_width * p.batch / p.batches);
-    fmt::print(out_, "\r\033[Kepoch {}/{} [{:=<{}}{: <{}}] {}/{} loss {:.4f} {:.0f} samples/s ETA {}{}",
-               p.epoch, p.epochs, "", filled, "", bar_width - filled, p.batch, p.batches,
-               p.mean_loss, p.samples_per_second, format_duration(p.eta_seconds), nodes);
+    fmt::print(out_, "\r\033[Kepoch {}/{} [{:=<{}}{: <{}}] {} loss {:.4f} {:.0f} samples/s {}{}",
+               p.epoch, p.epochs, "", filled, "", bar_width - filled, steps, p.mean_loss,
+               p.samples_per_second, eta, nodes);
     std::fflush(out_);
     bar_drawn_ = true;
   } else {
-    log::info("epoch {}/{} batch {}/{} loss {:.4f} {:.0f} samples/s ETA {}{}", p.epoch, p.epochs,
-              p.batch, p.batches, p.mean_loss, p.samples_per_second, format_duration(p.eta_seconds),
-              nodes);
+    log::info("epoch {}/{} {} loss {:.4f} {:.0f} samples/s {}{}", p.epoch, p.epochs, steps,
+              p.mean_loss, p.samples_per_second, eta, nodes);
   }
 }
 
 void progress_display::on_epoch(const epoch_summary& s) {
-  if (bar_drawn_) {
-    fmt::print(out_, "\n");
-    bar_drawn_ = false;
-  }
+  end_line();
   const auto quality = s.test_accuracy < 0
                          ? std::string{"no test set"}
                          : fmt::format("test loss {:.4f}, test accuracy {:.2f}%", s.test_loss,
                                        100.0 * s.test_accuracy);
-  log::info("epoch {}/{} done in {}: train loss {:.4f}, {}, {:.0f} samples/s", s.epoch, s.epochs,
-            format_duration(s.seconds), s.train_loss, quality, s.samples_per_second);
+  fmt::print(out_, "epoch {}/{} done in {}: train loss {:.4f}, {}, {:.0f} samples/s\n", s.epoch,
+             s.epochs, format_duration(s.seconds), s.train_loss, quality, s.samples_per_second);
+  std::fflush(out_);
 }
 
 } // namespace strom::runtime

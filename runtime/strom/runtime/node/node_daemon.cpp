@@ -269,8 +269,9 @@ namespace {
 
 /// How a worker node's time with one scheduler ended without an error.
 enum class session_end {
-  stopped,         ///< SIGINT or SIGTERM
-  scheduler_lost,  ///< the connection broke: connect again
+  stopped,            ///< SIGINT or SIGTERM
+  scheduler_lost,     ///< the connection broke: connect again
+  scheduler_stopped,  ///< the scheduler shut down on purpose: wait for a restart, else end
 };
 
 /// Joins the scheduler reached by `scheduler` and trains its jobs until a stop signal or the
@@ -302,17 +303,24 @@ result<session_end> serve_scheduler(caf::actor_system& system, const worker_node
   }
   // A refused join ends the agent: its exit reason below says why.
   if (answer->accepted) {
-    fmt::print("strom node '{}' joined the scheduler at {} as node {} with {} workers\n", name,
-               where, answer->node_id, identity.workers);
+    fmt::print("strom node '{}' joined the scheduler at {} as node {} with {} worker{}\n", name,
+               where, answer->node_id, identity.workers, identity.workers == 1 ? "" : "s");
     std::fflush(stdout);
   }
   if (auto ended = wait_for_end_or_signal(self, agent)) {
     stop_exposed_actors(self);
-    if (actors::strom_code_of(*ended) == actors::strom_error::scheduler_lost) {
+    const auto code = actors::strom_code_of(*ended);
+    const double waits = std::chrono::duration<double>(options.timeouts.reconnect_timeout).count();
+    if (code == actors::strom_error::scheduler_lost) {
       log::warning("node '{}': {}; connecting again for up to {:g} s", name,
-                   actors::error_text(system, *ended),
-                   std::chrono::duration<double>(options.timeouts.reconnect_timeout).count());
+                   actors::error_text(system, *ended), waits);
       return session_end::scheduler_lost;
+    }
+    // A normal shutdown (an operator's restart, the end of a launch) is no alarm.
+    if (code == actors::strom_error::scheduler_stopped) {
+      log::info("node '{}': the scheduler shut down; waiting up to {:g} s for it to restart",
+                name, waits);
+      return session_end::scheduler_stopped;
     }
     return error{fmt::format("node '{}' (scheduler {}): {}", name, where,
                              actors::error_text(system, *ended))};
@@ -382,6 +390,10 @@ result<void> run_worker_node(const worker_node_options& options) {
                                          options.timeouts.reconnect_timeout);
       if (!scheduler && stop_requested())
         return success();
+      if (!scheduler && *ended == session_end::scheduler_stopped) {
+        log::info("node '{}': the scheduler did not restart; stopping", identity.name);
+        return success();
+      }
       if (!scheduler) {
         const std::chrono::duration<double> waited = options.timeouts.reconnect_timeout;
         return error{fmt::format("node '{}': the scheduler at {} did not come back within "

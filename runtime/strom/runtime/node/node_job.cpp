@@ -107,7 +107,7 @@ result<actors::node_job> prepare_node_job(const actors::job_assignment& assignme
   }
   prepared.job_name = spec.getName().cStr();
   prepared.epochs = spec.getTraining().getEpochs();
-  log::info("{}: node rank {} trains workers {}..{} of {} on {} samples", job->source(),
+  log::debug("{}: node rank {} trains workers {}..{} of {} on {} samples", job->source(),
             assignment.rank, assignment.first_worker,
             assignment.first_worker + assignment.workers - 1, assignment.total_workers,
             prepared.samples_per_epoch);

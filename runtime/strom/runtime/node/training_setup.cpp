@@ -21,6 +21,10 @@ result<void> prepare_run(job_spec& job, const local_training_options& options) {
     training.setEpochs(*options.epochs);
   if (options.seed)
     training.setSeed(*options.seed);
+  if (options.batch_size)
+    training.setBatchSize(*options.batch_size);
+  if (options.learning_rate)
+    training.getUpdater().setLearningRate(*options.learning_rate);
   if (options.device)
     training.setDevice(*options.device);
   auto distributed = job.builder().getDistributed();
@@ -63,7 +67,7 @@ result<void> prepare_run(job_spec& job, const local_training_options& options) {
 }
 
 result<compute::training_data> load_job_data(const job_spec& job) {
-  log::info("{}: loading data", job.source());
+  log::debug("{}: loading data", job.source());
   auto data = compute::load_data(job.reader().getData(), ".");
   if (!data)
     return error{fmt::format("{}: {}", job.source(), data.err().message)};

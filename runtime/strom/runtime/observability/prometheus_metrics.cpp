@@ -29,6 +29,8 @@ prometheus_metrics::prometheus_metrics()
                       "Test accuracy after the job's latest epoch (absent before the first "
                       "evaluation and without a test set)")),
       epochs_(gauge(*registry_, "strom_epochs_completed", "Epochs the job finished")),
+      state_(gauge(*registry_, "strom_job_state",
+                   "1 for the state the job is in (label state), 0 for the others")),
       nodes_alive_(gauge(*registry_, "strom_nodes_alive", "Nodes training the job")),
       nodes_lost_(counter(*registry_, "strom_nodes_lost_total", "Nodes the job lost")),
       nodes_restored_(counter(*registry_, "strom_nodes_restored_total",
@@ -103,6 +105,11 @@ namespace {
 /// renames a target's own to `exported_job`).
 constexpr const char* job_label = "strom_job";
 
+/// Every state a job_master reports: one series each, as kube-state-metrics shows a pod's
+/// phase, so that a query need not know which states exist.
+constexpr const char* job_states[] = {"preparing", "training", "succeeded", "cancelled",
+                                      "failed"};
+
 } // namespace
 
 void prometheus_metrics::job(const actors::job_metrics& figures) {
@@ -116,6 +123,11 @@ void prometheus_metrics::job(const actors::job_metrics& figures) {
   if (report.test_accuracy >= 0)  // no placeholder before the first evaluation
     set(accuracy_, job, report.test_accuracy);
   set(epochs_, job, figures.epochs_done);
+  for (const char* state : job_states) {
+    auto in_state = job;
+    in_state["state"] = state;
+    set(state_, in_state, figures.state == state ? 1.0 : 0.0);
+  }
   set(nodes_alive_, job, figures.nodes_alive);
   raise(nodes_lost_, job, report.nodes_lost);
   raise(nodes_restored_, job, report.nodes_restored);

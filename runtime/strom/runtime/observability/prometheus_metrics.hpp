@@ -47,6 +47,7 @@ private:
   gauges& loss_;
   gauges& accuracy_;
   gauges& epochs_;
+  gauges& state_;
   gauges& nodes_alive_;
   counters& nodes_lost_;
   counters& nodes_restored_;

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "strom/runtime/job/atomic_file.hpp"
 #include "strom/runtime/report/chart_library.hpp"
 
@@ -10,10 +12,11 @@ namespace strom::runtime {
 
 namespace {
 
-/// The page's own script: draws each chart of the data with uPlot, joins a chart's series on
-/// one x axis (uPlot.join leaves gaps where a series has no point, spanned by the line) and
-/// marks membership changes on time axes. Errors are shown on the page and set
-/// data-page-error, so a test sees them in the rendered page as well as on the console.
+/// The page's own script: draws each chart of the data with uPlot as wide as its column, joins
+/// a chart's series on one x axis (uPlot.join leaves gaps where a series has no point, spanned
+/// by the line), ticks whole numbers only on an axis of whole numbers (epochs) and marks
+/// membership changes on time axes. Errors are shown on the page and set data-page-error, so
+/// a test sees them in the rendered page as well as on the console.
 constexpr const char* page_script = R"js(
 (function () {
   "use strict";
@@ -59,14 +62,20 @@ constexpr const char* page_script = R"js(
                 s.points.map(function (p) { return p[1]; })];
       });
       var aligned = tables.length === 1 ? tables[0] : uPlot.join(tables);
+      var whole = c.series.every(function (s) {
+        return s.points.every(function (p) { return Number.isInteger(p[0]); });
+      });
+      var xAxis = { label: c.x_label };
+      if (whole)
+        xAxis.incrs = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000];
       var series = [{ label: c.x_label }].concat(c.series.map(function (s, i) {
         return { label: s.label, stroke: colours[i % colours.length], width: 2,
                  spanGaps: true, points: { show: s.points.length < 30 } };
       }));
       new uPlot({
-        title: c.title, width: 760, height: 300,
+        title: c.title, width: Math.max(section.clientWidth, 320), height: 300,
         scales: { x: { time: false } },
-        axes: [{ label: c.x_label }, { label: c.y_label, size: 70 }],
+        axes: [xAxis, { label: c.y_label, size: 70 }],
         series: series,
         plugins: c.time_axis && data.markers.length ? [markerPlugin(data.markers)] : []
       }, aligned, section);
@@ -91,9 +100,17 @@ constexpr const char* content_policy =
 /// The page's own style, besides uPlot's.
 constexpr const char* page_style = R"css(
 body { font-family: sans-serif; margin: 24px; color: #222; }
+div.tables { display: flex; flex-wrap: wrap; gap: 8px 48px; align-items: flex-start; }
 table.summary { border-collapse: collapse; margin-bottom: 16px; }
 table.summary td { padding: 2px 12px 2px 0; }
-section { margin-bottom: 24px; }
+table.summary td.setting { max-width: 60em; overflow-wrap: anywhere; font-family: monospace; }
+#charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr));
+          gap: 8px 24px; }
+section { margin-bottom: 24px; min-width: 0; }
+div.bars { margin-bottom: 16px; }
+div.bars table { border-collapse: collapse; }
+div.bars td { padding: 1px 8px 1px 0; white-space: nowrap; }
+div.bar { background: #1f77b4; height: 14px; }
 p.source { color: #666; font-size: 12px; margin: 4px 0 0 0; }
 p.error { color: #b00; font-weight: bold; }
 )css";
@@ -152,21 +169,53 @@ std::string script_safe_json(const std::string& json) {
   return escaped;
 }
 
+namespace {
+
+/// Rows of (name, value) as a summary table; `value_class` styles the values.
+std::string table_of(const std::vector<std::pair<std::string, std::string>>& rows,
+                     const char* value_class) {
+  std::string text = "<table class=\"summary\">\n";
+  for (const auto& [name, value] : rows)
+    text += fmt::format("<tr><td>{}</td><td class=\"{}\">{}</td></tr>\n", html_text(name),
+                        value_class, html_text(value));
+  return text + "</table>\n";
+}
+
+/// Each group of per-node figures as a table of bars, each as long as its share of the
+/// group's largest (plain HTML: it needs no script to read).
+std::string bars_of(const std::vector<bar_group>& groups) {
+  std::string text;
+  for (const auto& group : groups) {
+    double largest = 0.0;
+    for (const auto& [node, value] : group.bars)
+      largest = std::max(largest, value);
+    text += fmt::format("<div class=\"bars\" id=\"bars-{}\"><h3>{}</h3><table>\n",
+                        html_text(group.id), html_text(group.title));
+    for (const auto& [node, value] : group.bars)
+      text += fmt::format("<tr><td>{}</td><td style=\"width:24em\"><div class=\"bar\" "
+                          "style=\"width:{:.1f}%\"></div></td><td>{:.6g} {}</td></tr>\n",
+                          html_text(node), largest > 0 ? 100.0 * value / largest : 0.0, value,
+                          html_text(group.unit));
+    text += "</table></div>\n";
+  }
+  return text;
+}
+
+} // namespace
+
 std::string render_html_report(const report_data& data) {
-  std::string summary;
-  for (const auto& [name, value] : data.summary)
-    summary += fmt::format("<tr><td>{}</td><td>{}</td></tr>\n", html_text(name), html_text(value));
   const auto title = html_text("strom report: " + (data.job.empty() ? "run" : data.job));
   return fmt::format(
     "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
     "<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">\n<title>{}</title>\n"
-    "<style>\n{}\n{}</style>\n</head>\n<body>\n<h1>{}</h1>\n<table class=\"summary\">\n{}"
-    "</table>\n<div id=\"charts\"></div>\n"
+    "<style>\n{}\n{}</style>\n</head>\n<body>\n<h1>{}</h1>\n<div class=\"tables\">\n{}{}"
+    "</div>\n<div class=\"tables\">\n{}</div>\n<div id=\"charts\"></div>\n"
     "<script>\n/*! uPlot, vendored from npm (third_party/uplot). Its licence:\n{}*/\n{}\n"
     "</script>\n<script type=\"application/json\" id=\"strom-data\">{}</script>\n"
     "<script>{}</script>\n</body>\n</html>\n",
-    content_policy, title, chart_library_style(), page_style, title, summary, chart_library_licence(),
-    chart_library_script(), data_json(data), page_script);
+    content_policy, title, chart_library_style(), page_style, title,
+    table_of(data.summary, "figure"), table_of(data.settings, "setting"), bars_of(data.bars),
+    chart_library_licence(), chart_library_script(), data_json(data), page_script);
 }
 
 result<void> write_html_report(const std::string& path, const report_data& data) {

@@ -16,7 +16,7 @@ namespace strom::runtime {
 
 namespace {
 
-using json = nlohmann::json;
+using json = nlohmann::ordered_json;  // keeps "settings" in the order the run wrote it
 
 /// Chrome trace times are microseconds.
 constexpr double micros_per_second = 1e6;
@@ -121,6 +121,21 @@ result<void> read_summary(const json& metrics, const std::string& name, report_d
       return value.err();
     out.summary.emplace_back(f.label, fmt::format(fmt::runtime(f.format), *value * f.scale));
   }
+  // What the run was told: the strings the metrics name it by, then the command's settings.
+  for (const char* key : {"mode", "topology", "device", "kvstore"})
+    if (auto found = metrics.find(key); found != metrics.end() && found->is_string()
+                                        && !found->get<std::string>().empty())
+      out.settings.emplace_back(key, found->get<std::string>());
+  if (auto settings = metrics.find("settings"); settings != metrics.end()) {
+    if (!settings->is_object())
+      return error{fmt::format("{}.settings: expected an object", name)};
+    for (const auto& [key, value] : settings->items()) {
+      if (!value.is_string())
+        return error{fmt::format("{}.settings.{}: expected a string, found {}", name, key,
+                                 value.dump())};
+      out.settings.emplace_back(key, value.get<std::string>());
+    }
+  }
   return success();
 }
 
@@ -132,17 +147,17 @@ result<void> read_epochs(const json& metrics, const std::string& name, report_da
              "epoch_history of the metrics", {{"training loss", {}}, {"test loss", {}}}};
   chart accuracy{"accuracy", "Test accuracy per epoch", "epoch", "accuracy (%)", false,
                  "epoch_history of the metrics", {{"test accuracy", {}}}};
-  chart speed{"epoch_speed", "Samples/s per epoch (all nodes)", "seconds since start",
-              "samples/s", true, "epoch_history of the metrics", {{"all nodes", {}}}};
+  chart speed{"epoch_speed", "Samples/s per epoch (all nodes)", "epoch", "samples/s", false,
+              "epoch_history of the metrics", {{"all nodes", {}}}};
   for (std::size_t i = 0; i < epochs->size(); ++i) {
     const auto& e = (*epochs)[i];
     const auto where = fmt::format("{}.epoch_history[{}]", name, i);
-    auto v = numbers_of(e, where, {"epoch", "train_loss", "samples_per_second", "at_seconds"});
+    auto v = numbers_of(e, where, {"epoch", "train_loss", "samples_per_second"});
     if (!v)
       return v.err();
     const double epoch = (*v)[0];
     loss.series[0].points.emplace_back(epoch, (*v)[1]);
-    speed.series[0].points.emplace_back((*v)[3], (*v)[2]);
+    speed.series[0].points.emplace_back(epoch, (*v)[2]);
     if (e.contains("test_accuracy") && !e["test_accuracy"].is_null()) {
       auto tested = numbers_of(e, where, {"test_loss", "test_accuracy"});
       if (!tested)
@@ -174,6 +189,7 @@ result<bool> read_nodes(const json& metrics, const std::string& name, report_dat
                 "density", true, source, {}};
   // By node: (time, samples, updates, density_sum) of its previous record.
   std::map<std::string, std::vector<double>> previous;
+  std::map<std::string, std::pair<double, double>> last_of;  // by node: samples, bytes sent
   std::map<std::string, std::size_t> series_of;
   for (std::size_t i = 0; i < records->size(); ++i) {
     const auto& r = (*records)[i];
@@ -205,7 +221,21 @@ result<bool> read_nodes(const json& metrics, const std::string& name, report_dat
         density.series[s].points.emplace_back(at, ((*v)[4] - p[3]) / ((*v)[3] - p[2]));
     }
     previous[label] = {at, (*v)[1], (*v)[3], (*v)[4]};
+    last_of[label] = {(*v)[1], (*v)[2]};
   }
+  // A node's last record may come after its last step (the job ended): no drop to 0 then.
+  for (auto& line : speed.series)
+    if (!line.points.empty() && line.points.back().second == 0.0)
+      line.points.pop_back();
+  bar_group samples{"node_samples", "Samples trained per node", "samples", {}};
+  bar_group sent{"node_sent", "Update bytes sent per node", "MiB", {}};
+  for (const auto& line : speed.series) {
+    const auto& [trained, bytes_sent] = last_of.at(line.label);
+    samples.bars.emplace_back(line.label, trained);
+    sent.bars.emplace_back(line.label, bytes_sent / bytes_per_mib);
+  }
+  out.bars.push_back(std::move(samples));
+  out.bars.push_back(std::move(sent));
   for (auto* c : {&speed, &bytes, &threshold, &density})
     out.charts.push_back(std::move(*c));
   return true;

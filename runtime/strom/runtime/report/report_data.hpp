@@ -39,10 +39,20 @@ struct time_marker {
   std::string label;
 };
 
+/// One figure of each node, drawn as bars side by side.
+struct bar_group {
+  std::string id;     ///< stable, for the page's element ids and for tests
+  std::string title;
+  std::string unit;   ///< shown after each value
+  std::vector<std::pair<std::string, double>> bars;  ///< (node, value), in the nodes' order
+};
+
 /// Everything a report page holds.
 struct report_data {
   std::string job;
   std::vector<std::pair<std::string, std::string>> summary;  ///< (name, value as text)
+  std::vector<std::pair<std::string, std::string>> settings;  ///< command line, hyperparameters
+  std::vector<bar_group> bars;  ///< per-node totals; none without a node history
   std::vector<chart> charts;  ///< only charts with at least one point
   std::vector<time_marker> markers;
 };

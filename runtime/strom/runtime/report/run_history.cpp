@@ -93,6 +93,11 @@ void run_recorder::note_node(node_record record) {
   history_.nodes.push_back(std::move(record));
 }
 
+void run_recorder::set_settings(std::vector<run_setting> settings) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  history_.settings = std::move(settings);
+}
+
 run_history run_recorder::history() const {
   std::lock_guard<std::mutex> guard{mutex_};
   return history_;

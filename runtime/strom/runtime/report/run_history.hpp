@@ -61,8 +61,12 @@ struct membership_record {
   std::uint32_t count = 0;
 };
 
+/// A setting of the run, as its report lists it: ("batch size", "64").
+using run_setting = std::pair<std::string, std::string>;
+
 /// Everything recorded, in the order it happened.
 struct run_history {
+  std::vector<run_setting> settings;  ///< the command line and hyperparameters it ran with
   std::vector<epoch_record> epochs;
   std::vector<node_record> nodes;
   std::vector<membership_record> membership;
@@ -97,6 +101,9 @@ public:
   void job(const actors::job_metrics& figures) override;
   void heartbeat(const std::string& node, double seconds) override;
   void node(const actors::node_metrics& figures) override;
+
+  /// The run's settings, which the command that started it knows.
+  void set_settings(std::vector<run_setting> settings);
 
   /// What was recorded so far (a copy).
   run_history history() const;

@@ -20,6 +20,12 @@ json array_of(const std::vector<T>& items, Make make) {
 } // namespace
 
 void add_history(json& metrics, const run_history& history) {
+  if (!history.settings.empty()) {
+    auto settings = json::object();
+    for (const auto& [name, value] : history.settings)
+      settings[name] = value;
+    metrics["settings"] = std::move(settings);
+  }
   metrics["epoch_history"] = array_of(history.epochs, [](const epoch_record& e) {
     const bool tested = e.test_accuracy >= 0;
     return json{{"epoch", e.epoch},

@@ -19,8 +19,10 @@ using trace_line = nlohmann::ordered_json;
 caf::behavior node_daemon(caf::stateful_actor<node_daemon_state>* self, daemon_setup setup) {
   self->monitor(*setup.agent);
   self->set_down_handler([self, setup](const caf::down_msg& down) {
+    const auto code = actors::strom_code_of(down.reason);
     if (down.source != setup.agent->address()
-        || actors::strom_code_of(down.reason) != actors::strom_error::scheduler_lost)
+        || (code != actors::strom_error::scheduler_lost
+            && code != actors::strom_error::scheduler_stopped))
       return;
     self->state.pause = first_reconnect_pause;
     self->state.lost_at = self->clock().now();
