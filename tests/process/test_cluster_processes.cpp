@@ -27,23 +27,28 @@ constexpr auto lost_node_limit = 20'000ms;
 /// 17's bar was 1 s (0.57 s measured then); on this machine in session 25 the test alone took
 /// 1.78 s at 9db5286 and 1.60-1.70 s after it, most of it the node loading its data.
 constexpr double restore_limit_s = 2.5;
-/// The 10-epoch jobs that lose a node (about 25 s alone on 2 cores).
+/// The jobs that lose a node (about 20 s alone on 2 cores, the averaging one 70 s).
 constexpr auto elastic_job_limit = 240'000ms;
 
-/// Submits the example MLP for 10 epochs (metrics to `metrics_path`, `more` flags after) and
-/// waits until the third is done; returns the attached submit.
+/// Epochs of the jobs that lose a node: the example MLP on 3 nodes is past the 0.88 bar from
+/// the eighth on (0.892 measured, as after ten; 0.880 after six).
+constexpr int fault_epochs = 8;
+
+/// Submits the example MLP for fault_epochs (metrics to `metrics_path`, `more` flags after)
+/// and waits until the third is done; returns the attached submit.
 std::unique_ptr<child> submit_until_epoch_3(local_cluster& cluster, const fs::path& metrics_path,
                                             const std::vector<std::string>& more = {}) {
-  std::vector<std::string> args{"submit", fashion_mlp_job, "--epochs", "10", "--metrics-out",
+  std::vector<std::string> args{"submit", fashion_mlp_job, "--epochs",
+                                std::to_string(fault_epochs), "--metrics-out",
                                 metrics_path.string()};
   args.insert(args.end(), more.begin(), more.end());
   auto submit = cluster.start(args, "submit");
-  BOOST_REQUIRE_MESSAGE(submit->wait_for_log("epoch 3/10 done", elastic_job_limit),
-                        submit->transcript());
+  const auto third = "epoch 3/" + std::to_string(fault_epochs) + " done";
+  BOOST_REQUIRE_MESSAGE(submit->wait_for_log(third, elastic_job_limit), submit->transcript());
   return submit;
 }
 
-/// The elastic core's bar (issue 17): the example MLP's 10 epochs on 3 worker nodes, one of
+/// The elastic core's bar (issue 17): the example MLP's epochs on 3 worker nodes, one of
 /// which `fault` strikes once the third epoch is done, complete at the accuracy bar with nothing
 /// applied twice and at least 99% of the samples; returns the metrics. `more` flags go to the
 /// submit.
@@ -63,7 +68,7 @@ std::string survive_a_fault(local_cluster& cluster, const std::function<void(chi
   BOOST_TEST(json_number(metrics, "nodes_lost") == 1.0, metrics);
   // The submit heard of the loss from the scheduler: its report marks it on the time axis.
   BOOST_TEST(contains(metrics, "\"kind\":\"lost\",\"count\":1"), metrics);
-  BOOST_TEST(json_number(metrics, "train_samples") >= 0.99 * 10 * 60000, metrics);
+  BOOST_TEST(json_number(metrics, "train_samples") >= 0.99 * fault_epochs * 60000, metrics);
   BOOST_TEST(contains(cluster.scheduler().err(), "goes on with 2 nodes after losing"),
              cluster.scheduler().err());
   return metrics;
@@ -168,11 +173,11 @@ BOOST_AUTO_TEST_CASE(a_scheduler_killed_at_epoch_3_and_restarted_resumes_the_job
                                              << cluster.worker(0).transcript());
   const auto metrics = read_text(metrics_path);
   BOOST_TEST(json_number(metrics, "scheduler_restarts") == 1.0, metrics);
-  BOOST_TEST(json_number(metrics, "epochs") == 10.0, metrics);
+  BOOST_TEST(json_number(metrics, "epochs") == fault_epochs, metrics);
   BOOST_TEST(json_number(metrics, "test_accuracy") >= 0.88, metrics);
   BOOST_TEST(json_number(metrics, "duplicate_updates_applied") == 0.0, metrics);
   // Epochs trained since the last checkpoint are trained again, and counted once.
-  BOOST_TEST(json_number(metrics, "train_samples") >= 0.99 * 10 * 60000, metrics);
+  BOOST_TEST(json_number(metrics, "train_samples") >= 0.99 * fault_epochs * 60000, metrics);
   // The wall time is the whole run's, not the time since the restart (#40).
   BOOST_TEST(json_number(metrics, "wall_seconds") > json_number(metrics, "train_seconds"),
              metrics);

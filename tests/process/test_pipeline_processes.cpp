@@ -16,7 +16,7 @@ using namespace strom::test;
 
 namespace {
 
-/// A pipeline job through stage processes, up to 10 epochs; room for a loaded machine.
+/// A pipeline job through stage processes, up to 6 epochs; room for a loaded machine.
 constexpr auto pipeline_job_limit = 300'000ms;
 
 /// Where a stage is published: the worker (of the first `workers`) whose log says it runs the
@@ -104,13 +104,15 @@ BOOST_AUTO_TEST_CASE(four_worker_processes_train_two_copies_of_a_two_stage_pipel
 }
 
 BOOST_AUTO_TEST_CASE(a_stage_killed_at_epoch_3_is_restored_on_the_spare_and_the_job_completes) {
-  // w1 and w2 run the two stages, w3 is the spare (issue #20's fault bar).
+  // w1 and w2 run the two stages, w3 is the spare (issue #20's fault bar). Six epochs: one
+  // pipeline trains as one worker does, past 0.88 from the sixth on (0.891 measured; 0.880
+  // after five).
   local_cluster cluster{3};
   const auto metrics = cluster.dir().path() / "metrics.json";
   auto submit = cluster.start({"submit", fashion_mlp_job, "--mode", "pipeline", "--spares", "1",
-                               "--epochs", "10", "--metrics-out", metrics.string()},
+                               "--epochs", "6", "--metrics-out", metrics.string()},
                               "submit");
-  BOOST_REQUIRE_MESSAGE(submit->wait_for_log("epoch 3/10 done", pipeline_job_limit),
+  BOOST_REQUIRE_MESSAGE(submit->wait_for_log("epoch 3/6 done", pipeline_job_limit),
                         submit->transcript());
   cluster.worker(1).signal(SIGKILL);
   const auto status = submit->wait(pipeline_job_limit);
@@ -122,7 +124,7 @@ BOOST_AUTO_TEST_CASE(a_stage_killed_at_epoch_3_is_restored_on_the_spare_and_the_
   BOOST_TEST(json_number(json, "stage_restores") == 1.0, json);
   BOOST_TEST(json_number(json, "nodes_lost") == 1.0, json);
   BOOST_TEST(json_number(json, "test_accuracy") >= 0.88, json);
-  BOOST_TEST(json_number(json, "epochs") == 10.0, json);
+  BOOST_TEST(json_number(json, "epochs") == 6.0, json);
   const auto log = cluster.scheduler().err();
   BOOST_TEST(contains(log, "restores it on node"), log);
   BOOST_TEST(cluster.worker(2).err().find("runs stage") != std::string::npos,

@@ -38,6 +38,10 @@ namespace {
 
 /// Time an actor told to stop may take to end (a node agent stops its job's actors first).
 constexpr auto stop_wait = std::chrono::seconds(10);
+/// How long a stopped scheduler's links stay open (its port closed) so that they carry the
+/// scheduler's end, its exit reason, which its nodes read as a normal shutdown: a process that
+/// exits at once closes them with that still unsent (2 of 5 tries on loopback).
+constexpr auto shutdown_drain = std::chrono::milliseconds(500);
 
 /// Margin over the agent's own join timeout before giving up on its answer.
 constexpr auto join_answer_margin = std::chrono::seconds(5);
@@ -236,7 +240,9 @@ result<void> run_scheduler_node(const scheduler_node_options& options) {
                              actors::error_text(system, *ended))};
   }
   log::info("scheduler on {}: stopping", to_string(listening));
+  (*port)->stop_listening();  // a node reconnecting meanwhile finds no stopped scheduler
   stop_daemon(self, scheduler);
+  std::this_thread::sleep_for(shutdown_drain);
   return success();
 }
 

@@ -28,6 +28,9 @@ public:
   /// The port it listens on.
   std::uint16_t port() const noexcept { return port_; }
 
+  /// Stops listening: new peers are refused; the links already made stay while this lives.
+  void stop_listening() { guard_->stop_serving(); }
+
 private:
   guarded_port(std::uint16_t port, std::unique_ptr<link_guard> guard)
     : port_(port), guard_(std::move(guard)) {}

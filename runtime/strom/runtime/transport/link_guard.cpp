@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <future>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -536,7 +537,7 @@ struct link_guard::loop {
   }
 
   void resume_accepting(clock::time_point now) {
-    if (!accept_paused || (resume_at && *resume_at > now))
+    if (listener < 0 || !accept_paused || (resume_at && *resume_at > now))
       return;
     if (!resume_at && (waiting() >= limits.max_waiting || links.size() >= limits.max_links))
       return;
@@ -546,6 +547,14 @@ struct link_guard::loop {
     event.events = EPOLLIN;
     event.data.u64 = listener_tag;
     epoll_ctl(poller, EPOLL_CTL_MOD, listener, &event);
+  }
+
+  void stop_serving() {
+    if (listener < 0)
+      return;
+    epoll_ctl(poller, EPOLL_CTL_DEL, listener, nullptr);
+    ::close(listener);
+    listener = -1;
   }
 
   void start_serving(int fd, inner_factory factory) {
@@ -590,6 +599,16 @@ void link_guard::serve(int listener, inner_factory make_inner) {
   loop_->post([this, listener, make_inner = std::move(make_inner)]() mutable {
     loop_->start_serving(listener, std::move(make_inner));
   });
+}
+
+void link_guard::stop_serving() {
+  std::promise<void> closed;
+  auto done = closed.get_future();
+  loop_->post([this, &closed] {
+    loop_->stop_serving();
+    closed.set_value();
+  });
+  done.wait();
 }
 
 } // namespace strom::runtime

@@ -95,6 +95,10 @@ public:
   /// the descriptor `make_inner` returns.
   void serve(int listener, inner_factory make_inner);
 
+  /// Closes the listening socket, once this returns: no peer is accepted any more, and the
+  /// links already made go on until the guard ends.
+  void stop_serving();
+
 private:
   struct loop;
   std::unique_ptr<loop> loop_;
