@@ -28,8 +28,13 @@ result<training_report> train_on_cluster(job_spec& job, const local_training_opt
   if (!cluster)
     return error{fmt::format("{}: {}", job.source(), cluster.err().message)};
   auto report = run_job((*cluster)->home(), (*cluster)->scheduler(), *submission, options.observer);
-  if (!report)
-    return error{fmt::format("{}: {}", job.source(), report.err().message)};
+  if (!report) {
+    // A job's failure often names its file already (a node's data error): once is enough.
+    const auto& why = report.err().message;
+    return error{why.find(job.source()) != std::string::npos
+                   ? why
+                   : fmt::format("{}: {}", job.source(), why)};
+  }
   report->wall_seconds = seconds_since(run_start);
   return report;
 }
