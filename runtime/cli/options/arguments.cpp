@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <string_view>
 
@@ -66,6 +68,14 @@ result<runtime::endpoint> arguments::get_endpoint(const std::string& name) const
   if (!parsed)
     return error{fmt::format("--{}: {}", name, parsed.err().message)};
   return parsed;
+}
+
+std::optional<float> parse_finite_float(const std::string& text) {
+  char* end = nullptr;
+  const float value = std::strtof(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value))
+    return std::nullopt;
+  return value;
 }
 
 result<std::uint64_t> parse_job_id(const std::string& text) {

@@ -55,6 +55,10 @@ private:
   std::vector<std::string> positionals_;
 };
 
+/// `text`, whole, as a finite number; nullopt when it is not one (the caller names the option
+/// and the range it wants).
+std::optional<float> parse_finite_float(const std::string& text);
+
 /// A job id given as a positional argument; the error names the text.
 result<std::uint64_t> parse_job_id(const std::string& text);
 

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
-#include <cstdlib>
 #include <limits>
 #include <string>
 
@@ -151,13 +149,10 @@ result<void> read_distribution_flags(const arguments& args,
       return error{fmt::format("--schedule: '{}' is not 1f1b or gpipe", *text)};
   }
   if (auto text = args.get("repartition-margin")) {
-    char* end = nullptr;
-    const std::string copy(*text);
-    const float margin = std::strtof(copy.c_str(), &end);
-    if (copy.empty() || end != copy.c_str() + copy.size() || !std::isfinite(margin)
-        || margin < 0.0f)
+    const auto margin = parse_finite_float(*text);
+    if (!margin || *margin < 0.0f)
       return error{fmt::format("--repartition-margin: '{}' is not a share of 0 or more", *text)};
-    overrides.repartition_margin = margin;
+    overrides.repartition_margin = *margin;
   }
   auto pipelines = args.get_uint("pipelines", 1, runtime::max_pipeline_stages);
   if (!pipelines)

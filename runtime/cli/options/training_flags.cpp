@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
-#include <cstdlib>
 #include <string>
 
 namespace strom::cli {
@@ -32,12 +30,10 @@ result<void> read_training_flags(const arguments& args,
   if (auto n = batch.value())
     overrides.batch_size = static_cast<std::uint32_t>(*n);
   if (auto text = args.get(learning_rate_option().name)) {
-    char* end = nullptr;
-    const float rate = std::strtof(text->c_str(), &end);
-    if (text->empty() || end != text->c_str() + text->size() || !std::isfinite(rate)
-        || !(rate > 0.0f))
+    const auto rate = parse_finite_float(*text);
+    if (!rate || !(*rate > 0.0f))
       return error{fmt::format("--learning-rate: '{}' is not a number above 0", *text)};
-    overrides.learning_rate = rate;
+    overrides.learning_rate = *rate;
   }
   return success();
 }

@@ -10,6 +10,7 @@
 
 #include <caf/all.hpp>
 
+#include "strom/actors/cluster/in_process_address.hpp"
 #include "strom/actors/cluster/scheduler.hpp"
 #include "strom/log.hpp"
 #include "strom/runtime/cluster/job_client.hpp"
@@ -31,7 +32,6 @@ constexpr auto stop_wait = std::chrono::seconds(10);
 
 /// How the node announces itself to the runtime's scheduler.
 constexpr const char* node_name = "embedded";
-constexpr const char* node_address = "in-process";
 
 } // namespace
 
@@ -66,7 +66,7 @@ embedded_runtime::embedded_runtime(std::unique_ptr<owned_system> owned, caf::act
   scheduling.place = runtime::place_job;
   scheduler_ = system_.spawn(actors::scheduler, std::move(scheduling));
   caf::scoped_actor self{system_};
-  node_ = runtime::spawn_node(system_, scheduler_, {node_name, node_address, workers, {}},
+  node_ = runtime::spawn_node(system_, scheduler_, {node_name, actors::in_process_address, workers, {}},
                               caf::actor_cast<caf::actor>(self));
   if (auto joined = runtime::await_joins(self, 1, join_wait); !joined) {
     stop();

@@ -8,6 +8,7 @@
 #include "strom/actors/error_text.hpp"
 #include "strom/actors/errors.hpp"
 #include "strom/actors/cluster/heartbeat_monitor.hpp"
+#include "strom/actors/cluster/in_process_address.hpp"
 #include "strom/actors/cluster/scheduler_steps.hpp"
 #include "strom/log.hpp"
 
@@ -281,7 +282,7 @@ join_reply join(self_ptr self, const scheduler_setup& setup, const join_request&
   st.children.insert(member.heartbeat.address());
   ++st.membership_epoch;
   // The nodes of an in-process cluster (`strom train`) are internals to whoever runs it.
-  log::emit(member.status.address == "in-process" ? log::level::debug : log::level::info,
+  log::emit(member.status.address == in_process_address ? log::level::debug : log::level::info,
             "scheduler: {} joined with {} worker{} (incarnation {}, membership epoch {}{})",
             describe(member.status), request.workers, request.workers == 1 ? "" : "s",
             member.status.incarnation,

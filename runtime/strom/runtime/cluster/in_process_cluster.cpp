@@ -4,6 +4,7 @@
 
 #include <optional>
 
+#include "strom/actors/cluster/in_process_address.hpp"
 #include "strom/actors/cluster/scheduler.hpp"
 #include "strom/log.hpp"
 #include "strom/runtime/node/node_daemon.hpp"
@@ -76,7 +77,7 @@ result<std::size_t> in_process_cluster::add_node(std::uint32_t workers, const st
   }
   node_identity identity{
     fmt::format("{}-{}", role == actors::node_role_server ? "server" : "node", index),
-    networked_ ? loopback : "in-process",
+    networked_ ? loopback : actors::in_process_address,
     workers,
     admission_token_,
     networked_ ? loopback : "",

@@ -187,9 +187,9 @@ result<bool> read_nodes(const json& metrics, const std::string& name, report_dat
                   source, {}};
   chart density{"density", "Density over time (values sent / elements)", "seconds since start",
                 "density", true, source, {}};
-  // By node: (time, samples, updates, density_sum) of its previous record.
+  // By node: (time, samples, updates, density_sum, bytes_sent) of its previous record; after
+  // the loop, of its last.
   std::map<std::string, std::vector<double>> previous;
-  std::map<std::string, std::pair<double, double>> last_of;  // by node: samples, bytes sent
   std::map<std::string, std::size_t> series_of;
   for (std::size_t i = 0; i < records->size(); ++i) {
     const auto& r = (*records)[i];
@@ -220,8 +220,7 @@ result<bool> read_nodes(const json& metrics, const std::string& name, report_dat
       if ((*v)[3] > p[2])
         density.series[s].points.emplace_back(at, ((*v)[4] - p[3]) / ((*v)[3] - p[2]));
     }
-    previous[label] = {at, (*v)[1], (*v)[3], (*v)[4]};
-    last_of[label] = {(*v)[1], (*v)[2]};
+    previous[label] = {at, (*v)[1], (*v)[3], (*v)[4], (*v)[2]};
   }
   // A node's last record may come after its last step (the job ended): no drop to 0 then.
   for (auto& line : speed.series)
@@ -230,9 +229,9 @@ result<bool> read_nodes(const json& metrics, const std::string& name, report_dat
   bar_group samples{"node_samples", "Samples trained per node", "samples", {}};
   bar_group sent{"node_sent", "Update bytes sent per node", "MiB", {}};
   for (const auto& line : speed.series) {
-    const auto& [trained, bytes_sent] = last_of.at(line.label);
-    samples.bars.emplace_back(line.label, trained);
-    sent.bars.emplace_back(line.label, bytes_sent / bytes_per_mib);
+    const auto& last = previous.at(line.label);
+    samples.bars.emplace_back(line.label, last[1]);
+    sent.bars.emplace_back(line.label, last[4] / bytes_per_mib);
   }
   out.bars.push_back(std::move(samples));
   out.bars.push_back(std::move(sent));
