@@ -44,6 +44,9 @@ const command_spec submit_spec = with_checkpoint_options(with_distribution_optio
                        "when given, else no bound)"},
     {"rejoin-timeout", "DURATION", "a paused job fails unless enough nodes join within this "
                                    "(default 60s; e.g. 500ms, 90s, 2m)"},
+    {"max-restarts", "N", "a job that loses a node it cannot go on without starts again from "
+                          "its latest checkpoint, at most N times (default 3; 0: it fails; "
+                          "needs the scheduler's --state-dir)"},
     {"metrics-out", "FILE", "write the run's metrics as one JSON object to FILE"},
     {"html-out", "FILE", html_out_help},
     {"detach", "", "print the job id and return at once; 'strom attach' follows it later"},
@@ -55,6 +58,9 @@ const command_spec submit_spec = with_checkpoint_options(with_distribution_optio
 
 /// Nodes one job may ask for; far more than a strom cluster is meant for, so larger is a typo.
 constexpr std::uint64_t max_job_nodes = 4096;
+
+/// Restarts of one job from its checkpoint; a job that needs more is broken, not unlucky.
+constexpr std::uint64_t max_job_restarts = 100;
 
 /// Bounds of --rejoin-timeout: a restart takes a second or more; a day is surely a typo.
 constexpr auto min_rejoin_timeout = std::chrono::milliseconds(100);
@@ -78,7 +84,8 @@ int run_submit(int argc, char** argv) {
   auto nodes = args->get_uint("nodes", 1, max_job_nodes);
   auto min_nodes = args->get_uint("min-nodes", 1, max_job_nodes);
   auto max_nodes = args->get_uint("max-nodes", 1, max_job_nodes);
-  for (const auto* parsed : {&epochs, &seed, &nodes, &min_nodes, &max_nodes}) {
+  auto max_restarts = args->get_uint("max-restarts", 0, max_job_restarts);
+  for (const auto* parsed : {&epochs, &seed, &nodes, &min_nodes, &max_nodes, &max_restarts}) {
     if (!parsed->ok()) {
       fmt::print(stderr, "strom submit: {}\n", parsed->err().message);
       return exit_usage;
@@ -159,6 +166,8 @@ int run_submit(int argc, char** argv) {
   }
   submission->min_nodes = static_cast<std::uint32_t>(min_nodes.value().value_or(0));
   submission->max_nodes = static_cast<std::uint32_t>(max_nodes.value().value_or(0));
+  if (auto restarts = max_restarts.value())
+    submission->max_restarts = static_cast<std::uint32_t>(*restarts);
   if (*rejoin)
     submission->rejoin_timeout_ms = static_cast<std::uint64_t>(rejoin->value().count());
 

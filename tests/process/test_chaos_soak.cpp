@@ -137,6 +137,7 @@ void soak(local_cluster& cluster, chaos& attack, const std::string& mode,
   double duplicates = 0;
   double samples_short = 0;
   double nodes_lost = 0;
+  double job_restarts = 0;  // from the latest checkpoint, after a loss the job could not ride
   std::vector<std::string> failures;
   while (std::chrono::steady_clock::now() < end) {
     ++jobs;
@@ -156,6 +157,7 @@ void soak(local_cluster& cluster, chaos& attack, const std::string& mode,
       const auto json = read_text(metrics);
       duplicates += json_number(json, "duplicate_updates_applied");
       nodes_lost += json_number(json, "nodes_lost");
+      job_restarts += json_number(json, "job_restarts");
       samples_short +=
         std::max(0.0, std::stod(epochs) * samples_per_epoch - json_number(json, "train_samples"));
     } else {
@@ -169,7 +171,8 @@ void soak(local_cluster& cluster, chaos& attack, const std::string& mode,
     thrown << (thrown.tellp() > 0 ? "," : "") << '"' << kind << "\":" << count;
   std::cout << "{\"mode\":\"" << mode << "\",\"seconds\":" << soak_length().count()
             << ",\"jobs\":" << jobs << ",\"completed\":" << completed << ",\"thrown\":{"
-            << thrown.str() << "},\"nodes_lost\":" << nodes_lost << ",\"duplicates\":" << duplicates
+            << thrown.str() << "},\"nodes_lost\":" << nodes_lost
+            << ",\"job_restarts\":" << job_restarts << ",\"duplicates\":" << duplicates
             << ",\"samples_short\":" << samples_short << "}" << std::endl;
   for (const auto& failure : failures)
     BOOST_ERROR(mode << ": a job failed: " << failure);

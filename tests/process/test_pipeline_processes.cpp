@@ -168,3 +168,40 @@ BOOST_AUTO_TEST_CASE(a_hung_first_stage_without_a_spare_is_merged_into_its_neigh
   BOOST_REQUIRE_MESSAGE(resumed.has_value(), stopped.transcript());
   BOOST_TEST(contains(stopped.err(), "dropped by the scheduler"), stopped.err());
 }
+
+BOOST_AUTO_TEST_CASE(a_lost_node_that_ran_both_stages_starts_the_job_again_from_its_checkpoint) {
+  // #40: w1 is killed and its stage merged beside its neighbour on w2, which then runs both
+  // stages and holds the only copies of their snapshots. Killing w2 too leaves nothing to
+  // restore from: with the scheduler's --state-dir the job starts again from its checkpoint
+  // once w1 and w2 are back (both restarted under their names), and trains every sample once.
+  // (A pipeline's checkpoints are its run's files, none in the scheduler's store yet: it
+  // starts again from its first epoch.)
+  scratch state;
+  local_cluster cluster{2, {"--state-dir", (state.path() / "scheduler").string()}};
+  const auto metrics = cluster.dir().path() / "metrics.json";
+  auto submit = cluster.start({"submit", fashion_mlp_job, "--mode", "pipeline", "--epochs", "3",
+                               "--repartition-margin", "0", "--metrics-out", metrics.string()},
+                              "submit");
+  BOOST_REQUIRE_MESSAGE(submit->wait_for_log("epoch 1/3 done", pipeline_job_limit),
+                        submit->transcript());
+  cluster.worker(0).signal(SIGKILL);
+  BOOST_REQUIRE_MESSAGE(cluster.scheduler().wait_for_log("merged beside its neighbour",
+                                                            pipeline_job_limit),
+                        cluster.scheduler().transcript());
+  cluster.worker(1).signal(SIGKILL);
+  cluster.start_worker("w1", "w1-again");
+  cluster.start_worker("w2", "w2-again");
+  const auto status = submit->wait(pipeline_job_limit);
+  BOOST_REQUIRE_MESSAGE(status.has_value() && *status == 0,
+                        submit->transcript() << cluster.scheduler().transcript());
+  const auto json = read_text(metrics);
+  BOOST_TEST(json_number(json, "job_restarts") == 1.0, json);
+  BOOST_TEST(json_number(json, "nodes_lost") >= 2.0, json);
+  BOOST_TEST(json_number(json, "epochs") == 3.0, json);
+  BOOST_TEST(json_number(json, "train_samples") == 3.0 * 60000, json);
+  BOOST_TEST(json_number(json, "samples_redone") > 0.0, json);
+  BOOST_TEST(json_number(json, "test_accuracy") >= 0.84, json);
+  const auto log = cluster.scheduler().err();
+  BOOST_TEST(contains(log, "it starts again from its latest checkpoint (restart 1 of 3)"), log);
+  BOOST_TEST(contains(log, "starts again from its checkpoint after epoch"), log);
+}

@@ -841,3 +841,76 @@ BOOST_AUTO_TEST_CASE(a_restarted_scheduler_resumes_its_job_from_the_checkpoint_o
   BOOST_REQUIRE(work);
   BOOST_TEST(work->epoch == 1u);  // the second epoch: the first is in the checkpoint
 }
+
+namespace {
+
+/// `agent` is asked to take job `job_id`'s checkpoint from its keeper and answers it did.
+void took_the_checkpoint(caf::scoped_actor& agent, std::uint64_t job_id) {
+  agent->receive(
+    [&](restore_atom, std::uint64_t restored_job, const caf::actor&) {
+      BOOST_TEST(restored_job == job_id);
+      return snapshot_sent{1, 1, 64};
+    },
+    caf::after(0s) >> [] { BOOST_FAIL("no restore request"); });
+}
+
+} // namespace
+
+// #40: a job whose scheduler keeps checkpoints does not fail when it loses a node it cannot
+// go on without (here its only one): it starts again from its checkpoint once the node is
+// back, with its clients, as after the scheduler's restart; --max-restarts bounds it.
+BOOST_AUTO_TEST_CASE(a_job_that_cannot_go_on_after_a_loss_starts_again_from_its_checkpoint) {
+  strom::test::scratch dir;
+  auto setup = stored_setup(dir);
+  cluster_fixture env{setup};
+  std::uint64_t job_id = 0;
+  {
+    caf::scoped_actor a{env.sys};
+    const auto id = env.join(a, "a").node_id;
+    job_submission job{"(name = \"j\")", "test.job", "", 0};
+    job.max_restarts = 1;
+    env.self->send(env.master, submit_atom_v, job);
+    env.sched.run();
+    job_id = env.client_gets<submit_reply>().value().job_id;
+    env.assignment_for(a, ready_with(env.sys.spawn(relay), id));
+    env.sched.run();
+    BOOST_TEST((started_epoch(a) == 0u));
+    a->send(env.master, epoch_done(job_id, id, 0));
+    env.sched.run();
+    BOOST_TEST(evaluated(a, 0.8));
+    env.sched.run();
+    BOOST_TEST(sent_snapshot(a, snapshot_words()));  // the checkpoint after epoch 1
+    env.sched.run();
+    BOOST_TEST((started_epoch(a) == 1u));
+  }  // its node ends: the job cannot go on without it
+  env.sched.run();
+  BOOST_TEST(!env.client_gets<job_finished>());
+  env.self->send(env.master, status_atom_v);
+  env.sched.run();
+  const auto waiting = env.client_gets<cluster_status>();
+  BOOST_REQUIRE(waiting);
+  BOOST_REQUIRE_EQUAL(waiting->jobs.size(), 1u);
+  BOOST_TEST(waiting->jobs[0].state == "resuming");
+  BOOST_TEST(waiting->jobs[0].epoch == 1u);
+  {
+    caf::scoped_actor a_again{env.sys};
+    const auto id = env.join(a_again, "a").node_id;
+    BOOST_TEST(env.assignment_for(a_again, ready_with(env.sys.spawn(relay), id)).job_id
+               == job_id);
+    env.sched.run();
+    took_the_checkpoint(a_again, job_id);
+    env.sched.run();
+    std::optional<round_work> work;
+    a_again->receive([&](const round_plan& plan) { work = plan.workers.at(0); },
+                     caf::after(0s) >> [] {});
+    BOOST_REQUIRE(work);
+    BOOST_TEST(work->epoch == 1u);  // the epoch after the checkpoint
+  }  // lost again: its one restart is spent
+  env.sched.run();
+  const auto end = env.client_gets<job_finished>();
+  BOOST_REQUIRE(end);
+  BOOST_TEST(!end->succeeded);
+  BOOST_TEST(end->failure.find("(a at 10.0.0.1) lost") != std::string::npos, end->failure);
+  BOOST_TEST(end->report.job_restarts == 1u);
+  BOOST_TEST(end->report.nodes_lost == 2u);
+}

@@ -499,8 +499,9 @@ void prepared(self_ptr self, const node_agent_setup& setup, const job_assignment
   auto outcome = std::move(**st.prepared);
   st.prepared.reset();
   if (!outcome) {
-    log::warning("node {}: job {} cannot run here: {}", st.node_id, assignment.job_id,
-                 outcome.err().message);
+    log::emit(setup.failures_reported ? log::level::debug : log::level::warning,
+              "node {}: job {} cannot run here: {}", st.node_id, assignment.job_id,
+              outcome.err().message);
     promise.deliver(make_error(strom_error::bad_job, outcome.err().message));
     drop_early_restore(self, make_error(strom_error::bad_job, outcome.err().message));
     return;

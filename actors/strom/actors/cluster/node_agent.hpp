@@ -128,6 +128,9 @@ struct node_agent_setup {
   /// reaches the hub through `reach_relay` (sim_seams.hpp).
   std::shared_ptr<compute_meter> meter{};
   relay_reach reach_relay{};
+  /// Set where one caller reports a job's failure to its user (an in-process cluster's
+  /// command): a job the node cannot prepare is logged at debug (the failure names why).
+  bool failures_reported = false;
 };
 
 /// The job a node trains now.

@@ -60,12 +60,14 @@ std::uint64_t start_job(self_ptr self, const scheduler_setup& setup, job_master_
   auto& st = self->state;
   job.scheduler = caf::actor_cast<job_scheduler_actor>(self);
   job.timeouts = setup.timeouts;
+  job.failures_reported = setup.failures_reported;
   job.store = setup.store;
   job.checkpoint_every = setup.checkpoint_every;
   job.metrics = setup.metrics;
   job.place = setup.place;
   job.reach_relay = setup.reach_relay;
   auto& record = st.jobs[job.job_id];
+  record.clients = job.clients;
   record.saved = job.resume ? *job.resume : saved_job{job.job_id, job.submission, {}, 0, {}, 0};
   record.saved.node_names.clear();
   // Workers and servers alike: a restarted scheduler resumes the job on both (try_resume).
@@ -423,7 +425,9 @@ caf::behavior scheduler(caf::stateful_actor<scheduler_state>* self, scheduler_se
         return lose_node(self, setup, m.status.node_id, error_text(self->system(), down.reason));
     for (auto job = st.jobs.begin(); job != st.jobs.end(); ++job)
       if (job->second.master.address() == down.source)
-        return job_master_crashed(self, setup, job, down.reason);
+        return job->second.status.state == "restarting"
+                 ? restart_job(self, setup, job)
+                 : job_master_crashed(self, setup, job, down.reason);
   });
   if (setup.restored)
     take_up(self, setup);
@@ -451,6 +455,9 @@ caf::behavior scheduler(caf::stateful_actor<scheduler_state>* self, scheduler_se
           job->second.clients.push_back(client);
         return submit_reply{true, job_id, {}};
       }
+      if (auto job = self->state.jobs.find(job_id); job != self->state.jobs.end())
+        if (auto client = caf::actor_cast<job_client_actor>(self->current_sender()))
+          job->second.clients.push_back(client);  // kept for a restart of the job
       return about_job(self, attach_atom_v, job_id, [self, job_id](const job_finished& done) {
         if (auto client = caf::actor_cast<job_client_actor>(self->current_sender()))
           self->send(client, done);
@@ -469,8 +476,10 @@ caf::behavior scheduler(caf::stateful_actor<scheduler_state>* self, scheduler_se
       if (self->current_sender() == self->address())
         place_joined(self, setup, joined);
     },
-    [self, setup](rejoin_atom, std::uint64_t job_id, std::uint32_t) {
-      if (self->current_sender() == self->address())
+    [self, setup](rejoin_atom, std::uint64_t job_id, std::uint32_t restarts) {
+      const auto job = self->state.resuming.find(job_id);
+      if (self->current_sender() == self->address() && job != self->state.resuming.end()
+          && job->second.saved.job_restarts == restarts)
         try_resume(self, setup, job_id, true);
     },
     [self, setup](rejoin_atom) {
@@ -489,7 +498,12 @@ caf::behavior scheduler(caf::stateful_actor<scheduler_state>* self, scheduler_se
         job->second.status = status;
     },
     [self, setup](const job_finished& outcome) {
-      if (auto job = sending_master(self); job != self->state.jobs.end())
+      auto job = sending_master(self);
+      if (job == self->state.jobs.end())
+        return;
+      if (job->second.status.state == "restarting")
+        note_restart(job->second, outcome);  // restart_job once the master ended
+      else
         job_ended(self, setup, job, outcome);
     },
   };

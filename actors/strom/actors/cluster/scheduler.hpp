@@ -57,6 +57,9 @@ struct scheduler_setup {
   job_placer place;
   /// Set in a live simulation: how the hub reaches the nodes' relays (sim_seams.hpp).
   relay_reach reach_relay{};
+  /// Set where one caller reports every job's failure to its user (an in-process cluster's
+  /// command): the job masters log theirs at debug, not as a second warning.
+  bool failures_reported = false;
 };
 
 /// A joined node.
@@ -74,6 +77,7 @@ struct job_record {
   std::vector<std::uint64_t> nodes;  ///< node ids by rank, held while the job runs
   job_status status;                 ///< as the job_master last told it
   saved_job saved;                   ///< what the store keeps of it
+  std::vector<job_client_actor> clients;  ///< submitted or attached: a restart keeps them
 };
 
 /// A job that ran when the scheduler stopped, waiting for its nodes to join again.

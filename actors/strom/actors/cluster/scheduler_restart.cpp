@@ -75,8 +75,22 @@ job_status status_of_resuming(const saved_job& saved) {
   return shown;
 }
 
+/// Job `saved` waits for its nodes to join again (or be free), at most its rejoin timeout,
+/// to resume from its checkpoint (try_resume); `clients` follow it.
+void wait_for_nodes(self_ptr self, const scheduler_setup& setup, saved_job saved,
+                    std::vector<job_client_actor> clients) {
+  const auto wait = rejoin_timeout_of(saved.submission, setup.timeouts);
+  log::info("scheduler: job {} waits up to {:g} s for its nodes ({}) to resume after epoch {}",
+            saved.job_id, std::chrono::duration<double>(wait).count(),
+            fmt::join(saved.node_names, ", "), saved.epochs_done);
+  // Tagged with the job's restarts: the deadline of an earlier wait does not end this one.
+  self->delayed_send(self, wait, rejoin_atom_v, saved.job_id, saved.job_restarts);
+  const auto id = saved.job_id;
+  self->state.resuming[id] = {std::move(saved), std::move(clients)};
+}
+
 /// Takes up the record the scheduler's store held: the counters go on where they were, and
-/// each job that ran waits for its nodes to join again, at most its rejoin timeout.
+/// each job that ran waits for its nodes to join again.
 void take_up(self_ptr self, const scheduler_setup& setup) {
   auto& st = self->state;
   const auto& record = *setup.restored;
@@ -91,12 +105,7 @@ void take_up(self_ptr self, const scheduler_setup& setup) {
   }
   for (auto saved : record.jobs) {
     ++saved.restarts;
-    const auto wait = rejoin_timeout_of(saved.submission, setup.timeouts);
-    log::info("scheduler: job {} waits up to {:g} s for its nodes ({}) to resume after epoch {}",
-              saved.job_id, std::chrono::duration<double>(wait).count(),
-              fmt::join(saved.node_names, ", "), saved.epochs_done);
-    self->delayed_send(self, wait, rejoin_atom_v, saved.job_id, std::uint32_t{0});
-    st.resuming[saved.job_id].saved = std::move(saved);
+    wait_for_nodes(self, setup, std::move(saved), {});
   }
   log::info("scheduler: restart {} took up its state: membership epoch {}, {} jobs to resume",
             st.restarts, st.membership_epoch, st.resuming.size());
@@ -143,7 +152,7 @@ void try_resume(self_ptr self, const scheduler_setup& setup, std::uint64_t job_i
     outcome.job_id = job_id;
     outcome.report = saved.report;
     outcome.failure = fmt::format(
-      "the scheduler restarted and {} of the job's nodes ({}) joined again within {:g} s{}",
+      "{} of the job's nodes ({}) were back within {:g} s to resume it from its checkpoint{}",
       back.size() + servers.size(), fmt::join(saved.node_names, ", "),
       std::chrono::duration<double>(rejoin_timeout_of(saved.submission, setup.timeouts)).count(),
       saved.submission.kvstore && servers.empty() ? ", none of its servers" : "");
@@ -207,6 +216,30 @@ void checkpointed(self_ptr self, const scheduler_setup& setup, const job_checkpo
     if (runs_on(job->second, m.status.node_id))
       saved.node_names.push_back(m.status.name);
   persist(self, setup);
+}
+
+void note_restart(job_record& job, const job_finished& outcome) {
+  auto& saved = job.saved;
+  ++saved.job_restarts;
+  auto& r = saved.report;
+  const auto& reached = outcome.report;
+  const auto since = reached.train_samples > r.train_samples
+                       ? reached.train_samples - r.train_samples : 0;
+  carry_faults(r, reached);
+  r.samples_redone += since;
+}
+
+void restart_job(self_ptr self, const scheduler_setup& setup,
+                 std::map<std::uint64_t, job_record>::iterator job) {
+  auto& st = self->state;
+  const auto job_id = job->first;
+  log::info("scheduler: job {} starts again from its checkpoint after epoch {} (restart {} of "
+            "{}): {}", job_id, job->second.saved.epochs_done, job->second.saved.job_restarts,
+            job->second.saved.submission.max_restarts, job->second.status.failure);
+  wait_for_nodes(self, setup, std::move(job->second.saved), std::move(job->second.clients));
+  st.jobs.erase(job);
+  persist(self, setup);
+  try_resume(self, setup, job_id, false);
 }
 
 } // namespace strom::actors::scheduler_steps

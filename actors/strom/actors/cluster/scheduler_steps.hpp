@@ -59,4 +59,14 @@ void release_held(self_ptr self, const scheduler_setup& setup);
 
 void checkpointed(self_ptr self, const scheduler_setup& setup, const job_checkpointed& done);
 
+/// Job `job`'s master stops the job to start it again from its latest checkpoint (status
+/// "restarting"); `outcome` is what the attempt got to. The record counts the restart and the
+/// attempt's faults and samples since the checkpoint, which are trained again.
+void note_restart(job_record& job, const job_finished& outcome);
+
+/// Job `job`'s master ended after note_restart: the job waits for its nodes and resumes from
+/// its checkpoint, as after the scheduler's restart.
+void restart_job(self_ptr self, const scheduler_setup& setup,
+                 std::map<std::uint64_t, job_record>::iterator job);
+
 } // namespace strom::actors::scheduler_steps

@@ -29,6 +29,7 @@ struct saved_job {
   std::uint32_t epochs_done = 0;        ///< epochs its checkpoint holds; 0: none taken yet
   training_report report;               ///< as of its checkpoint
   std::uint32_t restarts = 0;           ///< of the scheduler while the job ran
+  std::uint32_t job_restarts = 0;       ///< of the job from its checkpoint (max_restarts)
 };
 
 /// A scheduler's durable state.
@@ -45,7 +46,7 @@ struct scheduler_record {
 template <class F>
 typename F::result_type inspect(F& f, saved_job& x) {
   return f(caf::meta::type_name("saved_job"), x.job_id, x.submission, x.node_names,
-           x.epochs_done, x.report, x.restarts);
+           x.epochs_done, x.report, x.restarts, x.job_restarts);
 }
 
 template <class F>

@@ -128,8 +128,11 @@ void start_keeping(self_ptr self, const job_master_setup& setup) {
     keeping.latest = submitted.snapshot;
     take_up(self, submitted.epochs_done, submitted.report);
   }
-  if (setup.resume)
+  if (setup.resume) {  // the scheduler's restarts, and the job's own with their faults
     st.report.scheduler_restarts = setup.resume->restarts;
+    st.report.job_restarts = setup.resume->job_restarts;
+    carry_faults(st.report, setup.resume->report);
+  }
   st.checkpoints.keeper =
     caf::actor_cast<keeper_actor>(self->spawn<caf::linked>(checkpoint_keeper, std::move(keeping)));
 }

@@ -109,25 +109,51 @@ void end_job(self_ptr self, const job_master_setup& setup, job_finished outcome)
   st.outcome = std::move(outcome);
 }
 
+/// Whether a job that cannot go on after `reason` starts again from its latest checkpoint
+/// instead of failing (torchrun's --max-restarts): it lost a node or an answer from one, the
+/// scheduler keeps its checkpoints, and restarts are left.
+bool restarts_after(const job_master_setup& setup, const caf::error& reason) {
+  const auto code = strom_code_of(reason);
+  const bool lost = code == strom_error::node_lost || code == strom_error::peer_lost
+                    || code == strom_error::timeout;
+  const auto done = setup.resume ? setup.resume->job_restarts : 0u;
+  return lost && setup.store && done < setup.submission.max_restarts;
+}
+
 /// Ends the job without success (`reason` is a strom_error with the words clients read) and
-/// stops it on its nodes.
+/// stops it on its nodes. A job that restarts (restarts_after) tells only the scheduler, which
+/// starts it again from its checkpoint once this job master ended (scheduler_restart.cpp).
 void fail_job(self_ptr self, const job_master_setup& setup, const caf::error& reason) {
   auto& st = self->state;
   if (st.outcome)
     return;
   const auto failure = error_text(self->system(), reason);
   const bool cancelled = strom_code_of(reason) == strom_error::job_cancelled;
+  const bool restarts = !cancelled && restarts_after(setup, reason);
   if (cancelled)
     log::info("job_master: job {} cancelled by a client", st.status.job_id);
+  else if (restarts)
+    log::warning("job_master: job {} cannot go on: {}; it starts again from its latest "
+                 "checkpoint (restart {} of {})", st.status.job_id, failure,
+                 st.report.job_restarts + 1, setup.submission.max_restarts);
   else
-    log::warning("job_master: job {} failed: {}", st.status.job_id, failure);
+    log::emit(setup.failures_reported ? log::level::debug : log::level::warning,
+              "job_master: job {} failed: {}", st.status.job_id, failure);
   stop_on_nodes(self, setup);
   job_finished outcome;
   outcome.job_id = st.status.job_id;
   outcome.cancelled = cancelled;
   outcome.failure = failure;
   outcome.report = st.report;
-  end_job(self, setup, std::move(outcome));
+  if (restarts) {
+    st.status.state = "restarting";
+    st.status.failure = failure;
+    report_status(self, setup);
+    self->send(setup.scheduler, outcome);
+    st.outcome = std::move(outcome);
+  } else {
+    end_job(self, setup, std::move(outcome));
+  }
   quit_when_stopped(self);
 }
 

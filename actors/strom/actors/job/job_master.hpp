@@ -71,6 +71,7 @@ struct job_master_setup {
   job_scheduler_actor scheduler;  ///< told job_status as it changes, then the job_finished
   std::vector<job_client_actor> clients;  ///< told progress and the end: submitter, attached
   timing timeouts;  ///< every request it makes has one
+  bool failures_reported = false;  ///< the scheduler's (scheduler_setup)
   /// Where checkpoints go (the scheduler's --state-dir); null: the job takes none.
   std::shared_ptr<scheduler_store> store;
   /// A checkpoint at the end of an epoch once this many steps (a worker's) passed since the

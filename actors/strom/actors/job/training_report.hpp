@@ -91,6 +91,7 @@ struct training_report {
   double failure_detection_seconds = 0.0;  ///< the longest, last sign of life to loss
   double restore_seconds = 0.0;      ///< the longest, join to first step
   std::uint32_t scheduler_restarts = 0;
+  std::uint32_t job_restarts = 0;    ///< started again from its latest checkpoint (max_restarts)
   std::uint64_t samples_redone = 0;  ///< trained by a lost node, its update lost, trained again
   topology_summary topology;
   pipeline_summary pipeline;
@@ -110,6 +111,17 @@ struct test_result {
   double loss = 0.0;
 };
 
+/// `to` takes `from`'s counts of faults and recoveries: a job that starts again from its
+/// checkpoint (max_restarts) still counts what it went through since.
+inline void carry_faults(training_report& to, const training_report& from) {
+  to.nodes_lost = from.nodes_lost;
+  to.nodes_restored = from.nodes_restored;
+  to.nodes_joined = from.nodes_joined;
+  to.failure_detection_seconds = from.failure_detection_seconds;
+  to.restore_seconds = from.restore_seconds;
+  to.samples_redone = from.samples_redone;
+}
+
 template <class F>
 typename F::result_type inspect(F& f, training_report& x) {
   return f(caf::meta::type_name("training_report"), x.job, x.test_accuracy, x.test_loss,
@@ -118,7 +130,7 @@ typename F::result_type inspect(F& f, training_report& x) {
            x.dense_bytes_equivalent, x.updates_applied, x.duplicate_updates_dropped,
            x.duplicate_updates_applied, x.frames_rejected, x.mean_density, x.final_threshold,
            x.nodes_lost, x.nodes_restored, x.nodes_joined, x.failure_detection_seconds,
-           x.restore_seconds, x.scheduler_restarts, x.samples_redone, x.topology, x.mode,
+           x.restore_seconds, x.scheduler_restarts, x.job_restarts, x.samples_redone, x.topology, x.mode,
            x.averaging_frequency, x.averaging_rounds, x.averaging_bytes, x.kvstore, x.servers,
            x.replicas, x.push_bytes, x.push_dense_bytes, x.pull_bytes, x.server_updates,
            x.server_failovers, x.pipeline, x.sharing_layers, x.device);

@@ -234,6 +234,7 @@ void restore_stage(self_ptr self, const job_master_setup& setup, const member_lo
   if (run.replaced)
     abandon_repartition(self);
   const auto fail = [&](const std::string& why) {
+    ++st.report.nodes_lost;  // lost all the same, though not restored
     fail_job(self, setup,
              make_error(strom_error::node_lost,
                         fmt::format("node {} of a pipeline job was lost ({}); {}", lost.node_id,

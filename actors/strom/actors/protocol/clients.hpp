@@ -65,6 +65,9 @@ struct job_submission {
   /// A parameter-averaging job: its nodes' relays form a tree whatever `topology` says.
   bool averaging = false;
   std::uint32_t keep_checkpoints = 0;  ///< epoch checkpoints the run keeps; 0: every one
+  /// Times a job that lost a node it cannot go on without starts again from its latest
+  /// checkpoint (torchrun's --max-restarts); only where the scheduler keeps checkpoints.
+  std::uint32_t max_restarts = 3;
   job_resume resume;  ///< strom train/submit --resume: the checkpoint it goes on from
 };
 
@@ -72,7 +75,8 @@ template <class F>
 typename F::result_type inspect(F& f, job_submission& x) {
   return f(caf::meta::type_name("job_submission"), x.job_text, x.source, x.checkpoint_dir,
            x.nodes, x.min_nodes, x.max_nodes, x.rejoin_timeout_ms, x.topology, x.fanout,
-           x.kvstore, x.servers, x.replicas, x.pipeline, x.averaging, x.keep_checkpoints, x.resume);
+           x.kvstore, x.servers, x.replicas, x.pipeline, x.averaging, x.keep_checkpoints,
+           x.max_restarts, x.resume);
 }
 
 /// scheduler -> client: the answer to a job_submission, an attach or a cancel.
@@ -129,7 +133,9 @@ typename F::result_type inspect(F& f, job_finished& x) {
 struct job_status {
   std::uint64_t job_id = 0;
   std::string name;
-  std::string state;  ///< "preparing", "training", "succeeded", "failed", "cancelled"
+  /// "preparing", "training", "succeeded", "failed", "cancelled", or "restarting" (stopping
+  /// to start again from its latest checkpoint; then "resuming" while it waits for nodes)
+  std::string state;
   std::uint32_t epoch = 0;    ///< epochs finished
   std::uint32_t epochs = 0;
   std::string failure;

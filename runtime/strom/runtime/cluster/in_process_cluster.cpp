@@ -41,6 +41,7 @@ in_process_cluster::start(const cluster_shape& shape, const observers& watch,
   setup.metrics = watch.metrics;
   setup.timeouts = timeouts;
   setup.place = place_job;
+  setup.failures_reported = true;  // the command that runs the cluster reports them
   cluster->scheduler_ = home.spawn(actors::scheduler, setup);
   if (networked) {
     auto port = guarded_port::open(home, cluster->scheduler_, {loopback, 0});
@@ -87,6 +88,7 @@ result<std::size_t> in_process_cluster::add_node(std::uint32_t workers, const st
   if (role == actors::node_role_worker)  // one node at a time: the probes do not overlap
     identity.compute_rate = measure_node_compute_rate(identity.speed.factor);
   identity.memory_limit = memory_limit_;
+  identity.failures_reported = true;
   caf::scoped_actor self{home()};
   agents_.push_back(
     spawn_node(system, scheduler, identity, caf::actor_cast<caf::actor>(self), {}, watch_));

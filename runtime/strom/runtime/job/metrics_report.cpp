@@ -86,6 +86,7 @@ std::string to_json(const training_report& r, const run_history* history) {
   out["failure_detection_seconds"] = r.failure_detection_seconds;
   out["restore_seconds"] = r.restore_seconds;
   out["scheduler_restarts"] = r.scheduler_restarts;
+  out["job_restarts"] = r.job_restarts;
   out["samples_redone"] = r.samples_redone;
   out["topology"] = {{"kind", r.topology.kind},
                      {"fanout", r.topology.fanout},

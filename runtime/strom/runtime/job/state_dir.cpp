@@ -26,8 +26,8 @@ static_assert(sizeof(seal_header) == 24, "the header keeps the payload 8-byte al
 
 /// Bumped whenever what a sealed file holds changes its layout, so that a state directory of
 /// another strom version is refused by its version, not misread. 2: job submissions carry
-/// keep_checkpoints.
-constexpr std::uint32_t seal_version = 2;
+/// keep_checkpoints. 3: max_restarts and job_restarts.
+constexpr std::uint32_t seal_version = 3;
 constexpr char record_magic[8] = {'S', 'T', 'R', 'O', 'M', 'S', 'C', 'H'};
 constexpr char checkpoint_magic[8] = {'S', 'T', 'R', 'O', 'M', 'C', 'K', 'P'};
 

@@ -57,6 +57,7 @@ caf::actor spawn_node(caf::actor_system& system, const caf::actor& scheduler,
     setup.connect_relay = relay_connector_of(system, identity.tls);
   }
   setup.observer = observer;
+  setup.failures_reported = identity.failures_reported;
   setup.meter = identity.simulation.meter;
   setup.reach_relay = identity.simulation.reach_relay;
   if (identity.simulation.publish_relay) {

@@ -56,6 +56,9 @@ struct node_identity {
   double compute_rate = 0.0;
   /// Set in a live simulation: what stands in for the machine and the network.
   simulated_node simulation{};
+  /// Set in an in-process cluster, whose command reports a job's failure
+  /// (node_agent_setup::failures_reported).
+  bool failures_reported = false;
 };
 
 /// Spawns a node agent in `system` that joins `scheduler` as `identity`, prepares its jobs

@@ -107,8 +107,8 @@ constexpr const char* job_label = "strom_job";
 
 /// Every state a job_master reports: one series each, as kube-state-metrics shows a pod's
 /// phase, so that a query need not know which states exist.
-constexpr const char* job_states[] = {"preparing", "training", "succeeded", "cancelled",
-                                      "failed"};
+constexpr const char* job_states[] = {"preparing", "training", "restarting", "succeeded",
+                                      "cancelled", "failed"};
 
 } // namespace
 

@@ -1,5 +1,7 @@
 #include "strom/runtime/report/run_history.hpp"
 
+#include <algorithm>
+
 namespace strom::runtime {
 
 run_recorder::run_recorder(training_observer* next, cluster_source source)
@@ -17,7 +19,13 @@ void run_recorder::on_step(const step_progress& progress) {
 void run_recorder::on_epoch(const epoch_summary& summary) {
   {
     std::lock_guard<std::mutex> guard{mutex_};
-    history_.epochs.push_back({summary.epoch, summary.train_loss, summary.test_loss,
+    // A job that started again from its checkpoint trains the epochs after it again: their
+    // new records replace the old.
+    auto& epochs = history_.epochs;
+    epochs.erase(std::remove_if(epochs.begin(), epochs.end(),
+                                [&](const auto& e) { return e.epoch >= summary.epoch; }),
+                 epochs.end());
+    epochs.push_back({summary.epoch, summary.train_loss, summary.test_loss,
                                summary.test_accuracy, summary.seconds,
                                summary.samples_per_second, seconds_since_start()});
   }
