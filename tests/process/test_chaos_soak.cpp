@@ -176,7 +176,7 @@ void soak(local_cluster& cluster, chaos& attack, const std::string& mode,
             << ",\"samples_short\":" << samples_short << "}" << std::endl;
   for (const auto& failure : failures)
     BOOST_ERROR(mode << ": a job failed: " << failure);
-  if (!failures.empty()) {  // every process's log, for whoever looks into it
+  if (!failures.empty() || job_restarts > 0) {  // every process's log, to look into it
     const auto kept = std::filesystem::temp_directory_path()
                       / ("strom-chaos-" + mode + "-" + std::to_string(::getpid()));
     std::filesystem::copy(cluster.dir().path(), kept, std::filesystem::copy_options::recursive);

@@ -178,6 +178,21 @@ void job_ended(self_ptr self, const scheduler_setup& setup,
   remember_outcome(self, setup, shown, std::move(outcome));
 }
 
+/// A job cancelled while its master stopped it to restart ends once the master ended: its
+/// clients are told, as its master would have.
+void end_cancelled_restart(self_ptr self, const scheduler_setup& setup,
+                           std::map<std::uint64_t, job_record>::iterator job) {
+  job_finished outcome;
+  outcome.job_id = job->first;
+  outcome.cancelled = true;
+  outcome.failure = job->second.status.failure;
+  outcome.report = job->second.saved.report;
+  log::info("scheduler: job {} cancelled by a client while it restarted", job->first);
+  for (const auto& client : job->second.clients)
+    self->send(client, outcome);
+  job_ended(self, setup, job, std::move(outcome));
+}
+
 /// A job_master ended before it told an outcome (it crashed): its job failed.
 void job_master_crashed(self_ptr self, const scheduler_setup& setup,
                         std::map<std::uint64_t, job_record>::iterator job,
@@ -424,10 +439,14 @@ caf::behavior scheduler(caf::stateful_actor<scheduler_state>* self, scheduler_se
       if (m.agent.address() == down.source)
         return lose_node(self, setup, m.status.node_id, error_text(self->system(), down.reason));
     for (auto job = st.jobs.begin(); job != st.jobs.end(); ++job)
-      if (job->second.master.address() == down.source)
-        return job->second.status.state == "restarting"
-                 ? restart_job(self, setup, job)
-                 : job_master_crashed(self, setup, job, down.reason);
+      if (job->second.master.address() == down.source) {
+        const auto& state = job->second.status.state;
+        if (state == "restarting")
+          return restart_job(self, setup, job);
+        if (state == "cancelled")  // while it restarted: it ends here
+          return end_cancelled_restart(self, setup, job);
+        return job_master_crashed(self, setup, job, down.reason);
+      }
   });
   if (setup.restored)
     take_up(self, setup);
@@ -442,6 +461,12 @@ caf::behavior scheduler(caf::stateful_actor<scheduler_state>* self, scheduler_se
         outcome.failure = "cancelled by a client while it waited for its nodes";
         outcome.report = job->second.saved.report;
         end_resuming(self, setup, job, std::move(outcome));
+        return submit_reply{true, job_id, {}};
+      }
+      if (auto job = self->state.jobs.find(job_id);
+          job != self->state.jobs.end() && job->second.status.state == "restarting") {
+        job->second.status.state = "cancelled";  // instead of restarting once its master ended
+        job->second.status.failure = "cancelled by a client while it restarted";
         return submit_reply{true, job_id, {}};
       }
       return about_job(self, cancel_atom_v, job_id, [job_id](const job_finished& done) {

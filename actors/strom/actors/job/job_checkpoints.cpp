@@ -25,9 +25,22 @@ bool keeps_checkpoints(const job_master_setup& setup) {
 
 /// Whether the epoch that just ended is one to checkpoint (--checkpoint-every).
 bool checkpoint_due(const job_master_state& st, const job_master_setup& setup) {
-  // A pipeline job's stages take no snapshots yet.
+  // A pipeline job's first stage keeps the network for the keeper as its epoch ends
+  // (job_pipeline.cpp).
   return setup.store && st.checkpoints.keeper && !st.pipeline
          && st.report.iterations >= st.checkpoints.checkpointed_iteration + setup.checkpoint_every;
+}
+
+void checkpointed(self_ptr self, const job_master_setup& setup, std::uint32_t epochs_done,
+                  std::uint64_t bytes) {
+  auto& st = self->state;
+  st.checkpoints.checkpointed_iteration = st.report.iterations;
+  // The run's wall time so far travels with it: a job taken up after the scheduler's
+  // restart counts on from there (take_up).
+  st.report.wall_seconds = seconds_between(st.submitted, self->clock().now());
+  self->send(setup.scheduler, job_checkpointed{st.status.job_id, epochs_done, st.report});
+  log::info("job_master: job {} checkpointed after epoch {} ({} bytes)", st.status.job_id,
+            epochs_done, bytes);
 }
 
 /// Between two epochs, while nothing trains: the keeper saves the first live node's snapshot
@@ -42,16 +55,9 @@ void take_checkpoint(self_ptr self, const job_master_setup& setup) {
                 st.status.job_id, source)
     .then(
       [self, setup, epoch](const snapshot_sent& sent) {
-        auto& st = self->state;
-        if (st.outcome)
+        if (self->state.outcome)
           return;
-        st.checkpoints.checkpointed_iteration = st.report.iterations;
-        // The run's wall time so far travels with it: a job taken up after the scheduler's
-        // restart counts on from there (take_up).
-        st.report.wall_seconds = seconds_between(st.submitted, self->clock().now());
-        self->send(setup.scheduler, job_checkpointed{st.status.job_id, epoch, st.report});
-        log::info("job_master: job {} checkpointed after epoch {} ({} bytes)", st.status.job_id,
-                  epoch, sent.bytes);
+        checkpointed(self, setup, epoch, sent.bytes);
         start_epoch(self, setup);
       },
       [self, setup, epoch](caf::error& err) {

@@ -35,6 +35,11 @@ bool checkpoint_due(const job_master_state& st, const job_master_setup& setup);
 
 void take_checkpoint(self_ptr self, const job_master_setup& setup);
 
+/// The keeper saved the job's checkpoint after `epochs_done` epochs (`bytes`): the scheduler
+/// records how far the job got, with its report as it stands.
+void checkpointed(self_ptr self, const job_master_setup& setup, std::uint32_t epochs_done,
+                  std::uint64_t bytes);
+
 void resume_training(self_ptr self, const job_master_setup& setup);
 
 void start_keeping(self_ptr self, const job_master_setup& setup);

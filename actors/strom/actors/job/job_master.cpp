@@ -109,6 +109,25 @@ void end_job(self_ptr self, const job_master_setup& setup, job_finished outcome)
   st.outcome = std::move(outcome);
 }
 
+/// Samples the epoch in progress trained so far: its recorded rounds', and in a pipeline, of
+/// each copy that has not reported its share, its last stage's figures at the latest snapshot.
+std::uint64_t samples_this_epoch(const job_master_state& st) {
+  auto samples = st.epoch_done.samples;
+  if (!st.pipeline)
+    return samples;
+  const auto& run = *st.pipeline;
+  for (std::uint32_t copy = 0; copy < run.reported.size(); ++copy) {
+    if (run.reported[copy])
+      continue;
+    std::uint64_t furthest = 0;
+    for (const auto& note : run.taken[copy * run.stages() + run.stages() - 1])
+      if (note.at.epoch == st.status.epoch)
+        furthest = std::max(furthest, note.samples);
+    samples += furthest;
+  }
+  return samples;
+}
+
 /// Whether a job that cannot go on after `reason` starts again from its latest checkpoint
 /// instead of failing (torchrun's --max-restarts): it lost a node or an answer from one, the
 /// scheduler keeps its checkpoints, and restarts are left.
@@ -146,6 +165,8 @@ void fail_job(self_ptr self, const job_master_setup& setup, const caf::error& re
   outcome.failure = failure;
   outcome.report = st.report;
   if (restarts) {
+    // What this attempt trained, the epoch in progress included: trained again (note_restart).
+    outcome.report.train_samples += samples_this_epoch(st);
     st.status.state = "restarting";
     st.status.failure = failure;
     report_status(self, setup);
@@ -556,7 +577,9 @@ submit_reply attach(self_ptr self, std::uint64_t job_id) {
   auto client = caf::actor_cast<job_client_actor>(self->current_sender());
   if (!client)
     return {true, job_id, {}};
-  if (st.outcome) {
+  if (st.status.state == "restarting") {
+    // The scheduler keeps the client for the job's restart.
+  } else if (st.outcome) {
     self->send(client, *st.outcome);
   } else {
     self->monitor(client);

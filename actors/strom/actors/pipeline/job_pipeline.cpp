@@ -37,13 +37,42 @@ double ideal_bubble(std::size_t stages, std::uint32_t micro_batches) {
   return (k - 1.0) / (static_cast<double>(micro_batches) + k - 1.0);
 }
 
-/// After an epoch's evaluation, every stage idle: when the run keeps checkpoints the first
-/// stage saves the whole network's (stage_checkpoint), then the epoch is recorded. A
-/// checkpoint that fails is logged and training goes on, as in the other modes.
+/// The job's keeper fetches the network the first stage kept at the epoch's end into the
+/// scheduler's store; then the epoch is recorded, and the scheduler learns how far the job
+/// got (job_checkpoints.hpp). A fetch that fails is logged and the epoch ends all the same.
+void keep_in_store(self_ptr self, const job_master_setup& setup, const test_result& tested,
+                   std::string path, std::uint32_t generation) {
+  auto& st = self->state;
+  const auto first = caf::actor_cast<caf::actor>(st.pipeline->subnets.front());
+  const auto epoch = st.status.epoch;
+  self->request(st.checkpoints.keeper, setup.timeouts.restore_timeout, checkpoint_atom_v,
+                st.status.job_id, first)
+    .then(
+      [self, setup, tested, path, generation, epoch](const snapshot_sent& sent) {
+        if (!pipeline_in_generation(self, generation))
+          return;  // a restore took the pipeline back: the epoch ends again later
+        end_epoch(self, setup, epoch_check{tested, path});
+        if (!self->state.outcome)  // recorded with the epoch in the report
+          checkpointed(self, setup, epoch + 1, sent.bytes);
+      },
+      [self, setup, tested, path, generation, epoch](caf::error& err) {
+        if (!pipeline_in_generation(self, generation))
+          return;
+        log::warning("job_master: job {} took no checkpoint after epoch {}: {}",
+                     self->state.status.job_id, epoch + 1, error_text(self->system(), err));
+        end_epoch(self, setup, epoch_check{tested, path});
+      });
+}
+
+/// After an epoch's evaluation, every stage idle: when the run keeps checkpoints (in its
+/// folder, or the scheduler's store) the first stage puts the whole network's together
+/// (stage_checkpoint), then the epoch is recorded. A checkpoint that fails is logged and
+/// training goes on, as in the other modes.
 void checkpoint_then_end(self_ptr self, const job_master_setup& setup, const test_result& tested) {
   auto& st = self->state;
   const auto& run = *st.pipeline;
-  if (setup.submission.checkpoint_dir.empty())
+  const bool to_store = setup.store && st.checkpoints.keeper;
+  if (setup.submission.checkpoint_dir.empty() && !to_store)
     return end_epoch(self, setup, epoch_check{tested, {}});
   if (!run.placement.column_plans.empty()) {
     if (st.status.epoch == 0)
@@ -65,13 +94,17 @@ void checkpoint_then_end(self_ptr self, const job_master_setup& setup, const tes
   request.folder = setup.submission.checkpoint_dir;
   request.keep = setup.submission.keep_checkpoints;
   request.nodes = static_cast<std::uint32_t>(st.nodes.size());
+  if (to_store)
+    request.keeper = caf::actor_cast<caf::actor>(st.checkpoints.keeper);
   const auto generation = run.generation;
   const auto epoch = st.status.epoch;
   self->request(run.subnets.front(), setup.timeouts.restore_timeout, std::move(request))
     .then(
-      [self, setup, tested, generation](std::string& path) {
+      [self, setup, tested, generation, to_store](std::string& path) {
         if (self->state.outcome || !pipeline_in_generation(self, generation))
           return;  // a restore took the pipeline back: the epoch ends again later
+        if (to_store)
+          return keep_in_store(self, setup, tested, std::move(path), generation);
         end_epoch(self, setup, epoch_check{tested, std::move(path)});
       },
       [self, setup, tested, generation, epoch](caf::error& err) {

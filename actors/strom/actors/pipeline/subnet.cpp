@@ -568,8 +568,10 @@ void start_refill(self_ptr self, const subnet_setup& setup, const stage_refill& 
     [promise](caf::error err) mutable { promise.deliver(std::move(err)); });
 }
 
-/// Every stage's state, put together into the whole network's and saved by the runtime.
-result<std::string> save_network(const subnet_setup& setup, const stage_checkpoint& request,
+/// Every stage's state, put together into the whole network's: saved by the runtime in the
+/// run's folder (if any; the path, else empty), and kept for the job's keeper (if any).
+result<std::string> save_network(self_ptr self, const subnet_setup& setup,
+                                 const stage_checkpoint& request,
                                  const std::vector<compute::replica_snapshot>& received) {
   auto sources = sources_of(received, request.first_layers, request.end_layers);
   if (!sources)
@@ -578,6 +580,14 @@ result<std::string> save_network(const subnet_setup& setup, const stage_checkpoi
   auto network = compute::regroup_stage(setup.network_layers, all, *sources);
   if (!network)
     return error{fmt::format("the network's state: {}", network.err().message)};
+  auto& st = self->state;
+  st.kept_network.reset();
+  st.kept_for = request.keeper.address();
+  if (request.keeper)
+    st.kept_network = std::make_shared<const kj::Array<capnp::word>>(
+      compute::encode_snapshot(*network));
+  if (request.folder.empty())
+    return std::string{};
   return setup.save_checkpoint(*network, request);
 }
 
@@ -593,8 +603,8 @@ void start_checkpoint(self_ptr self, const subnet_setup& setup, const stage_chec
   }
   gather_states(
     self, setup, request.sources, request.generation,
-    [setup, request, promise](std::vector<compute::replica_snapshot> received) mutable {
-      auto path = save_network(setup, request, received);
+    [self, setup, request, promise](std::vector<compute::replica_snapshot> received) mutable {
+      auto path = save_network(self, setup, request, received);
       if (path)
         promise.deliver(std::move(*path));
       else
@@ -779,6 +789,20 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
       auto promise = self->make_response_promise<std::string>();
       start_checkpoint(self, setup, request, promise);
       return promise;
+    },
+    [self, setup](snapshot_atom, std::uint64_t job_id,
+                  const caf::actor& receiver) -> caf::result<snapshot_sent> {
+      auto& st = self->state;
+      if (self->current_sender() != st.kept_for || job_id != setup.job_id || !st.kept_network)
+        return make_error(strom_error::not_permitted,
+                          fmt::format("pipeline stage {} of job {} keeps no checkpoint for this "
+                                      "sender", setup.stage + 1, setup.job_id));
+      const auto& encoded = *st.kept_network;
+      const auto id = ++st.snapshots_taken;
+      auto sent = send_chunks(self, receiver, {encoded.begin(), encoded.size()}, id);
+      if (!sent)
+        return make_error(strom_error::snapshot_failed, sent.err().message);
+      return snapshot_sent{id, *sent, encoded.size() * sizeof(capnp::word)};
     },
     [self, setup](const stage_refill& refill) -> caf::result<std::uint64_t> {
       if (auto refused = not_from_master(self, setup, "stage_refill"))

@@ -60,6 +60,8 @@
 #include <vector>
 
 #include <caf/all.hpp>
+#include <capnp/common.h>
+#include <kj/array.h>
 
 #include "strom/actors/worker/compute_slowdown.hpp"
 #include "strom/actors/messages.hpp"
@@ -158,6 +160,11 @@ struct subnet_state {
   std::vector<float> incoming;        ///< the copies' updates since the last step boundary
   std::vector<copy_progress> copies;  ///< by copy
   bool waiting_for_copies = false;    ///< the first stage: its next minibatch waits
+  // -- the first stage, with the scheduler's store --
+  /// The whole network's state at the latest checkpoint, for `kept_for` (the job's
+  /// checkpoint keeper) to fetch.
+  std::shared_ptr<const kj::Array<capnp::word>> kept_network;
+  caf::actor_addr kept_for;
 
   static inline const char* name = "strom.subnet";
 };
@@ -169,8 +176,9 @@ struct subnet_state {
 /// stage_rollback -> minibatches undone; stage_restore -> 0 once restored; stage_update from
 /// a copy of the stage; stage_state_fetch -> snapshot_sent (its state now, as chunks to the
 /// sender); stage_refill -> 0 once its layers' state came from the old stages;
-/// stage_checkpoint -> the path of the pipeline's checkpoint (the first stage); (timeout_atom,
-/// snapshot_atom, source, id) from itself: a snapshot awaited that long gives up.
+/// stage_checkpoint -> the path of the pipeline's checkpoint (the first stage); (snapshot_atom,
+/// job, receiver) -> snapshot_sent: the network kept at the checkpoint, only to its keeper;
+/// (timeout_atom, snapshot_atom, source, id) from itself: a snapshot awaited that long gives up.
 caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup);
 
 } // namespace strom::actors

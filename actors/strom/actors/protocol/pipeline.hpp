@@ -321,8 +321,9 @@ typename F::result_type inspect(F& f, stage_state_fetch& x) {
 
 /// job_master -> the first stage of a pipeline's first copy, every stage idle after an
 /// epoch's evaluation: gather every stage's state (stage_state_fetch; its own directly), put
-/// the whole network's together and save it as the run's checkpoint in `folder` (issue #39);
-/// answered with the checkpoint's path.
+/// the whole network's together and save it as the run's checkpoint in `folder` (issue #39),
+/// and keep it for `keeper`, the job's checkpoint keeper, to fetch (snapshot_atom) into the
+/// scheduler's store; answered with the checkpoint's path (empty: no folder).
 struct stage_checkpoint {
   std::vector<caf::actor> sources;  ///< the copy's subnets, stage by stage
   std::vector<std::uint32_t> first_layers;
@@ -334,12 +335,14 @@ struct stage_checkpoint {
   std::string folder;            ///< the run's checkpoint folder
   std::uint32_t keep = 0;        ///< epoch checkpoints kept; 0: every one
   std::uint32_t nodes = 0;       ///< the job's worker nodes, recorded for --resume
+  caf::actor keeper;             ///< null: the scheduler keeps no checkpoints
 };
 
 template <class F>
 typename F::result_type inspect(F& f, stage_checkpoint& x) {
   return f(caf::meta::type_name("stage_checkpoint"), x.sources, x.first_layers, x.end_layers,
-           x.generation, x.epochs, x.test_accuracy, x.test_loss, x.folder, x.keep, x.nodes);
+           x.generation, x.epochs, x.test_accuracy, x.test_loss, x.folder, x.keep, x.nodes,
+           x.keeper);
 }
 
 } // namespace strom::actors
