@@ -90,6 +90,13 @@ struct cluster_fixture : strom::testing::deterministic_system {
     return *got;
   }
 
+  /// The cluster's status as a client (`self`) asks for it.
+  std::optional<cluster_status> status() {
+    self->send(master, status_atom_v);
+    sched.run();
+    return client_gets<cluster_status>();
+  }
+
   /// What `self` (the client) got last of type T.
   template <class T>
   std::optional<T> client_gets() {
@@ -165,9 +172,7 @@ BOOST_AUTO_TEST_CASE(lists_joined_nodes_with_distinct_ids) {
   const auto id_a = env.join(a, "a", 2).node_id;
   const auto id_b = env.join(b, "b", 3).node_id;
   BOOST_TEST(id_a != id_b);
-  env.self->send(env.master, status_atom_v);
-  env.sched.run();
-  const auto status = env.client_gets<cluster_status>();
+  const auto status = env.status();
   BOOST_REQUIRE(status);
   BOOST_REQUIRE_EQUAL(status->nodes.size(), 2u);
   BOOST_TEST(status->nodes[0].name == "a");
@@ -278,9 +283,7 @@ BOOST_AUTO_TEST_CASE(runs_every_epoch_and_sums_the_nodes_reports) {
   BOOST_TEST(end->report.bytes_sent == 300u);
   BOOST_TEST(end->report.dense_bytes_equivalent == 20000u);
   BOOST_TEST(end->report.test_accuracy == 0.81);
-  env.self->send(env.master, status_atom_v);  // still serving after its job and hub ended
-  env.sched.run();
-  const auto status = env.client_gets<cluster_status>();
+  const auto status = env.status();  // still serving after its job and hub ended
   BOOST_REQUIRE(status);
   BOOST_TEST(status->jobs.at(0).state == "succeeded");
 }
@@ -303,9 +306,7 @@ BOOST_AUTO_TEST_CASE(a_node_that_stops_answering_heartbeats_fails_its_job) {
   BOOST_TEST(!end->succeeded);
   BOOST_TEST(end->failure.find("node " + std::to_string(id) + " (frozen at 10.0.0.1) lost")
              != std::string::npos);
-  env.self->send(env.master, status_atom_v);
-  env.sched.run();
-  const auto status = env.client_gets<cluster_status>();
+  const auto status = env.status();
   BOOST_REQUIRE(status);
   BOOST_TEST(status->nodes.empty());
   BOOST_REQUIRE_EQUAL(status->jobs.size(), 1u);
@@ -329,9 +330,7 @@ BOOST_AUTO_TEST_CASE(a_crashed_node_fails_its_job_at_once) {
   BOOST_TEST(!end->succeeded);
   BOOST_TEST(end->failure.find("node " + std::to_string(id) + " (doomed at 10.0.0.1) lost")
              != std::string::npos);
-  env.self->send(env.master, status_atom_v);  // still serving after stopping the heartbeat
-  env.sched.run();
-  const auto status = env.client_gets<cluster_status>();
+  const auto status = env.status();  // still serving after stopping the heartbeat
   BOOST_REQUIRE(status);
   BOOST_TEST(status->nodes.empty());
 }
@@ -463,9 +462,7 @@ BOOST_AUTO_TEST_CASE(a_cancelled_job_ends_as_cancelled_and_its_nodes_stop_it) {
   BOOST_REQUIRE(end);
   BOOST_TEST(end->cancelled);
   BOOST_TEST(!end->succeeded);
-  env.self->send(env.master, status_atom_v);
-  env.sched.run();
-  const auto status = env.client_gets<cluster_status>();
+  const auto status = env.status();
   BOOST_REQUIRE(status);
   BOOST_REQUIRE_EQUAL(status->jobs.size(), 1u);
   BOOST_TEST(status->jobs[0].state == "cancelled");
@@ -506,9 +503,7 @@ submit_reply submit_for(cluster_fixture& env, caf::scoped_actor& client, std::ui
 }
 
 cluster_status status_now(cluster_fixture& env) {
-  env.self->send(env.master, status_atom_v);
-  env.sched.run();
-  auto status = env.client_gets<cluster_status>();
+  auto status = env.status();
   BOOST_REQUIRE(status);
   return *status;
 }
@@ -778,9 +773,7 @@ BOOST_AUTO_TEST_CASE(a_restarted_scheduler_resumes_its_job_from_the_checkpoint_o
   env.sched.run();
   BOOST_TEST((started_epoch(a) == 1u));  // training goes on once it is saved
   restart_from_record(env, setup);
-  env.self->send(env.master, status_atom_v);
-  env.sched.run();
-  const auto waiting = env.client_gets<cluster_status>();
+  const auto waiting = env.status();
   BOOST_REQUIRE(waiting);
   BOOST_REQUIRE_EQUAL(waiting->jobs.size(), 1u);
   BOOST_TEST(waiting->jobs[0].state == "resuming");
@@ -793,13 +786,9 @@ BOOST_AUTO_TEST_CASE(a_restarted_scheduler_resumes_its_job_from_the_checkpoint_o
   caf::scoped_actor b_again{env.sys};
   const auto rejoined = env.join(a_again, "a");
   BOOST_TEST(rejoined.node_id == id_b + 1);  // ids never repeat across the restart
-  env.self->send(env.master, status_atom_v);
-  env.sched.run();
-  BOOST_TEST(env.client_gets<cluster_status>()->jobs.at(0).state == "resuming");  // b is not back
+  BOOST_TEST(env.status()->jobs.at(0).state == "resuming");  // b is not back
   const auto id_b_again = env.join(b_again, "b").node_id;
-  env.self->send(env.master, status_atom_v);
-  env.sched.run();
-  const auto status = env.client_gets<cluster_status>();
+  const auto status = env.status();
   BOOST_REQUIRE(status);
   BOOST_TEST(status->nodes.at(0).incarnation == 2u);
   const auto assigned = env.assignment_for(a_again, ready_with(env.sys.spawn(relay),
@@ -885,9 +874,7 @@ BOOST_AUTO_TEST_CASE(a_job_that_cannot_go_on_after_a_loss_starts_again_from_its_
   }  // its node ends: the job cannot go on without it
   env.sched.run();
   BOOST_TEST(!env.client_gets<job_finished>());
-  env.self->send(env.master, status_atom_v);
-  env.sched.run();
-  const auto waiting = env.client_gets<cluster_status>();
+  const auto waiting = env.status();
   BOOST_REQUIRE(waiting);
   BOOST_REQUIRE_EQUAL(waiting->jobs.size(), 1u);
   BOOST_TEST(waiting->jobs[0].state == "resuming");
