@@ -201,8 +201,8 @@ void release_held(self_ptr self, const scheduler_setup& setup) {
   }
 }
 
-/// A job_master saved its job's checkpoint: the record keeps how far the job got and on
-/// which nodes it runs now.
+/// A job_master saved its job's checkpoint: the record keeps how far the job got and the
+/// nodes it ran on.
 void checkpointed(self_ptr self, const scheduler_setup& setup, const job_checkpointed& done) {
   auto& st = self->state;
   const auto job = sending_master(self);
@@ -211,9 +211,11 @@ void checkpointed(self_ptr self, const scheduler_setup& setup, const job_checkpo
   auto& saved = job->second.saved;
   saved.epochs_done = done.epochs_done;
   saved.report = done.report;
-  saved.node_names.clear();
+  // The names it started on stay: a resume waits for them all (a pipeline's spare too, which
+  // the job needs to be placed again), and for any it runs on now.
   for (const auto& m : st.members)
-    if (runs_on(job->second, m.status.node_id))
+    if (runs_on(job->second, m.status.node_id)
+        && std::count(saved.node_names.begin(), saved.node_names.end(), m.status.name) == 0)
       saved.node_names.push_back(m.status.name);
   persist(self, setup);
 }
