@@ -66,7 +66,8 @@ embedded_runtime::embedded_runtime(std::unique_ptr<owned_system> owned, caf::act
   scheduling.place = runtime::place_job;
   scheduler_ = system_.spawn(actors::scheduler, std::move(scheduling));
   caf::scoped_actor self{system_};
-  node_ = runtime::spawn_node(system_, scheduler_, {node_name, actors::in_process_address, workers, {}},
+  node_ = runtime::spawn_node(system_, scheduler_,
+                              {node_name, actors::in_process_address, workers, {}},
                               caf::actor_cast<caf::actor>(self));
   if (auto joined = runtime::await_joins(self, 1, join_wait); !joined) {
     stop();

@@ -235,9 +235,9 @@ void restart_job(self_ptr self, const scheduler_setup& setup,
                  std::map<std::uint64_t, job_record>::iterator job) {
   auto& st = self->state;
   const auto job_id = job->first;
-  log::info("scheduler: job {} starts again from its checkpoint after epoch {} (restart {} of "
-            "{}): {}", job_id, job->second.saved.epochs_done, job->second.saved.job_restarts,
-            job->second.saved.submission.max_restarts, job->second.status.failure);
+  // Its job_master logged why and which restart this is.
+  log::info("scheduler: job {} starts again from its checkpoint after epoch {}", job_id,
+            job->second.saved.epochs_done);
   wait_for_nodes(self, setup, std::move(job->second.saved), std::move(job->second.clients));
   st.jobs.erase(job);
   persist(self, setup);

@@ -98,14 +98,17 @@ void stop_on_nodes(self_ptr self, const job_master_setup& setup) {
 /// Ends the job, successful or not: the scheduler learns the outcome first (for status and
 /// late attaches; it frees the nodes then), then the clients. Every stop request to the nodes
 /// went out before, so a node handles it before the next job's assignment, which comes later
-/// from the same node (the master) and so over the same connection.
-void end_job(self_ptr self, const job_master_setup& setup, job_finished outcome) {
+/// from the same node (the master) and so over the same connection. A job that `restarts`
+/// (restarts_after) tells only the scheduler: its clients follow the job's next attempt.
+void end_job(self_ptr self, const job_master_setup& setup, job_finished outcome,
+             bool restarts = false) {
   auto& st = self->state;
-  st.status.state = state_of(outcome);
+  st.status.state = restarts ? "restarting" : state_of(outcome);
   st.status.failure = outcome.failure;
   report_status(self, setup);
   self->send(setup.scheduler, outcome);
-  tell_clients(self, outcome);
+  if (!restarts)
+    tell_clients(self, outcome);
   st.outcome = std::move(outcome);
 }
 
@@ -164,17 +167,9 @@ void fail_job(self_ptr self, const job_master_setup& setup, const caf::error& re
   outcome.cancelled = cancelled;
   outcome.failure = failure;
   outcome.report = st.report;
-  if (restarts) {
-    // What this attempt trained, the epoch in progress included: trained again (note_restart).
+  if (restarts)  // what this attempt trained, the epoch in progress included (note_restart)
     outcome.report.train_samples += samples_this_epoch(st);
-    st.status.state = "restarting";
-    st.status.failure = failure;
-    report_status(self, setup);
-    self->send(setup.scheduler, outcome);
-    st.outcome = std::move(outcome);
-  } else {
-    end_job(self, setup, std::move(outcome));
-  }
+  end_job(self, setup, std::move(outcome), restarts);
   quit_when_stopped(self);
 }
 

@@ -36,7 +36,6 @@ using subnet_steps::self_ptr;
 using subnet_steps::await_snapshot;
 using subnet_steps::first_snapshot;
 using subnet_steps::go_back;
-using subnet_steps::send_chunks;
 using subnet_steps::send_copy;
 using subnet_steps::send_snapshot;
 using subnet_steps::state_now;
@@ -734,8 +733,8 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
                           fmt::format("pipeline stage {} holds no snapshot of stage {} at "
                                       "epoch {} step {}", setup.stage + 1, fetch.stage + 1,
                                       fetch.at.epoch + 1, fetch.at.epoch_step));
-      return send_snapshot(self, caf::actor_cast<caf::actor>(self->current_sender()), *copy,
-                           ++st.snapshots_taken);
+      return send_snapshot(self, caf::actor_cast<caf::actor>(self->current_sender()),
+                           copy->words(), ++st.snapshots_taken);
     },
     [self, setup](const stage_rollback& back) -> caf::result<std::uint64_t> {
       if (auto refused = not_from_master(self, setup, "stage_rollback"))
@@ -776,12 +775,8 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
                                       setup.stage + 1, setup.job_id, st.generation,
                                       fetch.generation));
       const auto encoded = compute::encode_snapshot(state_now(self, setup, st.epoch_step));
-      const auto id = ++st.snapshots_taken;
-      auto sent = send_chunks(self, caf::actor_cast<caf::actor>(self->current_sender()),
-                              {encoded.begin(), encoded.size()}, id);
-      if (!sent)
-        return make_error(strom_error::snapshot_failed, sent.err().message);
-      return snapshot_sent{id, *sent, encoded.size() * sizeof(capnp::word)};
+      return send_snapshot(self, caf::actor_cast<caf::actor>(self->current_sender()),
+                           {encoded.begin(), encoded.size()}, ++st.snapshots_taken);
     },
     [self, setup](const stage_checkpoint& request) -> caf::result<std::string> {
       if (auto refused = not_from_master(self, setup, "stage_checkpoint"))
@@ -798,11 +793,8 @@ caf::behavior subnet(caf::stateful_actor<subnet_state>* self, subnet_setup setup
                           fmt::format("pipeline stage {} of job {} keeps no checkpoint for this "
                                       "sender", setup.stage + 1, setup.job_id));
       const auto& encoded = *st.kept_network;
-      const auto id = ++st.snapshots_taken;
-      auto sent = send_chunks(self, receiver, {encoded.begin(), encoded.size()}, id);
-      if (!sent)
-        return make_error(strom_error::snapshot_failed, sent.err().message);
-      return snapshot_sent{id, *sent, encoded.size() * sizeof(capnp::word)};
+      return send_snapshot(self, receiver, {encoded.begin(), encoded.size()},
+                           ++st.snapshots_taken);
     },
     [self, setup](const stage_refill& refill) -> caf::result<std::uint64_t> {
       if (auto refused = not_from_master(self, setup, "stage_refill"))

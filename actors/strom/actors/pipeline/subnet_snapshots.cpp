@@ -88,12 +88,12 @@ void subnet_steps::take_snapshot(self_ptr self, const subnet_setup& setup, const
 }
 
 caf::result<snapshot_sent> subnet_steps::send_snapshot(self_ptr self, const caf::actor& receiver,
-                                                       const compute::frame& encoded,
+                                                       std::span<const capnp::word> encoded,
                                                        std::uint64_t id) {
-  auto sent = send_chunks(self, receiver, encoded.words(), id);
+  auto sent = send_chunks(self, receiver, encoded, id);
   if (!sent)
     return make_error(strom_error::snapshot_failed, sent.err().message);
-  return snapshot_sent{id, *sent, encoded.size()};
+  return snapshot_sent{id, *sent, encoded.size() * sizeof(capnp::word)};
 }
 
 void subnet_steps::await_snapshot(self_ptr self, const subnet_setup& setup,

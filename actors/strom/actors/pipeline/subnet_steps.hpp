@@ -33,9 +33,10 @@ compute::replica_snapshot state_now(self_ptr self, const subnet_setup& setup,
 /// the parameters and updater state is taken here; encoding and sending it is not.
 void take_snapshot(self_ptr self, const subnet_setup& setup, const stage_point& at);
 
-/// Sends `encoded` (a copy held for a neighbour) to `receiver` as chunks.
+/// Sends `encoded` (a copy held for a neighbour, the stage's state, the network kept for the
+/// keeper) to `receiver` as chunks of snapshot `id`; the answer for the requester.
 caf::result<snapshot_sent> send_snapshot(self_ptr self, const caf::actor& receiver,
-                                         const compute::frame& encoded, std::uint64_t id);
+                                         std::span<const capnp::word> encoded, std::uint64_t id);
 
 /// Calls `then` with snapshot `id` of `source` once all its chunks are in (they may come after
 /// the note or answer that names it); with an error after the snapshot timeout.
