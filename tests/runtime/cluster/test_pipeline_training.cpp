@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <iostream>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -356,8 +357,8 @@ struct run_with_a_loss {
   }
 };
 
-/// `moment` empty: nothing is lost.
-run_with_a_loss lose_slowed_node_at(const std::string& moment, std::uint32_t epochs = 3) {
+/// One run of lose_slowed_node_at.
+run_with_a_loss run_slowed_node_losing_it_at(const std::string& moment, std::uint32_t epochs) {
   auto job = fashion_mlp_on_the_test_set();
   runtime::local_training_options options;
   options.epochs = epochs;
@@ -384,6 +385,28 @@ run_with_a_loss lose_slowed_node_at(const std::string& moment, std::uint32_t epo
   BOOST_REQUIRE_MESSAGE(run, (run ? "" : run.err().message));
   out.report = *run;
   out.losses = seen.losses;
+  return out;
+}
+
+/// `moment` empty: nothing is lost. Over 3 epochs the run must split its layers again; the
+/// drift that makes it is measured, and on a loaded machine an epoch's timings can hide it:
+/// such a run is tried once more, and what its job_master logged is shown.
+run_with_a_loss lose_slowed_node_at(const std::string& moment, std::uint32_t epochs = 3) {
+  const std::string split = "splits its pipeline again";
+  auto out = run_slowed_node_losing_it_at(moment, epochs);
+  if (epochs < 3 || out.logged(split))
+    return out;
+  const auto job_master_log = [&out] {
+    std::string log;
+    for (const auto& line : out.lines)
+      if (line.find("job_master") != std::string::npos)
+        log += line + "\n";
+    return log;
+  };
+  std::clog << "the slowed node's pipeline did not split again; once more. It logged:\n"
+            << job_master_log();
+  out = run_slowed_node_losing_it_at(moment, epochs);
+  BOOST_REQUIRE_MESSAGE(out.logged(split), "again no split; it logged:\n" + job_master_log());
   return out;
 }
 

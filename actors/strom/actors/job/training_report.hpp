@@ -131,9 +131,9 @@ typename F::result_type inspect(F& f, training_report& x) {
            x.duplicate_updates_applied, x.frames_rejected, x.mean_density, x.final_threshold,
            x.nodes_lost, x.nodes_restored, x.nodes_joined, x.failure_detection_seconds,
            x.restore_seconds, x.scheduler_restarts, x.job_restarts, x.samples_redone, x.topology,
-           x.mode, x.averaging_frequency, x.averaging_rounds, x.averaging_bytes, x.kvstore, x.servers,
-           x.replicas, x.push_bytes, x.push_dense_bytes, x.pull_bytes, x.server_updates,
-           x.server_failovers, x.pipeline, x.sharing_layers, x.device);
+           x.mode, x.averaging_frequency, x.averaging_rounds, x.averaging_bytes, x.kvstore,
+           x.servers, x.replicas, x.push_bytes, x.push_dense_bytes, x.pull_bytes,
+           x.server_updates, x.server_failovers, x.pipeline, x.sharing_layers, x.device);
 }
 
 template <class F>
