@@ -502,6 +502,8 @@ int run_launch(int argc, char** argv) {
   if (auto ok = check_job_or_resume(args); !ok)
     return usage(ok.err().message);
   runtime::local_training_options ignored;
+  if (auto ok = read_checkpoint_dir(args, ignored); !ok)
+    return usage(ok.err().message);
   if (auto job = read_job_or_resume(args, ignored); !job)
     return failed(job.err().message);
   if (auto workers = args.get_uint("workers", 1, max_workers); !workers)

@@ -53,8 +53,8 @@ const command_spec submit_spec = with_checkpoint_options(with_distribution_optio
   }),
   0,
   1,
-}), "where the job's first node saves (default: none, or with --resume beside the run it came "
-    "from; a folder it shares with this machine)");
+}), "where the job's first node saves, a folder it shares with this machine (as relative "
+    "to this folder)");
 
 /// Nodes one job may ask for; far more than a strom cluster is meant for, so larger is a typo.
 constexpr std::uint64_t max_job_nodes = 4096;
@@ -121,6 +121,10 @@ int run_submit(int argc, char** argv) {
     return exit_usage;
   }
   runtime::local_training_options overrides;
+  if (auto ok = read_checkpoint_dir(*args, overrides); !ok) {
+    fmt::print(stderr, "strom submit: {}\n", ok.err().message);
+    return exit_usage;
+  }
   auto job = read_job_or_resume(*args, overrides);
   if (!job) {
     fmt::print(stderr, "strom submit: {}\n", job.err().message);
@@ -150,8 +154,6 @@ int run_submit(int argc, char** argv) {
     return exit_usage;
   }
   // The first node saves there: an absolute path means the same folder to every process.
-  if (auto dir = args->get("checkpoint-dir"))
-    overrides.checkpoint_dir = *dir;
   if (!overrides.checkpoint_dir.empty())
     overrides.checkpoint_dir = std::filesystem::absolute(overrides.checkpoint_dir).string();
   if (auto ok = read_keep_checkpoints(*args, overrides); !ok) {

@@ -55,7 +55,7 @@ const command_spec train_spec = with_timeline_option(with_stall_option(with_obse
   },
   0,
   1,
-}), "where to save (default: checkpoints; with --resume, beside the run it came from)"))));
+}), "where to save"))));
 
 /// Nodes of an in-process cluster; each starts an actor system with its own threads.
 constexpr std::uint64_t max_nodes = 64;
@@ -146,7 +146,10 @@ int run_train(int argc, char** argv) {
     return exit_usage;
   }
   runtime::local_training_options options;
-  options.checkpoint_dir = args->get("checkpoint-dir").value_or("checkpoints");
+  if (auto ok = read_checkpoint_dir(*args, options); !ok) {
+    fmt::print(stderr, "strom train: {}\n", ok.err().message);
+    return exit_usage;
+  }
   // A resumed run keeps the shape it had unless told otherwise, so its checkpoint is read
   // first; a job file is read once the flags passed their own checks.
   std::optional<result<runtime::job_spec>> job;

@@ -487,6 +487,33 @@ BOOST_AUTO_TEST_CASE(a_second_run_into_the_same_folder_keeps_the_first_runs_chec
   BOOST_TEST(run("train " + job.string() + " --keep-checkpoints -1").status == 2);
 }
 
+// #43: train, submit and launch save into `checkpoints` unless told otherwise; --no-checkpoints
+// saves nothing and cannot be given with a folder.
+BOOST_AUTO_TEST_CASE(no_checkpoints_saves_nothing_and_is_refused_beside_a_folder) {
+  scratch s;
+  const auto job = tiny_csv_job(s);
+  const auto dir = s.dir / "ckpt";
+  for (const std::string command : {"train", "submit --to 127.0.0.1:1", "launch --hosts x"}) {
+    auto both = run(command + " " + job.string() + " --no-checkpoints --checkpoint-dir " +
+                    dir.string());
+    BOOST_TEST(both.status == 2, command << both.output);
+    BOOST_TEST(contains(both.output, "give --checkpoint-dir DIR or --no-checkpoints, not both"),
+               command << both.output);
+  }
+  const auto train_in_scratch = [&](const std::string& flags) {
+    return strom::test::run_command("cd " + s.dir.string() + " && " + STROM_BINARY_DIR +
+                                    "/runtime/strom train " + job.string() +
+                                    " --workers 1 --epochs 1" + flags);
+  };
+  auto none = train_in_scratch(" --no-checkpoints");
+  BOOST_REQUIRE_MESSAGE(none.status == 0, none.output);
+  BOOST_TEST(contains(none.output, "checkpoint: none"), none.output);
+  BOOST_TEST(!fs::exists(s.dir / "checkpoints"));
+  auto saved = train_in_scratch("");
+  BOOST_REQUIRE_MESSAGE(saved.status == 0, saved.output);
+  BOOST_TEST(fs::exists(s.dir / "checkpoints" / "tiny" / "run-1" / "epoch-0001.ckpt"));
+}
+
 BOOST_AUTO_TEST_CASE(eval_refuses_a_checkpoint_with_a_mebibyte_appended) {
   scratch s;
   const auto checkpoint = tiny_checkpoint(s);

@@ -53,7 +53,8 @@ inline bool contains(const std::string& text, const std::string& part) {
 /// One `strom` child process, stdout and stderr in files; killed and reaped at scope exit.
 class child {
 public:
-  /// Starts `strom ARGS...`; `label` names its output files in `dir`.
+  /// Starts `strom ARGS...` in `dir` (where the checkpoints it saves by default go); `label`
+  /// names its output files there.
   child(const std::vector<std::string>& args, const fs::path& dir, const std::string& label)
       : out_(dir / (label + ".out")), err_(dir / (label + ".err")), label_(label) {
     std::vector<std::string> words{strom_program};
@@ -66,6 +67,7 @@ public:
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 1, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_addopen(&actions, 2, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
     const int failed = posix_spawn(&pid_, strom_program.c_str(), &actions, nullptr, argv.data(),
                                    environ);
     posix_spawn_file_actions_destroy(&actions);

@@ -108,6 +108,9 @@ BOOST_AUTO_TEST_CASE(two_worker_processes_train_to_the_accuracy_bar_with_sparse_
   BOOST_TEST(json_number(json, "bytes_sent") <= 0.01 * json_number(json, "dense_bytes_equivalent"),
              json);
   BOOST_TEST(json_number(json, "duplicate_updates_applied") == 0.0, json);
+  // Saved where the submit ran, as `strom train` saves (#43): `checkpoints` by default.
+  BOOST_TEST(fs::exists(cluster.dir().path() / "checkpoints" / "fashion_mlp" / "run-1"
+                        / (std::string{"epoch-000"} + accuracy_epochs + ".ckpt")));
 }
 
 BOOST_AUTO_TEST_CASE(a_second_node_with_a_taken_name_is_refused) {
@@ -217,7 +220,8 @@ BOOST_AUTO_TEST_CASE(a_job_failing_on_the_nodes_names_the_file_and_the_cluster_s
   local_cluster cluster{2};
   const auto missing = cluster.dir().path() / "missing-train-images-idx3-ubyte";
   const auto job = cluster.dir().write("missing_data.job", job_with_missing_data(missing));
-  auto failed = cluster.command({"submit", job.string()}, "bad_submit", short_job_limit);
+  auto failed =
+    cluster.command({"submit", job.string(), "--no-checkpoints"}, "bad_submit", short_job_limit);
   BOOST_TEST(failed.status == 1);
   BOOST_TEST(contains(failed.err, missing.string()), failed.err);
   const auto checkpoints = (cluster.dir().path() / "checkpoints").string();

@@ -176,6 +176,12 @@ std::string checkpoint_dir_of(const std::string& checkpoint_path) {
 result<std::string> save_run_checkpoint(const checkpoint_plan& plan, const job_spec& job,
                                         const compute::replica& trained,
                                         const checkpoint_progress& progress) {
+  // The submitting machine made the run folder; a node on another machine that does not share
+  // it makes it here, as mpirun's ranks find their working folder by its path.
+  std::error_code failed;
+  fs::create_directories(plan.folder, failed);
+  if (failed)
+    return error{fmt::format("checkpoint folder {}: {}", plan.folder, failed.message())};
   const auto path = epoch_checkpoint_path(plan.folder, progress.epoch);
   if (auto saved = save_checkpoint(path, job, trained, progress); !saved)
     return saved.err();
