@@ -85,13 +85,16 @@ struct JobSource {
 
 # -- events ----------------------------------------------------------------------------------
 
-# When an event happens: at the start of a worker step (counted over the whole job), of an
-# epoch, or at a simulated time since the job started.
+# When an event happens, the same in both modes. An event past the job's end is refused
+# before the run, and one that never happened (a time after the job ended) fails it.
 struct Moment {
   union {
-    step @0 :UInt64;
-    epoch @1 :UInt32;
-    seconds @2 :Float64;
+    step @0 :UInt64;       # the job's k-th step, as `steps` counts them: every worker's k-th
+                           # batch, counted from the job's start over all epochs; the event
+                           # happens as the first node starts it (with 4 workers an epoch of
+                           # 60,000 samples in batches of 64 is steps 1 to 235)
+    epoch @1 :UInt32;      # the start of the k-th epoch (1: the job's start), its first step
+    seconds @2 :Float64;   # simulated seconds since the job started
   }
 }
 

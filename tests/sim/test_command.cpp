@@ -80,6 +80,42 @@ BOOST_AUTO_TEST_CASE(a_failed_expectation_exits_1_naming_it) {
   BOOST_TEST(report_field(read_file(report), "passed") == "false");
 }
 
+// #41: an event past the job's end is refused before the run, naming it; one at a time the
+// run never reaches fails the run, and the report says when each event happened.
+BOOST_AUTO_TEST_CASE(events_past_the_end_are_refused_and_events_never_reached_fail_the_run) {
+  strom::test::scratch dir;
+  const auto with_events = [&](const std::string& name, const std::string& events) {
+    return dir.write(name + ".scenario",
+                     strom::test::scenario_text("nodes = (count = 2)", "steps = 200",
+                                                strom::test::given_costs(0.01, 0, 1000),
+                                                "events = [" + events + "]"));
+  };
+  auto past = run_strom("sim " + with_events("past", "(at = (step = 20), slowDown = (node = "
+                                                     "\"n1\")), (at = (step = 201), kill = "
+                                                     "(node = \"n2\"))").string());
+  BOOST_TEST(past.status == 1, past.output);
+  BOOST_TEST(contains(past.output, "past.scenario: events[1].at: step 201 is past the job's "
+                                   "end, step 200 (steps = 200)"),
+             past.output);
+  const auto report = dir.path() / "late.json";
+  auto late = run_strom("sim " + with_events("late", "(at = (step = 20), slowDown = (node = "
+                                                     "\"n1\")), (at = (seconds = 3600), kill = "
+                                                     "(node = \"n2\"))").string()
+                        + " --report-out " + report.string());
+  BOOST_TEST(late.status == 1, late.output);
+  BOOST_TEST(contains(late.output, "fires (events[1]): expected kill at 3600 s happens, got "
+                                   "never happened: the job ended at"),
+             late.output);
+  const auto json = read_file(report);
+  BOOST_TEST(report_field(json, "passed") == "false");
+  // 20 steps of 10 ms went before the slow-down: it happened at 0.19 s.
+  BOOST_TEST(std::stod(report_field(json, "fired_seconds")) == 0.19,
+             boost::test_tools::tolerance(0.1));
+  BOOST_TEST(contains(json, "\"field\":\"events[1]\",\"kind\":\"kill\",\"at\":\"3600 s\","
+                            "\"fired_seconds\":null"),
+             json);
+}
+
 BOOST_AUTO_TEST_CASE(a_bad_scenario_exits_1_naming_file_field_and_value) {
   strom::test::scratch dir;
   const auto scenario = dir.write(

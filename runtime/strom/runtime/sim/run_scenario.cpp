@@ -97,6 +97,22 @@ expectation_result check(const expectation& e, const model_outcome& m) {
   return r;
 }
 
+/// An event the run never reached: a scenario that does not do what it says, unless the job
+/// failed before it (then it could not be reached, and a `fails` expectation speaks for it).
+expectation_result never_fired(const scenario_event& e, const model_outcome& m) {
+  expectation_result r{"fires", e.field, fmt::format("{} at {} happens", to_string(e.kind),
+                                                     to_string(e.at)),
+                       {}, std::nullopt, {}};
+  if (!m.completed) {
+    r.got = "the job failed first";
+    r.note = "not checked: the job failed before it";
+    return r;
+  }
+  r.got = fmt::format("never happened: the job ended at {:.3g} s", m.simulated_seconds);
+  r.held = false;
+  return r;
+}
+
 json node_json(const model_node_figures& n) {
   return {{"name", n.name},     {"workers", n.workers},   {"speed_factor", n.speed_factor},
           {"links", n.links},   {"bytes_out", n.bytes_out}, {"bytes_in", n.bytes_in},
@@ -146,6 +162,9 @@ result<sim_result> run_scenario(const scenario& s, const run_options& options) {
   if (r.mode == sim_mode::model)
     if (auto ok = require_model_costs(s); !ok)
       return ok.err();
+  if (s.costs)  // live mode refuses a scenario without them as it starts
+    if (auto ok = check_events_within_job(s); !ok)
+      return ok.err();
   if (options.tls) {
     if (auto ok = check_node_identity(*options.tls); !ok)
       return ok.err();
@@ -187,12 +206,16 @@ result<sim_result> run_scenario(const scenario& s, const run_options& options) {
         break;
     }
   }
-  r.passed = true;
-  for (const auto& e : s.expectations) {
+  for (const auto& e : s.expectations)
     r.expectations.push_back(check(e, r.model));
-    if (r.expectations.back().held == false)
-      r.passed = false;
+  for (std::size_t i = 0; i < s.events.size(); ++i) {
+    const auto& e = s.events[i];
+    r.events.push_back({e.field, to_string(e.kind), to_string(e.at), r.model.events_fired_at[i]});
+    if (r.model.events_fired_at[i] < 0)
+      r.expectations.push_back(never_fired(e, r.model));
   }
+  r.passed = std::none_of(r.expectations.begin(), r.expectations.end(),
+                          [](const expectation_result& e) { return e.held == false; });
   return r;
 }
 
@@ -215,6 +238,12 @@ std::string to_json(const sim_result& r) {
                             {"got", e.got},
                             {"held", e.held ? json(*e.held) : json(nullptr)},
                             {"note", e.note}});
+  auto events = json::array();
+  for (const auto& e : r.events)
+    events.push_back({{"field", e.field},
+                      {"kind", e.kind},
+                      {"at", e.at},
+                      {"fired_seconds", optional_seconds(e.fired_seconds)}});
   auto faults = json::array();
   for (const auto& f : m.faults)
     faults.push_back({{"event", f.event},
@@ -267,6 +296,7 @@ std::string to_json(const sim_result& r) {
   out["simulated_seconds"] = m.simulated_seconds;
   out["test_accuracy"] = m.test_accuracy < 0 ? json(nullptr) : json(m.test_accuracy);
   out["expectations"] = std::move(expectations);
+  out["events"] = std::move(events);
   out["train_samples"] = m.samples_trained;
   out["train_samples_per_second"] = m.samples_per_second;
   out["bytes_sent"] = bytes_sent;

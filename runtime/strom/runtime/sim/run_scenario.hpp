@@ -49,6 +49,14 @@ struct design_prediction {
   double step_period_seconds = 0;
 };
 
+/// One of the scenario's events and when the run met it.
+struct event_result {
+  std::string field;         ///< "events[1]"
+  std::string kind;          ///< "kill", "frameFault", ...
+  std::string at;            ///< as written: "step 300", "epoch 2", "3.5 s"
+  double fired_seconds = -1; ///< since the job started; -1: never
+};
+
 /// Everything a run reports.
 struct sim_result {
   bool passed = false;
@@ -61,6 +69,8 @@ struct sim_result {
   std::string tls_identity;  ///< whose certificate the nodes presented; empty: no TLS
   assumptions assumed = assumptions::strom;
   model_outcome model;
+  std::vector<event_result> events;
+  /// The scenario's expectations, then a "fires" check for each event that never fired.
   std::vector<expectation_result> expectations;
   std::vector<design_prediction> strom_design;  ///< only under Deeplearning4j's assumptions
 };

@@ -573,6 +573,39 @@ result<void> require_model_costs(const scenario& s) {
                            s.source)};
 }
 
+std::string to_string(const moment& at) {
+  switch (at.at) {
+    case moment::unit::step: return fmt::format("step {}", at.value);
+    case moment::unit::epoch: return fmt::format("epoch {}", at.value);
+    case moment::unit::seconds: break;
+  }
+  return fmt::format("{} s", at.value);
+}
+
+result<void> check_events_within_job(const scenario& s) {
+  std::uint64_t workers = 0;
+  for (const auto& node : s.nodes)
+    workers += node.server ? 0 : node.workers;
+  const std::uint64_t epochs = s.epochs > 0 ? s.epochs : s.job->reader().getTraining().getEpochs();
+  const auto per_epoch = steps_per_epoch(*s.costs, workers);
+  const std::uint64_t last_step = s.steps > 0 ? s.steps : epochs * per_epoch;
+  const auto length =
+    s.steps > 0 ? fmt::format("steps = {}", s.steps)
+                : fmt::format("{} epoch{} of {} steps at {} worker{}", epochs,
+                              epochs == 1 ? "" : "s", per_epoch, workers, workers == 1 ? "" : "s");
+  const problems p{s.source};
+  for (const auto& e : s.events) {
+    // An epoch's event happens as its first step starts.
+    const double step = e.at.at == moment::unit::step    ? e.at.value
+                        : e.at.at == moment::unit::epoch ? (e.at.value - 1) * per_epoch + 1
+                                                         : 0;
+    if (step > static_cast<double>(last_step))
+      return p.at(e.field + ".at", fmt::format("{} is past the job's end, step {} ({})",
+                                               to_string(e.at), last_step, length));
+  }
+  return success();
+}
+
 result<void> require_tls_costs(const scenario& s) {
   if (s.costs && s.costs->tls_seal_bytes_per_second > 0 && s.costs->tls_open_bytes_per_second > 0)
     return success();

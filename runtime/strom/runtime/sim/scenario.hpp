@@ -48,6 +48,9 @@ struct moment {
   double value = 0;  ///< the step (1-based), the epoch (1-based: its start) or seconds
 };
 
+/// "step 300", "epoch 2" or "3.5 s", for messages and reports.
+std::string to_string(const moment& at);
+
 enum class event_kind {
   kill, hang, resume, restart, slow_down, partition, heal, frame_fault, join,
   scheduler_kill, scheduler_restart
@@ -122,6 +125,11 @@ result<scenario> load_scenario_file(const std::string& path);
 /// Resolves the costs for model mode (a scenario written for live mode names none until it
 /// is run with --mode model); the error says what is missing.
 result<void> require_model_costs(const scenario& s);
+
+/// Refuses an event at a step or an epoch past the job's end, naming it: the job's last step
+/// is its `steps`, or its epochs' steps at the workers it starts with (nodes that join later
+/// only shorten an epoch). Needs the costs (an epoch's samples).
+result<void> check_events_within_job(const scenario& s);
 
 /// Errors unless `s`'s costs hold TLS's sealing and opening rates (TLS links need them).
 result<void> require_tls_costs(const scenario& s);

@@ -142,6 +142,9 @@ private:
   std::uint32_t epochs_to_run() const;
   /// Whether the job has started: a worker computed a step.
   bool training() const { return job_steps_ > 0; }
+  /// The job's steps so far as the scenario counts them (schema/scenario.capnp's Moment): the
+  /// most steps any worker node took, a step of all its workers one.
+  std::uint64_t job_step() const;
   void start_scheduler();
   void note_resumed();
   void shut_down();
@@ -166,6 +169,7 @@ private:
   std::uint64_t job_steps_ = 0;
   time_point job_start_{};
   std::vector<bool> fired_;
+  std::vector<double> fired_at_;  // seconds since the job started; -1: not fired
   time_point sampled_{};
   std::vector<model_fault> faults_;
 };
@@ -388,6 +392,14 @@ void live_run::fire(const scenario_event& e) {
   }
 }
 
+std::uint64_t live_run::job_step() const {
+  std::uint64_t most = 0;
+  for (const auto& node : nodes_)
+    if (node->meter && !node->model.server)
+      most = std::max<std::uint64_t>(most, node->meter->steps() / node->model.workers);
+  return most;
+}
+
 void live_run::fire_due_events() {
   if (!training())
     return;
@@ -398,11 +410,12 @@ void live_run::fire_due_events() {
       continue;
     const auto& at = s_.events[i].at;
     const bool due =
-      at.at == moment::unit::step      ? static_cast<double>(job_steps_) + 1 >= at.value
+      at.at == moment::unit::step      ? static_cast<double>(job_step()) + 1 >= at.value
       : at.at == moment::unit::epoch   ? log_.epochs_done + 1 >= at.value
                                        : now_ >= job_start_ + to_timespan(at.value);
     if (due) {
       fired_[i] = true;
+      fired_at_[i] = seconds_of(now_ - job_start_);
       fire(s_.events[i]);
     }
   }
@@ -500,6 +513,7 @@ result<model_outcome> live_run::run() {
   timeouts_.heartbeat_timeout = to_timespan(s_.heartbeat_timeout_seconds);
   timeouts_.park_spin = caf::timespan::zero();
   fired_.assign(s_.events.size(), false);
+  fired_at_.assign(s_.events.size(), -1.0);
   // The scheduler's machine: the scheduler, its job masters and the plain topology's hub.
   auto& master = start_system(node_model{"scheduler", 1, 0, s_.nodes.front().link});
   auto& setup = scheduler_setup_;
@@ -578,6 +592,7 @@ model_outcome live_run::outcome() const {
   m.completed = done.succeeded;
   m.failure = done.failure;
   m.simulated_seconds = seconds_of(now_ - job_start_);
+  m.events_fired_at = fired_at_;
   m.samples_trained = r.train_samples;
   m.samples_redone = r.samples_redone;
   m.samples_per_second = r.train_samples_per_second;

@@ -60,6 +60,7 @@ result<void> model_run::set_up() {
   at_speed_one.speed = 1;
   out_.step_period_seconds = step_duration(at_speed_one);
 
+  out_.events_fired_at.assign(s_.events.size(), -1.0);
   for (std::size_t i = 0; i < s_.events.size(); ++i) {
     const auto& at = s_.events[i].at;
     if (at.at == moment::unit::seconds)
@@ -383,7 +384,10 @@ void model_run::handle(const queued_event& e) {
         check_join_ready();
       return;
     case event_type::arrival: on_arrival(e); return;
-    case event_type::scripted: scripted(s_.events[e.step]); return;
+    case event_type::scripted:
+      out_.events_fired_at[e.step] = now_;
+      scripted(s_.events[e.step]);
+      return;
     case event_type::detection:
       if (e.token == nodes_[e.node].detection_token)
         on_detection(e.node);

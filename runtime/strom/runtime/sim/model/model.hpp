@@ -106,6 +106,8 @@ struct model_outcome {
   std::uint64_t duplicates_applied = 0;  ///< always 0: relays de-duplicate by sequence
   std::uint64_t frames_rejected = 0;     ///< corrupted frames refused (their updates lost)
   std::uint64_t events = 0;              ///< events the loop processed
+  /// When each of the scenario's events fired, in seconds since the job started; -1: never.
+  std::vector<double> events_fired_at;
   std::uint32_t scheduler_restarts = 0;  ///< the scheduler's restarts the job went through
   std::uint32_t server_failovers = 0;    ///< live mode: parameter servers lost and replaced
   frame_fault_counts frame_faults;       ///< live mode
