@@ -74,6 +74,22 @@ BOOST_FIXTURE_TEST_CASE(a_run_folder_that_cannot_be_made_is_an_error_naming_it, 
              refused.err().message);
 }
 
+// A cluster job's first node on another machine does not find the run folder the submitting
+// machine made: it makes the same path on its own.
+BOOST_FIXTURE_TEST_CASE(a_node_makes_a_run_folder_it_does_not_find, fixture) {
+  const auto folder = dir / "elsewhere" / "tiny" / "run-3";
+  BOOST_TEST(save({folder.string(), 3}, 1, 0.5f) == (folder / "epoch-0001.ckpt").string());
+  BOOST_TEST(fs::exists(folder / "best.ckpt"));
+  const auto file = dir / "file";
+  { std::ofstream{file} << "x"; }
+  const auto refused =
+    save_run_checkpoint({(file / "run-1").string(), 3}, job, *trained, {1, 10, 0, 0.5f, 0.5f});
+  BOOST_REQUIRE(!refused.ok());
+  BOOST_TEST(refused.err().message.find("checkpoint folder " + (file / "run-1").string())
+               != std::string::npos,
+             refused.err().message);
+}
+
 BOOST_FIXTURE_TEST_CASE(keeps_the_last_k_epochs_and_the_best_by_test_accuracy, fixture) {
   const checkpoint_plan plan{*new_run_folder(dir.string(), "tiny"), 2};
   BOOST_TEST(save(plan, 1, 0.60f) == epoch_checkpoint_path(plan.folder, 1));
