@@ -53,8 +53,8 @@ const command_spec submit_spec = with_checkpoint_options(with_distribution_optio
   }),
   0,
   1,
-}), "where the job's first node saves, a folder it shares with this machine (as relative "
-    "to this folder)");
+}), "where the job's first node saves: a folder it shares with this machine, relative to "
+    "this folder");
 
 /// Nodes one job may ask for; far more than a strom cluster is meant for, so larger is a typo.
 constexpr std::uint64_t max_job_nodes = 4096;
