@@ -135,30 +135,41 @@ BOOST_AUTO_TEST_CASE(a_mesh_loses_an_interior_node_and_goes_on) {
 }
 
 // #40: the mesh of the issue, 8 nodes of fanout 2 with seed 42: interior n3 (it relays for
-// its children) vanishes at step 37 (when the issue was filed, live mode counted its 8
-// workers' steps together: step 300, about the leader's 38th), so only the heartbeats tell.
-// Not yet at every moment: at steps 20, 30, 36, 38, 40, 60 and 100 the job still fails the
-// same way, n3's children's trainers and relays no longer answering (#40 item 3 is open). The job_master remaps the
-// mesh and the job ends with the accuracy of the undisturbed run (when the issue was filed it
-// failed in 3 of 3 runs: "node 6's relay did not count lost node 3's frames: no answer in
-// time").
+// its children) vanishes, so only the heartbeats tell, at step 38 (when the issue was filed,
+// live mode counted its 8 workers' steps together: step 300) and at two other moments. The
+// job_master remaps the mesh and the job ends with the accuracy of the undisturbed run. When
+// the issue was filed it failed in 3 of 3 runs ("node 6's relay did not count lost node 3's
+// frames: no answer in time"), and at most moments still did later: CAF's test coordinator
+// ran n3's children's relays and trainers on n3's queue, which a hung machine never runs
+// (live_run::send_jobs_home).
 BOOST_AUTO_TEST_CASE(a_mesh_loses_an_interior_node_silently_and_ends_as_undisturbed) {
   strom::test::scratch dir;
   const auto mesh = [&](const std::string& name, const std::string& events) {
     return fashion_scenario(dir, name, "nodes = (count = 8), topology = mesh, fanout = 2",
                             "epochs = 1", events,
-                            "(completes = void), (nothingAppliedTwice = void)");
+                            "(completes = void), (nothingAppliedTwice = void)")
+             .string()
+           + " --seed 42";
   };
-  const auto calm = report_of(dir, mesh("calm", "").string(), "--seed 42");
-  const auto lost = report_of(
-    dir, mesh("silent", "(at = (step = 37), kill = (node = \"n3\", silent = true))").string(),
-    "--seed 42");
-  BOOST_TEST(report_field(lost, "passed") == "true", lost);
-  BOOST_TEST(report_field(lost, "nodes_lost") == "1", lost);
-  const double undisturbed = std::stod(report_field(calm, "test_accuracy"));
-  const double disturbed = std::stod(report_field(lost, "test_accuracy"));
-  BOOST_TEST_MESSAGE("accuracy " << disturbed << " against " << undisturbed << " undisturbed");
-  BOOST_TEST(disturbed >= undisturbed - 0.015);
+  const std::vector<std::string> steps{"20", "38", "100"};
+  std::vector<std::string> scenarios{mesh("calm", "")};
+  for (const auto& step : steps)
+    scenarios.push_back(mesh("silent_" + step, "(at = (step = " + step
+                                                 + "), kill = (node = \"n3\", silent = true))"));
+  const auto runs = run_two_at_a_time(dir, scenarios);
+  const double undisturbed = std::stod(report_field(runs[0].second, "test_accuracy"));
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    BOOST_TEST_CONTEXT("lost at step " << steps[i]) {
+      const auto& [run, lost] = runs[i + 1];
+      BOOST_TEST(run.status == 0, run.output);
+      BOOST_TEST(report_field(lost, "passed") == "true", lost);
+      BOOST_TEST(report_field(lost, "nodes_lost") == "1", lost);
+      const double disturbed = std::stod(report_field(lost, "test_accuracy"));
+      BOOST_TEST_MESSAGE("accuracy " << disturbed << " against " << undisturbed
+                                     << " undisturbed");
+      BOOST_TEST(disturbed >= undisturbed - 0.015);
+    }
+  }
 }
 
 // #40: a scheduler that never comes back ends the run as `strom submit` ends, the job failed

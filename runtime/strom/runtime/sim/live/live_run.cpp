@@ -131,6 +131,7 @@ private:
   result<void> start_node(node_model model);
   caf::actor_system& home() { return *nodes_.front()->system; }
   void wait_for_helpers();
+  void send_jobs_home();
   bool run_one();
   void advance_to(time_point t);
   std::optional<time_point> next_wakeup() const;
@@ -238,6 +239,25 @@ void live_run::wait_for_helpers() {
   }
 }
 
+void live_run::send_jobs_home() {
+  // CAF's test coordinator queues an actor that another system's actor woke on the waker's
+  // coordinator, where it would run as part of the wrong machine: a node's relay woken by its
+  // mesh parent's message never ran again once that parent hung (#40's silent interior loss).
+  // Each job goes back to its own system's queue, which runs as its machine does.
+  for (const auto& node : nodes_) {
+    auto& jobs = coordinator(*node->system).jobs;
+    for (auto job = jobs.begin(); job != jobs.end();) {
+      auto* actor = dynamic_cast<caf::abstract_actor*>(*job);
+      if (actor == nullptr || &actor->home_system() == node->system.get()) {
+        ++job;
+        continue;
+      }
+      coordinator(actor->home_system()).jobs.push_back(*job);
+      job = jobs.erase(job);
+    }
+  }
+}
+
 bool live_run::run_one() {
   std::vector<live_node*> ready;
   for (const auto& node : nodes_)
@@ -247,6 +267,7 @@ bool live_run::run_one() {
     return false;
   auto* node = ready[std::uniform_int_distribution<std::size_t>(0, ready.size() - 1)(random_)];
   coordinator(*node->system).run_once();
+  send_jobs_home();
   wait_for_helpers();
   if (node->meter) {
     node->busy_until = now_ + node->meter->take();
