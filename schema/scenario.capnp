@@ -89,10 +89,10 @@ struct JobSource {
 # before the run, and one that never happened (a time after the job ended) fails it.
 struct Moment {
   union {
-    step @0 :UInt64;       # the job's k-th step, as `steps` counts them: every worker's k-th
-                           # batch, counted from the job's start over all epochs; the event
-                           # happens as the first node starts it (with 4 workers an epoch of
-                           # 60,000 samples in batches of 64 is steps 1 to 235)
+    step @0 :UInt64;       # the job's k-th step: its workers' steps (a batch each) counted
+                           # together from the job's start over all epochs, so 4 workers' 10th
+                           # batches are steps 37 to 40 (unlike the length's `steps`, which
+                           # counts a worker's); the event happens as that step starts
     epoch @1 :UInt32;      # the start of the k-th epoch (1: the job's start), its first step
     seconds @2 :Float64;   # simulated seconds since the job started
   }

@@ -91,11 +91,11 @@ BOOST_AUTO_TEST_CASE(events_past_the_end_are_refused_and_events_never_reached_fa
                                                 "events = [" + events + "]"));
   };
   auto past = run_strom("sim " + with_events("past", "(at = (step = 20), slowDown = (node = "
-                                                     "\"n1\")), (at = (step = 201), kill = "
+                                                     "\"n1\")), (at = (step = 401), kill = "
                                                      "(node = \"n2\"))").string());
   BOOST_TEST(past.status == 1, past.output);
-  BOOST_TEST(contains(past.output, "past.scenario: events[1].at: step 201 is past the job's "
-                                   "end, step 200 (steps = 200)"),
+  BOOST_TEST(contains(past.output, "past.scenario: events[1].at: step 401 is past the job's "
+                                   "end, step 400 (steps = 200 of 2 workers)"),
              past.output);
   const auto report = dir.path() / "late.json";
   auto late = run_strom("sim " + with_events("late", "(at = (step = 20), slowDown = (node = "
@@ -108,9 +108,9 @@ BOOST_AUTO_TEST_CASE(events_past_the_end_are_refused_and_events_never_reached_fa
              late.output);
   const auto json = read_file(report);
   BOOST_TEST(report_field(json, "passed") == "false");
-  // 20 steps of 10 ms went before the slow-down: it happened at 0.19 s.
-  BOOST_TEST(std::stod(report_field(json, "fired_seconds")) == 0.19,
-             boost::test_tools::tolerance(0.1));
+  // The job's 20th step is the 10th of each of its 2 workers: 9 steps of 10 ms went before.
+  BOOST_TEST(std::stod(report_field(json, "fired_seconds")) == 0.09,
+             boost::test_tools::tolerance(0.15));
   BOOST_TEST(contains(json, "\"field\":\"events[1]\",\"kind\":\"kill\",\"at\":\"3600 s\","
                             "\"fired_seconds\":null"),
              json);

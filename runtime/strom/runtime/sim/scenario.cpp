@@ -583,25 +583,34 @@ std::string to_string(const moment& at) {
 }
 
 result<void> check_events_within_job(const scenario& s) {
-  std::uint64_t workers = 0;
+  std::uint64_t workers = 0, joining = 0;
   for (const auto& node : s.nodes)
     workers += node.server ? 0 : node.workers;
-  const std::uint64_t epochs = s.epochs > 0 ? s.epochs : s.job->reader().getTraining().getEpochs();
+  for (const auto& e : s.events)
+    joining += e.kind == event_kind::join && !e.joining.server ? e.joining.workers : 0;
   const auto per_epoch = steps_per_epoch(*s.costs, workers);
-  const std::uint64_t last_step = s.steps > 0 ? s.steps : epochs * per_epoch;
+  const std::uint64_t epochs =
+    s.steps > 0 ? (s.steps + per_epoch - 1) / per_epoch
+    : s.epochs > 0 ? s.epochs : s.job->reader().getTraining().getEpochs();
+  // The job's steps are its workers' steps together; joiners split an epoch in more of them.
+  const auto all = workers + joining;
+  const std::uint64_t last_step =
+    s.steps > 0 ? s.steps * workers
+                : epochs * std::max(per_epoch * workers, steps_per_epoch(*s.costs, all) * all);
+  const auto of_workers = fmt::format("{} worker{}", workers, workers == 1 ? "" : "s");
   const auto length =
-    s.steps > 0 ? fmt::format("steps = {}", s.steps)
-                : fmt::format("{} epoch{} of {} steps at {} worker{}", epochs,
-                              epochs == 1 ? "" : "s", per_epoch, workers, workers == 1 ? "" : "s");
+    s.steps > 0 ? fmt::format("steps = {} of {}", s.steps, of_workers)
+                : fmt::format("{} epoch{} of {} steps of {}", epochs, epochs == 1 ? "" : "s",
+                              per_epoch, of_workers);
   const problems p{s.source};
   for (const auto& e : s.events) {
-    // An epoch's event happens as its first step starts.
-    const double step = e.at.at == moment::unit::step    ? e.at.value
-                        : e.at.at == moment::unit::epoch ? (e.at.value - 1) * per_epoch + 1
-                                                         : 0;
-    if (step > static_cast<double>(last_step))
+    if (e.at.at == moment::unit::step && e.at.value > static_cast<double>(last_step))
       return p.at(e.field + ".at", fmt::format("{} is past the job's end, step {} ({})",
                                                to_string(e.at), last_step, length));
+    if (e.at.at == moment::unit::epoch && e.at.value > static_cast<double>(epochs))
+      return p.at(e.field + ".at", fmt::format("{} is past the job's end: it trains {} "
+                                               "epoch{}", to_string(e.at), epochs,
+                                               epochs == 1 ? "" : "s"));
   }
   return success();
 }

@@ -126,9 +126,9 @@ result<scenario> load_scenario_file(const std::string& path);
 /// is run with --mode model); the error says what is missing.
 result<void> require_model_costs(const scenario& s);
 
-/// Refuses an event at a step or an epoch past the job's end, naming it: the job's last step
-/// is its `steps`, or its epochs' steps at the workers it starts with (nodes that join later
-/// only shorten an epoch). Needs the costs (an epoch's samples).
+/// Refuses an event at a step or an epoch past the job's end, naming it. The job's steps are
+/// its workers' steps together: its `steps` of every worker it starts with, or its epochs'
+/// (with the joiners' too, an epoch may take a few more). Needs the costs (an epoch's samples).
 result<void> check_events_within_job(const scenario& s);
 
 /// Errors unless `s`'s costs hold TLS's sealing and opening rates (TLS links need them).

@@ -143,9 +143,6 @@ private:
   std::uint32_t epochs_to_run() const;
   /// Whether the job has started: a worker computed a step.
   bool training() const { return job_steps_ > 0; }
-  /// The job's steps so far as the scenario counts them (schema/scenario.capnp's Moment): the
-  /// most steps any worker node took, a step of all its workers one.
-  std::uint64_t job_step() const;
   void start_scheduler();
   void note_resumed();
   void shut_down();
@@ -413,14 +410,6 @@ void live_run::fire(const scenario_event& e) {
   }
 }
 
-std::uint64_t live_run::job_step() const {
-  std::uint64_t most = 0;
-  for (const auto& node : nodes_)
-    if (node->meter && !node->model.server)
-      most = std::max<std::uint64_t>(most, node->meter->steps() / node->model.workers);
-  return most;
-}
-
 void live_run::fire_due_events() {
   if (!training())
     return;
@@ -431,7 +420,7 @@ void live_run::fire_due_events() {
       continue;
     const auto& at = s_.events[i].at;
     const bool due =
-      at.at == moment::unit::step      ? static_cast<double>(job_step()) + 1 >= at.value
+      at.at == moment::unit::step      ? static_cast<double>(job_steps_) + 1 >= at.value
       : at.at == moment::unit::epoch   ? log_.epochs_done + 1 >= at.value
                                        : now_ >= job_start_ + to_timespan(at.value);
     if (due) {

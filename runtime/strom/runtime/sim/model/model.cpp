@@ -65,15 +65,15 @@ result<void> model_run::set_up() {
     const auto& at = s_.events[i].at;
     if (at.at == moment::unit::seconds)
       push({at.value, 0, event_type::scripted, 0, 0, i});
+    else if (at.at == moment::unit::step)
+      worker_step_events_.emplace_back(static_cast<std::uint64_t>(at.value), i);
     else
-      step_events_.emplace_back(at.at == moment::unit::step
-                                  ? static_cast<std::uint64_t>(at.value)
-                                  : (static_cast<std::uint64_t>(at.value) - 1) * steps_per_epoch_
-                                      + 1,
-                                i);
+      epoch_events_.emplace_back(
+        (static_cast<std::uint64_t>(at.value) - 1) * steps_per_epoch_ + 1, i);
   }
-  std::stable_sort(step_events_.begin(), step_events_.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  const auto by_step = [](const auto& a, const auto& b) { return a.first < b.first; };
+  std::stable_sort(epoch_events_.begin(), epoch_events_.end(), by_step);
+  std::stable_sort(worker_step_events_.begin(), worker_step_events_.end(), by_step);
   return success();
 }
 
@@ -144,11 +144,18 @@ void model_run::try_start(std::uint32_t a) {
   push({n.step_end, 0, event_type::step_end, a, 0, c + 1, ++n.step_token});
   if (c + 1 > job_step_) {
     job_step_ = c + 1;
-    // Events at a step happen when the first node starts it.
-    while (next_step_event_ < step_events_.size()
-           && step_events_[next_step_event_].first <= job_step_)
-      push({now_, 0, event_type::scripted, 0, 0, step_events_[next_step_event_++].second});
+    // An epoch's events happen as the first node starts its first step.
+    while (next_epoch_event_ < epoch_events_.size()
+           && epoch_events_[next_epoch_event_].first <= job_step_)
+      push({now_, 0, event_type::scripted, 0, 0, epoch_events_[next_epoch_event_++].second});
   }
+  // A step's events happen as the job's step of that number (its workers' steps counted
+  // together, as live mode counts them) starts.
+  worker_steps_started_ += n.spec.workers;
+  while (next_worker_step_event_ < worker_step_events_.size()
+         && worker_step_events_[next_worker_step_event_].first <= worker_steps_started_)
+    push({now_, 0, event_type::scripted, 0, 0,
+          worker_step_events_[next_worker_step_event_++].second});
 }
 
 void model_run::on_step_end(std::uint32_t a) {

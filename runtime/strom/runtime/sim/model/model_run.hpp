@@ -234,9 +234,14 @@ private:
   bool partitioned_ = false;
   std::vector<queued_event> held_;   ///< arrivals across a partition
   std::vector<active_fault> frame_faults_;
-  std::vector<std::pair<std::uint64_t, std::size_t>> step_events_;  ///< step, event index
-  std::size_t next_step_event_ = 0;
+  /// Events at an epoch: the node step that starts it, the event's index; ascending.
+  std::vector<std::pair<std::uint64_t, std::size_t>> epoch_events_;
+  std::size_t next_epoch_event_ = 0;
   std::uint64_t job_step_ = 0;       ///< the highest step any node started
+  /// Events at a step: the job's step (its workers' steps together), the index; ascending.
+  std::vector<std::pair<std::uint64_t, std::size_t>> worker_step_events_;
+  std::size_t next_worker_step_event_ = 0;
+  std::uint64_t worker_steps_started_ = 0;  ///< by every worker together, redone ones too
   std::uint64_t steps_per_epoch_ = 1;
   std::uint64_t target_samples_ = 0;
   std::uint64_t next_epoch_step_ = 0;
