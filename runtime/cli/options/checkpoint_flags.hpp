@@ -1,9 +1,9 @@
 #pragma once
 // --checkpoint-dir, --no-checkpoints, --keep-checkpoints and --resume, which `strom train`,
 // `strom submit` and `strom launch` take: each run saves into a new run folder under the
-// directory (`checkpoints` unless told otherwise) and keeps its
-// last K epoch checkpoints and its best (runtime/job/checkpoint_runs.hpp); a resumed run goes
-// on from a checkpoint, its job included (runtime/job/checkpoint_resume.hpp).
+// directory (`checkpoints` unless told otherwise) and keeps its last K epoch checkpoints and
+// its best (runtime/job/checkpoint_runs.hpp); a resumed run goes on from a checkpoint, its job
+// included (runtime/job/checkpoint_resume.hpp).
 
 #include <cstdint>
 #include <optional>

@@ -51,9 +51,8 @@ result<std::string> latest_checkpoint(const std::string& folder);
 std::string checkpoint_dir_of(const std::string& checkpoint_path);
 
 /// Saves `trained` after `progress.epoch` epochs into the plan's folder (made when missing;
-/// epoch_checkpoint_path),
-/// as best.ckpt too when its test accuracy beats the best so far, then removes the epoch
-/// checkpoints older than the last `plan.keep`. Returns the epoch checkpoint's path.
+/// epoch_checkpoint_path), as best.ckpt too when its test accuracy beats the best so far, then
+/// removes the epoch checkpoints older than the last `plan.keep`. Returns the epoch checkpoint's path.
 result<std::string> save_run_checkpoint(const checkpoint_plan& plan, const job_spec& job,
                                         const compute::replica& trained,
                                         const checkpoint_progress& progress);

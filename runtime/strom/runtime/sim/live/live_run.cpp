@@ -166,8 +166,7 @@ private:
   client_log log_;
   std::uint64_t job_steps_ = 0;
   time_point job_start_{};
-  std::vector<bool> fired_;
-  std::vector<double> fired_at_;  // seconds since the job started; -1: not fired
+  std::vector<double> fired_at_;  // seconds since the job started; -1: not fired yet
   time_point sampled_{};
   std::vector<model_fault> faults_;
 };
@@ -298,7 +297,7 @@ std::optional<time_point> live_run::next_wakeup() const {
       consider(node->busy_until);
   }
   for (std::size_t i = 0; i < s_.events.size(); ++i)
-    if (!fired_[i] && s_.events[i].at.at == moment::unit::seconds && training())
+    if (fired_at_[i] < 0 && s_.events[i].at.at == moment::unit::seconds && training())
       consider(job_start_ + to_timespan(s_.events[i].at.value));
   if (next && *next < now_)
     next = now_;
@@ -416,7 +415,7 @@ void live_run::fire_due_events() {
   if (job_start_ == time_point{})
     job_start_ = sampled_ = now_;
   for (std::size_t i = 0; i < s_.events.size(); ++i) {
-    if (fired_[i])
+    if (fired_at_[i] >= 0)
       continue;
     const auto& at = s_.events[i].at;
     const bool due =
@@ -424,7 +423,6 @@ void live_run::fire_due_events() {
       : at.at == moment::unit::epoch   ? log_.epochs_done + 1 >= at.value
                                        : now_ >= job_start_ + to_timespan(at.value);
     if (due) {
-      fired_[i] = true;
       fired_at_[i] = seconds_of(now_ - job_start_);
       fire(s_.events[i]);
     }
@@ -522,7 +520,6 @@ result<model_outcome> live_run::run() {
   timeouts_.heartbeat_interval = to_timespan(s_.heartbeat_interval_seconds);
   timeouts_.heartbeat_timeout = to_timespan(s_.heartbeat_timeout_seconds);
   timeouts_.park_spin = caf::timespan::zero();
-  fired_.assign(s_.events.size(), false);
   fired_at_.assign(s_.events.size(), -1.0);
   // The scheduler's machine: the scheduler, its job masters and the plain topology's hub.
   auto& master = start_system(node_model{"scheduler", 1, 0, s_.nodes.front().link});
